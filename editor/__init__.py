@@ -1,0 +1,1 @@
+"""The full-page prompt editor (a placeholder until the editor lands)."""

@@ -1,0 +1,1 @@
+"""sysprompt: templated LLM system prompts, resolved once per conversation."""

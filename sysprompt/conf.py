@@ -1,0 +1,119 @@
+"""The application's settings: one namespaced dict, ``settings.SYSPROMPT``.
+
+Read them through :func:`app_settings`, which fills in defaults and refuses unknown keys
+and values of the wrong type. Nothing is cached: every call reads ``django.conf.settings``
+afresh, so ``override_settings`` and the pytest ``settings`` fixture just work.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from sysprompt.variables import ResolverOptions
+
+DEFAULT_TEMPLATE = (
+    "You are a helpful coding assistant.\n"
+    "[if file:AGENTS.md]\n"
+    "[file:AGENTS.md]\n"
+    "[endif]\n"
+    "The current working directory is [prompt:cwd].\n"
+)
+DEFAULT_GIT_TIMEOUT = 2.0
+DEFAULT_MAX_FILE_BYTES = 1_048_576
+KEYS = ("ALLOWED_ROOTS", "DEFAULT_TEMPLATE", "GIT_TIMEOUT", "MAX_FILE_BYTES")
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    """A validated snapshot of ``settings.SYSPROMPT`` with defaults filled in."""
+
+    allowed_roots: tuple[str, ...]
+    git_timeout: float
+    max_file_bytes: int
+    default_template: str
+
+
+def app_settings() -> AppSettings:
+    """Read, validate and complete ``settings.SYSPROMPT``.
+
+    Raises ImproperlyConfigured for an unknown key or a value of the wrong type.
+    """
+    raw = _raw_settings()
+    return AppSettings(
+        allowed_roots=_allowed_roots(raw.get("ALLOWED_ROOTS", [os.path.expanduser("~")])),
+        git_timeout=_positive_number("GIT_TIMEOUT", raw.get("GIT_TIMEOUT", DEFAULT_GIT_TIMEOUT)),
+        max_file_bytes=_positive_int(
+            "MAX_FILE_BYTES", raw.get("MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES)
+        ),
+        default_template=_text("DEFAULT_TEMPLATE", raw.get("DEFAULT_TEMPLATE", DEFAULT_TEMPLATE)),
+    )
+
+
+def resolver_options() -> ResolverOptions:
+    """The variable resolvers' options, taken from the app settings."""
+    conf = app_settings()
+    return ResolverOptions(
+        git_timeout=conf.git_timeout,
+        allowed_roots=conf.allowed_roots,
+        max_file_bytes=conf.max_file_bytes,
+    )
+
+
+def _raw_settings() -> Mapping[str, Any]:
+    raw = getattr(settings, "SYSPROMPT", {})
+    if not isinstance(raw, Mapping):
+        raise ImproperlyConfigured(f"settings.SYSPROMPT must be a dict, not {type(raw).__name__}.")
+    for key in raw:
+        if key not in KEYS:
+            raise ImproperlyConfigured(_unknown_key_message(key))
+    return raw
+
+
+def _unknown_key_message(key: object) -> str:
+    hint = ""
+    if isinstance(key, str) and (close := difflib.get_close_matches(key.upper(), KEYS, n=1)):
+        hint = f" Did you mean {close[0]!r}?"
+    return f"Unknown key {key!r} in settings.SYSPROMPT.{hint} Valid keys: {', '.join(KEYS)}."
+
+
+def _wrong(key: str, expected: str, value: object) -> ImproperlyConfigured:
+    return ImproperlyConfigured(f"settings.SYSPROMPT[{key!r}] must be {expected}; got {value!r}.")
+
+
+def _allowed_roots(value: object) -> tuple[str, ...]:
+    expected = "a list of absolute paths"
+    if not isinstance(value, list | tuple):
+        raise _wrong("ALLOWED_ROOTS", expected, value)
+    for item in value:
+        if not isinstance(item, str) or not os.path.isabs(item):
+            raise _wrong("ALLOWED_ROOTS", expected, item)
+    return tuple(os.path.normpath(item) for item in value)
+
+
+def _positive_number(key: str, value: object) -> float:
+    expected = "a positive number of seconds"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _wrong(key, expected, value)
+    if not (math.isfinite(value) and value > 0):
+        raise _wrong(key, expected, value)
+    return float(value)
+
+
+def _positive_int(key: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise _wrong(key, "a positive whole number", value)
+    return value
+
+
+def _text(key: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise _wrong(key, "a string", value)
+    return value

@@ -1,0 +1,98 @@
+"""Small, strict readers for settings taken from environment variables.
+
+Each reader names the variable in its error, so a typo in a deployment's environment
+fails at start-up with a message a person can act on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.utils import get_random_secret_key
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def env_str(name: str, default: str, environ: Mapping[str, str] = os.environ) -> str:
+    """The variable's value, or ``default`` when it is unset."""
+    return environ.get(name, default)
+
+
+def env_bool(name: str, default: bool, environ: Mapping[str, str] = os.environ) -> bool:
+    """A yes/no variable: 1/true/yes/on or 0/false/no/off (any case); empty is false."""
+    raw = environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(
+        f"{name}={raw!r} is not a boolean; use one of: true, false, 1, 0, yes, no, on, off."
+    )
+
+
+def env_list(
+    name: str, separator: str = ",", environ: Mapping[str, str] = os.environ
+) -> list[str] | None:
+    """A list split on ``separator``, items stripped, empty items dropped; ``None`` if unset."""
+    raw = environ.get(name)
+    if raw is None:
+        return None
+    return [item.strip() for item in raw.split(separator) if item.strip()]
+
+
+def env_float(name: str, environ: Mapping[str, str] = os.environ) -> float | None:
+    """A number, or ``None`` when the variable is unset."""
+    raw = environ.get(name)
+    if raw is None:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number.") from None
+
+
+def env_int(name: str, environ: Mapping[str, str] = os.environ) -> int | None:
+    """A whole number, or ``None`` when the variable is unset."""
+    raw = environ.get(name)
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number.") from None
+
+
+def local_secret_key(path: Path) -> str:
+    """The per-checkout development key kept in ``path``, created on first use.
+
+    The file is created with mode 0600. When it cannot be created (a read-only
+    checkout), a fresh key is returned instead: sessions then last one process only.
+    """
+    return _read_key(path) or _create_key(path)
+
+
+def _read_key(path: Path) -> str:
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _create_key(path: Path) -> str:
+    key = get_random_secret_key()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _read_key(path) or key
+    except OSError:
+        return key
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(key + "\n")
+    return key

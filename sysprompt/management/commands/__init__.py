@@ -1,0 +1,1 @@
+"""sysprompt management commands: render_prompt, bootstrap."""

@@ -1,0 +1,131 @@
+"""Django settings for sysprompt, read from the environment.
+
+Every variable is listed in README.md ("Configuration"). Application settings live in
+the one ``SYSPROMPT`` dict and are read through ``sysprompt.conf``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+
+from sysprompt.env import env_bool, env_float, env_int, env_list, env_str, local_secret_key
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", default=False)
+
+
+def _secret_key() -> str:
+    """SECRET_KEY from the environment; with DEBUG on, a per-checkout key as fallback.
+
+    Unset with DEBUG off, the key stays empty: Django then refuses anything that signs
+    (sessions, logins), and the WSGI/ASGI entry points refuse to start.
+    """
+    if key := env_str("SECRET_KEY", ""):
+        return key
+    return local_secret_key(BASE_DIR / ".secret_key") if DEBUG else ""
+
+
+SECRET_KEY = _secret_key()
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
+if ALLOWED_HOSTS is None:
+    ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "sysprompt.apps.SyspromptConfig",
+    "editor.apps.EditorConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "sysprompt.urls"
+WSGI_APPLICATION = "sysprompt.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _database(url: str) -> dict[str, Any]:
+    config: dict[str, Any] = dict(dj_database_url.parse(url))
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["OPTIONS"] = {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        }
+    return config
+
+
+DATABASES = {"default": _database(env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"))}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "editor:index"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+
+def _sysprompt() -> dict[str, Any]:
+    """Only the keys whose variable is set; ``sysprompt.conf`` supplies the defaults."""
+    values: dict[str, Any] = {
+        "ALLOWED_ROOTS": env_list("SYSPROMPT_ALLOWED_ROOTS", separator=":"),
+        "GIT_TIMEOUT": env_float("SYSPROMPT_GIT_TIMEOUT"),
+        "MAX_FILE_BYTES": env_int("SYSPROMPT_MAX_FILE_BYTES"),
+    }
+    return {key: value for key, value in values.items() if value is not None}
+
+
+SYSPROMPT = _sysprompt()
