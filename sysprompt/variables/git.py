@@ -1,0 +1,205 @@
+"""``git:`` variables: the branch and status of the repository at the working directory.
+
+git runs without a shell, with stdin and stderr closed, ``--no-optional-locks`` (a
+preview never writes to the repository) and a time limit shared by all the commands of
+one resolution: they are started together and run concurrently. A command that
+outlives the limit is killed with its process group and reaped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+
+from sysprompt.variables._text import describe_error, strip_line_ending
+from sysprompt.variables.registry import (
+    Missing,
+    RegistryBuilder,
+    ResolveContext,
+    Resolver,
+    ResolverOptions,
+    Value,
+    VariableInfo,
+)
+
+VARIABLES: tuple[VariableInfo, ...] = (
+    VariableInfo(
+        "git",
+        "branch",
+        "The current git branch in the working directory (HEAD when detached).",
+    ),
+    VariableInfo(
+        "git",
+        "status",
+        "The short git status of the working directory; empty when the tree is clean.",
+    ),
+)
+
+COMMANDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "branch": ("rev-parse", "--abbrev-ref", "HEAD"),
+        "status": ("status", "--short"),
+    }
+)
+
+_FINISH: Mapping[str, Callable[[str], str]] = MappingProxyType(
+    {"branch": str.strip, "status": strip_line_ending}
+)
+
+# Variables that would point git somewhere other than the working directory.
+_REPOSITORY_ENV = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_COMMON_DIR",
+        "GIT_NAMESPACE",
+    }
+)
+
+Process = subprocess.Popen[bytes]
+
+
+def git_environment() -> dict[str, str]:
+    """The server's environment, minus repository overrides, plus safe git settings."""
+    env = {key: value for key, value in os.environ.items() if key not in _REPOSITORY_ENV}
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    return env
+
+
+def git_argv(name: str, options: ResolverOptions) -> list[str]:
+    # core.fsmonitor would let a repository's config start a program of its choice.
+    prefix = [options.git_executable, "--no-optional-locks", "-c", "core.fsmonitor=false"]
+    return [*prefix, *COMMANDS[name]]
+
+
+def run_git(names: Sequence[str], context: ResolveContext) -> dict[str, Value]:
+    """Run the commands of ``names`` (keys of :data:`COMMANDS`) concurrently."""
+    cwd = _directory(context)
+    if isinstance(cwd, Missing):
+        return dict.fromkeys(names, cwd)
+    options = context.options
+    deadline = time.monotonic() + options.git_timeout
+    env = git_environment()
+    started: dict[str, Process | Missing] = {}
+    try:
+        for name in names:
+            started[name] = _start(git_argv(name, options), cwd, env)
+        return {
+            name: process
+            if isinstance(process, Missing)
+            else _collect(name, process, cwd, deadline, options)
+            for name, process in started.items()
+        }
+    finally:
+        _kill_running(started.values())
+
+
+def _directory(context: ResolveContext) -> str | Missing:
+    cwd = context.working_directory
+    if cwd is None:
+        return Missing("no working directory was given")
+    if not os.path.isdir(cwd):
+        return Missing("the working directory is not a directory")
+    return cwd
+
+
+def _start(argv: list[str], cwd: str, env: dict[str, str]) -> Process | Missing:
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        return Missing("git is not installed")
+    except (OSError, ValueError) as exc:
+        return Missing(f"git could not be started: {describe_error(exc)}")
+
+
+def _collect(
+    name: str, process: Process, cwd: str, deadline: float, options: ResolverOptions
+) -> Value:
+    try:
+        output, _ = process.communicate(timeout=max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        return Missing(f"git timed out after {options.git_timeout:g}s")
+    if process.returncode != 0:
+        return Missing(_failure(process.returncode, cwd))
+    try:
+        text = output.decode("utf-8")
+    except UnicodeDecodeError:
+        return Missing("git's output is not UTF-8")
+    return _FINISH[name](text)
+
+
+def _failure(returncode: int, cwd: str) -> str:
+    if returncode < 0:
+        return f"git was killed by signal {-returncode}"
+    if returncode == 128 and not _in_repository(cwd):
+        return "not a git repository"
+    return f"git failed with exit status {returncode}"
+
+
+def _in_repository(cwd: str) -> bool:
+    directory = cwd
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return True
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return False
+        directory = parent
+
+
+def _kill(process: Process) -> None:
+    """Kill the process and what it started, close its pipe and reap it."""
+    if process.returncode is None:
+        with contextlib.suppress(OSError):
+            if hasattr(os, "killpg"):
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+    if process.stdout is not None:
+        process.stdout.close()
+    process.wait()
+
+
+def _kill_running(processes: Iterable[Process | Missing]) -> None:
+    for process in processes:
+        if isinstance(process, subprocess.Popen) and process.returncode is None:
+            _kill(process)
+
+
+class GitResolver(Resolver):
+    type = "git"
+    batch = True
+
+    def variables(self) -> Sequence[VariableInfo]:
+        return VARIABLES
+
+    def resolve(self, names: Sequence[str], context: ResolveContext) -> dict[str, Value]:
+        wanted = tuple(dict.fromkeys(names))
+        values: dict[str, Value] = {
+            name: Missing("unknown variable") for name in wanted if name not in COMMANDS
+        }
+        known = [name for name in wanted if name in COMMANDS]
+        if known:
+            values.update(run_git(known, context))
+        return values
+
+
+def register(registry_builder: RegistryBuilder) -> None:
+    registry_builder.register(GitResolver())
