@@ -131,8 +131,8 @@ class FileResolver(Resolver):
     def names(self) -> frozenset[str] | None:
         return None
 
-    def resolve(self, names: Sequence[str], context: ResolveContext) -> dict[str, Value]:
-        return {name: read_file_variable(name, context) for name in names}
+    def value(self, name: str, context: ResolveContext) -> Value:
+        return read_file_variable(name, context)
 
 
 def register(registry_builder: RegistryBuilder) -> None:

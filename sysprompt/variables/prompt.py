@@ -42,8 +42,8 @@ class PromptResolver(Resolver):
     def variables(self) -> Sequence[VariableInfo]:
         return VARIABLES
 
-    def resolve(self, names: Sequence[str], context: ResolveContext) -> dict[str, Value]:
-        return {name: prompt_value(name, context) for name in names}
+    def value(self, name: str, context: ResolveContext) -> Value:
+        return prompt_value(name, context)
 
 
 def register(registry_builder: RegistryBuilder) -> None:

@@ -90,9 +90,16 @@ class Resolver(abc.ABC):
         """The valid names, or None when any name is valid (a dynamic type)."""
         return frozenset(info.name for info in self.variables() if not info.dynamic)
 
-    @abc.abstractmethod
     def resolve(self, names: Sequence[str], context: ResolveContext) -> dict[str, Value]:
-        """A value for each of ``names`` (keyed by name, without the type)."""
+        """A value for each of ``names`` (keyed by name, without the type).
+
+        By default one ``value`` call per name; a batch resolver overrides this.
+        """
+        return {name: self.value(name, context) for name in names}
+
+    def value(self, name: str, context: ResolveContext) -> Value:
+        """The value of one name; override this or ``resolve``."""
+        raise NotImplementedError(f"{type(self).__name__} resolves nothing")
 
 
 class Registry:

@@ -58,8 +58,8 @@ class SystemResolver(Resolver):
     def variables(self) -> Sequence[VariableInfo]:
         return VARIABLES
 
-    def resolve(self, names: Sequence[str], context: ResolveContext) -> dict[str, Value]:
-        return {name: system_value(name, context) for name in names}
+    def value(self, name: str, context: ResolveContext) -> Value:
+        return system_value(name, context)
 
 
 def register(registry_builder: RegistryBuilder) -> None:
