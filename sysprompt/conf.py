@@ -26,9 +26,25 @@ DEFAULT_TEMPLATE = (
     "[endif]\n"
     "The current working directory is [prompt:cwd].\n"
 )
+DEFAULT_COMPACTION_INSTRUCTIONS = (
+    "This conversation is being compacted: the messages so far will be replaced by your "
+    "summary of them. Write a summary from which the work can continue without the "
+    "original messages: the user's goals and constraints, the decisions made and why, "
+    "the current state of the work (files changed, commands run and their results), "
+    "open questions, and the next steps. Keep exact names, paths, identifiers and error "
+    "messages. Leave out pleasantries and dead ends that no longer matter."
+)
 DEFAULT_GIT_TIMEOUT = 2.0
 DEFAULT_MAX_FILE_BYTES = 1_048_576
-KEYS = ("ALLOWED_ROOTS", "DEFAULT_TEMPLATE", "GIT_TIMEOUT", "MAX_FILE_BYTES")
+DEFAULT_MAX_TEMPLATE_BYTES = 262_144
+KEYS = (
+    "ALLOWED_ROOTS",
+    "COMPACTION_INSTRUCTIONS",
+    "DEFAULT_TEMPLATE",
+    "GIT_TIMEOUT",
+    "MAX_FILE_BYTES",
+    "MAX_TEMPLATE_BYTES",
+)
 
 
 @dataclass(frozen=True)
@@ -38,7 +54,9 @@ class AppSettings:
     allowed_roots: tuple[str, ...]
     git_timeout: float
     max_file_bytes: int
+    max_template_bytes: int
     default_template: str
+    compaction_instructions: str
 
 
 def app_settings() -> AppSettings:
@@ -53,7 +71,14 @@ def app_settings() -> AppSettings:
         max_file_bytes=_positive_int(
             "MAX_FILE_BYTES", raw.get("MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES)
         ),
+        max_template_bytes=_positive_int(
+            "MAX_TEMPLATE_BYTES", raw.get("MAX_TEMPLATE_BYTES", DEFAULT_MAX_TEMPLATE_BYTES)
+        ),
         default_template=_text("DEFAULT_TEMPLATE", raw.get("DEFAULT_TEMPLATE", DEFAULT_TEMPLATE)),
+        compaction_instructions=_text(
+            "COMPACTION_INSTRUCTIONS",
+            raw.get("COMPACTION_INSTRUCTIONS", DEFAULT_COMPACTION_INSTRUCTIONS),
+        ),
     )
 
 

@@ -42,12 +42,17 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "sysprompt.apps.SyspromptConfig",
     "editor.apps.EditorConfig",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -75,8 +80,19 @@ TEMPLATES = [
 ]
 
 
+_CONN_MAX_AGE = env_int("CONN_MAX_AGE")
+if _CONN_MAX_AGE is None:
+    _CONN_MAX_AGE = 60
+
+
 def _database(url: str) -> dict[str, Any]:
-    config: dict[str, Any] = dict(dj_database_url.parse(url))
+    config: dict[str, Any] = dict(
+        dj_database_url.parse(
+            url,
+            conn_max_age=_CONN_MAX_AGE,
+            conn_health_checks=True,
+        )
+    )
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = {
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -108,6 +124,16 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
@@ -118,12 +144,43 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 
 
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "sysprompt.api.auth.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["sysprompt.api.parsers.LimitedJSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "sysprompt.api.errors.exception_handler",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "sysprompt API",
+    "DESCRIPTION": (
+        "Templated system prompts for LLM agents, resolved once per conversation and sent "
+        "byte-identical on every later turn. Authenticate with `Authorization: Token <key>`."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {},
+}
+
+
 def _sysprompt() -> dict[str, Any]:
     """Only the keys whose variable is set; ``sysprompt.conf`` supplies the defaults."""
     values: dict[str, Any] = {
         "ALLOWED_ROOTS": env_list("SYSPROMPT_ALLOWED_ROOTS", separator=":"),
         "GIT_TIMEOUT": env_float("SYSPROMPT_GIT_TIMEOUT"),
         "MAX_FILE_BYTES": env_int("SYSPROMPT_MAX_FILE_BYTES"),
+        "MAX_TEMPLATE_BYTES": env_int("SYSPROMPT_MAX_TEMPLATE_BYTES"),
     }
     return {key: value for key, value in values.items() if value is not None}
 

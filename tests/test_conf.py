@@ -17,7 +17,13 @@ from django.core.exceptions import ImproperlyConfigured
 from pytest_django import Settings
 
 from sysprompt.checks import check_app_settings
-from sysprompt.conf import DEFAULT_TEMPLATE, AppSettings, app_settings, resolver_options
+from sysprompt.conf import (
+    DEFAULT_COMPACTION_INSTRUCTIONS,
+    DEFAULT_TEMPLATE,
+    AppSettings,
+    app_settings,
+    resolver_options,
+)
 from sysprompt.env import env_bool, local_secret_key
 from sysprompt.variables import ResolverOptions
 
@@ -32,7 +38,9 @@ def test_app_settings_defaults_when_unset(settings: Settings) -> None:
         allowed_roots=(os.path.expanduser("~"),),
         git_timeout=2.0,
         max_file_bytes=1_048_576,
+        max_template_bytes=262_144,
         default_template=DEFAULT_TEMPLATE,
+        compaction_instructions=DEFAULT_COMPACTION_INSTRUCTIONS,
     )
 
 
@@ -60,6 +68,8 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("MAX_FILE_BYTES", 10, "max_file_bytes", 10),
         ("DEFAULT_TEMPLATE", "Hi [prompt:model]", "default_template", "Hi [prompt:model]"),
         ("DEFAULT_TEMPLATE", "", "default_template", ""),
+        ("MAX_TEMPLATE_BYTES", 1000, "max_template_bytes", 1000),
+        ("COMPACTION_INSTRUCTIONS", "Summarise.", "compaction_instructions", "Summarise."),
     ],
 )
 def test_app_settings_override_when_set(
@@ -87,7 +97,10 @@ def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
     message = str(caught.value)
     assert "'GIT_TIMOUT'" in message
     assert "Did you mean 'GIT_TIMEOUT'?" in message
-    assert "ALLOWED_ROOTS, DEFAULT_TEMPLATE, GIT_TIMEOUT, MAX_FILE_BYTES" in message
+    assert (
+        "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, GIT_TIMEOUT, "
+        "MAX_FILE_BYTES, MAX_TEMPLATE_BYTES" in message
+    )
 
 
 def test_app_settings_unknown_key_without_near_miss_has_no_hint(
@@ -119,6 +132,9 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("MAX_FILE_BYTES", "1MB"),
         ("DEFAULT_TEMPLATE", None),
         ("DEFAULT_TEMPLATE", b"bytes"),
+        ("MAX_TEMPLATE_BYTES", 0),
+        ("MAX_TEMPLATE_BYTES", "256KB"),
+        ("COMPACTION_INSTRUCTIONS", None),
     ],
 )
 def test_app_settings_wrong_type_is_refused(settings: Settings, key: str, value: object) -> None:

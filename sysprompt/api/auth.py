@@ -1,0 +1,34 @@
+"""Authentication and permissions the API adds to DRF's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+if TYPE_CHECKING:  # DRF imports the authentication classes while rest_framework.views loads
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
+
+TEMPLATE_EDIT_PERMISSION = "sysprompt.change_templateversion"
+
+
+class BearerTokenAuthentication(TokenAuthentication):
+    """The same API tokens, sent as ``Authorization: Bearer <key>``."""
+
+    keyword = "Bearer"
+
+
+class CanEditTemplate(BasePermission):
+    """Reads for every user; writes only for prompt authors (the change permission)."""
+
+    message = (
+        "Changing the template needs the 'Can change template version' permission "
+        f"({TEMPLATE_EDIT_PERMISSION}); this user may read the template and resolve prompts."
+    )
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        if request.method in SAFE_METHODS:
+            return True
+        return bool(request.user and request.user.has_perm(TEMPLATE_EDIT_PERMISSION))

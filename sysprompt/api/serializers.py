@@ -1,0 +1,188 @@
+"""Input serializers validate what comes in; output serializers shape what goes out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from sysprompt.models import CONVERSATION_ID_MAX_LENGTH
+from sysprompt.selectors import template_size_check
+
+CWD_MAX_LENGTH = 4096
+MODEL_MAX_LENGTH = 200
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string and nothing else: DRF's CharField would turn ``3`` into ``"3"``."""
+
+    default_error_messages = {"invalid": "Must be a JSON string, not {kind}."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid", kind=_json_kind(data))
+        return super().to_internal_value(data)
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def template_field(**kwargs: Any) -> StrictCharField:
+    return StrictCharField(
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text=(
+            "The template, stored byte for byte (see the template language). "
+            '"" is a valid template: no system prompt is sent.'
+        ),
+        **kwargs,
+    )
+
+
+def cwd_field() -> StrictCharField:
+    return StrictCharField(
+        max_length=CWD_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text=(
+            "The conversation's working directory: an absolute path to an existing "
+            "directory inside the configured allowed roots."
+        ),
+    )
+
+
+def model_field() -> StrictCharField:
+    return StrictCharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=MODEL_MAX_LENGTH,
+        help_text="The model the conversation talks to ([prompt:model]).",
+    )
+
+
+class TemplateInputSerializer(serializers.Serializer[Any]):
+    template = template_field()
+
+    def validate_template(self, value: str) -> str:
+        template_size_check(value)
+        return value
+
+
+class TemplateOutputSerializer(serializers.Serializer[Any]):
+    template = serializers.CharField(source="text")
+    version = serializers.IntegerField(help_text="0 for the built-in default template.")
+    updated_at = serializers.DateTimeField(allow_null=True)
+    is_default = serializers.BooleanField()
+
+
+class TemplateVersionOutputSerializer(serializers.Serializer[Any]):
+    version = serializers.IntegerField(source="number")
+    template = serializers.CharField(source="text")
+    author = serializers.CharField(source="author.get_username", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+
+
+class VariableOutputSerializer(serializers.Serializer[Any]):
+    type = serializers.CharField()
+    name = serializers.CharField(help_text='For a dynamic type, a placeholder such as "<path>".')
+    description = serializers.CharField()
+    dynamic = serializers.BooleanField(help_text="Whether any name is valid (file:<path>).")
+
+
+class VariablesOutputSerializer(serializers.Serializer[Any]):
+    variables = VariableOutputSerializer(many=True)
+
+
+class PreviewInputSerializer(serializers.Serializer[Any]):
+    cwd = cwd_field()
+    model = model_field()
+    conversation_id = StrictCharField(
+        required=False,
+        allow_blank=False,
+        trim_whitespace=False,
+        max_length=CONVERSATION_ID_MAX_LENGTH,
+        help_text="Rendered as [prompt:conversation_id]; nothing is stored under it.",
+    )
+    template = template_field(required=False)
+
+    def validate_template(self, value: str) -> str:
+        template_size_check(value)
+        return value
+
+
+class DiagnosticOutputSerializer(serializers.Serializer[Any]):
+    line = serializers.IntegerField()
+    column = serializers.IntegerField()
+    end_column = serializers.IntegerField()
+    severity = serializers.ChoiceField(choices=["error", "warning"])
+    message = serializers.CharField()
+
+
+class PreviewOutputSerializer(serializers.Serializer[Any]):
+    system_prompt = serializers.CharField(allow_null=True)
+    diagnostics = DiagnosticOutputSerializer(many=True)
+    variables = serializers.DictField(
+        child=serializers.CharField(allow_null=True),
+        help_text='"type:name" → value, null when the variable does not exist.',
+    )
+
+
+class ConversationInputSerializer(serializers.Serializer[Any]):
+    cwd = cwd_field()
+    model = model_field()
+
+
+class ConversationPromptOutputSerializer(serializers.Serializer[Any]):
+    conversation_id = serializers.CharField()
+    system_prompt = serializers.CharField(allow_null=True)
+    template_version = serializers.IntegerField(
+        source="template_version_number",
+        help_text="The template version it was built from; 0 for the built-in default.",
+    )
+    constructed_at = serializers.DateTimeField()
+    sha256 = serializers.CharField(
+        allow_null=True, help_text="Hex SHA-256 of the UTF-8 prompt; null when it is null."
+    )
+
+
+class CompactOutputSerializer(ConversationPromptOutputSerializer):
+    system_prompt = serializers.CharField(
+        source="compaction_prompt",
+        allow_null=True,
+        help_text='For the compaction turn: the fresh prompt + "\\n\\n" + the instructions.',
+    )
+    persisted_system_prompt = serializers.CharField(
+        source="system_prompt",
+        allow_null=True,
+        help_text="The fresh prompt alone, as stored for the turns after compaction.",
+    )
+
+
+class ConversationListItemOutputSerializer(serializers.Serializer[Any]):
+    conversation_id = serializers.CharField()
+    template_version = serializers.IntegerField(source="template_version_number")
+    cwd = serializers.CharField()
+    model = serializers.CharField()
+    constructed_at = serializers.DateTimeField()
+    created_at = serializers.DateTimeField()
+    sha256 = serializers.CharField(
+        allow_null=True, help_text="Hex SHA-256 of the prompt; null when the prompt is null."
+    )
+
+
+class HealthOutputSerializer(serializers.Serializer[Any]):
+    status = serializers.CharField(help_text='"ok"')
+    database = serializers.CharField(help_text='"ok": a query answered.')
+
+
+class ErrorOutputSerializer(serializers.Serializer[Any]):
+    detail = serializers.CharField()

@@ -1,0 +1,41 @@
+"""API routes, exactly the paths of ``../shared/spec/api.md`` (no trailing slashes)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from sysprompt.api import views
+
+app_name = "api"
+
+
+class SystemPromptRoute(views.SystemPromptPutApi, views.SystemPromptGetApi):
+    """GET and PUT /api/system-prompt."""
+
+
+class ConversationPromptRoute(views.ConversationPromptGetApi, views.ConversationPromptDeleteApi):
+    """GET and DELETE /api/conversations/{id}/system-prompt."""
+
+
+conversation = "conversations/<str:conversation_id>/system-prompt"
+
+urlpatterns = [
+    path("system-prompt", SystemPromptRoute.as_view(), name="system-prompt"),
+    path("system-prompt/variables", views.VariablesApi.as_view(), name="variables"),
+    path("system-prompt/versions", views.VersionsApi.as_view(), name="versions"),
+    path("system-prompt/preview", views.PreviewApi.as_view(), name="preview"),
+    path("conversations", views.ConversationsApi.as_view(), name="conversations"),
+    path(conversation, ConversationPromptRoute.as_view(), name="conversation-prompt"),
+    path(f"{conversation}/resolve", views.ResolveApi.as_view(), name="resolve"),
+    path(f"{conversation}/construct", views.ConstructApi.as_view(), name="construct"),
+    path(f"{conversation}/compact", views.CompactApi.as_view(), name="compact"),
+    path("health", views.HealthApi.as_view(), name="health"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path(
+        "docs/",
+        login_required(SpectacularSwaggerView.as_view(url_name="api:schema")),
+        name="docs",
+    ),
+]

@@ -1,0 +1,305 @@
+"""API views: validate the input, call one service or selector, shape the output.
+
+One class per operation. Where the spec puts two operations on one path, the route
+class in ``urls.py`` combines the two operation classes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from django.db import connection
+from django.utils.http import parse_etags
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotFound
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sysprompt import selectors, services
+from sysprompt.api import schema as _schema  # noqa: F401 - registers the extensions
+from sysprompt.api import serializers as s
+from sysprompt.api.auth import CanEditTemplate
+from sysprompt.api.pagination import ConversationPagination, VersionPagination
+from sysprompt.variables import Missing, variable_catalog
+
+ERROR = s.ErrorOutputSerializer
+
+
+def _errors(*codes: int) -> dict[int | str, Any]:
+    described = {
+        400: OpenApiResponse(
+            OpenApiTypes.OBJECT,
+            description="Invalid input: field name → list of messages, or {detail}.",
+        ),
+        401: OpenApiResponse(ERROR, description="No valid credentials."),
+        403: OpenApiResponse(
+            ERROR, description="Not allowed (missing permission, or a session write without CSRF)."
+        ),
+        404: OpenApiResponse(ERROR, description="Not found."),
+        412: OpenApiResponse(ERROR, description="If-Match names a version that is not current."),
+        413: OpenApiResponse(ERROR, description="The template or the body is too large."),
+        415: OpenApiResponse(ERROR, description="The body is not application/json."),
+        503: OpenApiResponse(ERROR, description="The database is unavailable."),
+    }
+    return {code: described[code] for code in (401, 403, 503, *codes)}
+
+
+CONVERSATION_ID = OpenApiParameter(
+    "conversation_id",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description="1–200 characters: letters, digits and . _ : -",
+    pattern=r"^[A-Za-z0-9._:-]{1,200}$",
+)
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="The ETag of the version you edited; a stale one answers 412.",
+)
+
+
+def _template_response(current: selectors.CurrentTemplate, code: int = 200) -> Response:
+    data = s.TemplateOutputSerializer(
+        {
+            "text": current.text,
+            "version": current.version,
+            "updated_at": current.updated_at,
+            "is_default": current.is_default,
+        }
+    ).data
+    return Response(data, status=code, headers={"ETag": current.etag})
+
+
+class SystemPromptGetApi(APIView):
+    @extend_schema(
+        operation_id="system_prompt_get",
+        summary="The current template",
+        responses={200: s.TemplateOutputSerializer, **_errors()},
+    )
+    def get(self, request: Request) -> Response:
+        return _template_response(selectors.template_current())
+
+
+class SystemPromptPutApi(APIView):
+    permission_classes = [IsAuthenticated, CanEditTemplate]
+
+    @extend_schema(
+        operation_id="system_prompt_put",
+        summary="Save a new version of the template",
+        parameters=[IF_MATCH],
+        request=s.TemplateInputSerializer,
+        responses={200: s.TemplateOutputSerializer, **_errors(400, 412, 413, 415)},
+    )
+    def put(self, request: Request) -> Response:
+        serializer = s.TemplateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        header = request.headers.get("If-Match")
+        services.template_save(
+            text=serializer.validated_data["template"],
+            author=request.user,
+            if_match=None if header is None else parse_etags(header),
+        )
+        return _template_response(selectors.template_current())
+
+
+class VariablesApi(APIView):
+    @extend_schema(
+        operation_id="system_prompt_variables",
+        summary="The variables a template can use",
+        responses={200: s.VariablesOutputSerializer, **_errors()},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(s.VariablesOutputSerializer({"variables": variable_catalog()}).data)
+
+
+class VersionsApi(APIView):
+    @extend_schema(
+        operation_id="system_prompt_versions",
+        summary="Every saved version, newest first",
+        parameters=[
+            OpenApiParameter("cursor", OpenApiTypes.STR, description="From next/previous."),
+            OpenApiParameter("page_size", OpenApiTypes.INT, description="At most 100."),
+        ],
+        responses={200: s.TemplateVersionOutputSerializer(many=True), **_errors(404)},
+    )
+    def get(self, request: Request) -> Response:
+        paginator = VersionPagination()
+        page = paginator.paginate_queryset(selectors.template_versions(), request, view=self)
+        data = s.TemplateVersionOutputSerializer(page, many=True).data
+        return paginator.get_paginated_response(data)
+
+
+class PreviewApi(APIView):
+    @extend_schema(
+        operation_id="system_prompt_preview",
+        summary="Render a template for a working directory; stores nothing",
+        request=s.PreviewInputSerializer,
+        responses={200: s.PreviewOutputSerializer, **_errors(400, 413, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.PreviewInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        preview = selectors.template_preview(**serializer.validated_data)
+        data = {
+            "system_prompt": preview.rendered.prompt,
+            "diagnostics": [asdict(d) for d in preview.diagnostics],
+            "variables": {
+                key: None if isinstance(value, Missing) else value
+                for key, value in preview.rendered.values.items()
+            },
+        }
+        return Response(s.PreviewOutputSerializer(data).data)
+
+
+def _prompt_response(stored: services.Stored) -> Response:
+    code = status.HTTP_201_CREATED if stored.created else status.HTTP_200_OK
+    return Response(s.ConversationPromptOutputSerializer(stored.prompt).data, status=code)
+
+
+CONVERSATION_RESPONSES: dict[int | str, Any] = {
+    200: s.ConversationPromptOutputSerializer,
+    201: s.ConversationPromptOutputSerializer,
+    **_errors(400, 413, 415),
+}
+
+
+class ResolveApi(APIView):
+    @extend_schema(
+        operation_id="conversation_prompt_resolve",
+        summary="Every turn: the stored prompt, or on the first turn construct and store it",
+        description=(
+            "201 on the first turn (constructed and stored), 200 on every later turn with "
+            "the stored prompt byte for byte, until construct or compact."
+        ),
+        parameters=[CONVERSATION_ID],
+        request=s.ConversationInputSerializer,
+        responses=CONVERSATION_RESPONSES,
+    )
+    def post(self, request: Request, conversation_id: str) -> Response:
+        serializer = s.ConversationInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return _prompt_response(
+            services.conversation_prompt_resolve(
+                conversation_id=conversation_id, **serializer.validated_data
+            )
+        )
+
+
+class ConstructApi(APIView):
+    @extend_schema(
+        operation_id="conversation_prompt_construct",
+        summary="Resolve the current template afresh and store it, replacing the stored one",
+        description="201 when the conversation had no stored prompt, 200 when it replaced one.",
+        parameters=[CONVERSATION_ID],
+        request=s.ConversationInputSerializer,
+        responses=CONVERSATION_RESPONSES,
+    )
+    def post(self, request: Request, conversation_id: str) -> Response:
+        serializer = s.ConversationInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return _prompt_response(
+            services.conversation_prompt_construct(
+                conversation_id=conversation_id, **serializer.validated_data
+            )
+        )
+
+
+class CompactApi(APIView):
+    @extend_schema(
+        operation_id="conversation_prompt_compact",
+        summary="Construct afresh for a compaction turn",
+        description=(
+            "Stores the fresh prompt and answers it with the compaction instructions "
+            'appended after "\\n\\n" (the instructions alone when the fresh prompt is null).'
+        ),
+        parameters=[CONVERSATION_ID],
+        request=s.ConversationInputSerializer,
+        responses={
+            200: s.CompactOutputSerializer,
+            201: s.CompactOutputSerializer,
+            **_errors(400, 413, 415),
+        },
+    )
+    def post(self, request: Request, conversation_id: str) -> Response:
+        serializer = s.ConversationInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        compacted = services.conversation_prompt_compact(
+            conversation_id=conversation_id, **serializer.validated_data
+        )
+        row = compacted.stored.prompt
+        data = s.CompactOutputSerializer(
+            {
+                "conversation_id": row.conversation_id,
+                "compaction_prompt": compacted.compaction_prompt,
+                "system_prompt": row.system_prompt,
+                "template_version_number": row.template_version_number,
+                "constructed_at": row.constructed_at,
+                "sha256": row.sha256,
+            }
+        ).data
+        code = status.HTTP_201_CREATED if compacted.stored.created else status.HTTP_200_OK
+        return Response(data, status=code)
+
+
+class ConversationPromptGetApi(APIView):
+    @extend_schema(
+        operation_id="conversation_prompt_get",
+        summary="The stored prompt",
+        parameters=[CONVERSATION_ID],
+        responses={200: s.ConversationPromptOutputSerializer, **_errors(400, 404)},
+    )
+    def get(self, request: Request, conversation_id: str) -> Response:
+        selectors.conversation_id_check(conversation_id)
+        row = selectors.conversation_prompt_get(conversation_id)
+        if row is None:
+            raise NotFound(f"Conversation {conversation_id!r} has no stored system prompt.")
+        return Response(s.ConversationPromptOutputSerializer(row).data)
+
+
+class ConversationPromptDeleteApi(APIView):
+    @extend_schema(
+        operation_id="conversation_prompt_delete",
+        summary="Forget the stored prompt",
+        parameters=[CONVERSATION_ID],
+        responses={204: None, **_errors(400, 404)},
+    )
+    def delete(self, request: Request, conversation_id: str) -> Response:
+        if not services.conversation_prompt_delete(conversation_id=conversation_id):
+            raise NotFound(f"Conversation {conversation_id!r} has no stored system prompt.")
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ConversationsApi(APIView):
+    @extend_schema(
+        operation_id="conversations_list",
+        summary="Conversations with their stored prompt's metadata, newest first",
+        parameters=[
+            OpenApiParameter("cursor", OpenApiTypes.STR, description="From next/previous."),
+            OpenApiParameter("page_size", OpenApiTypes.INT, description="At most 500."),
+        ],
+        responses={200: s.ConversationListItemOutputSerializer(many=True), **_errors(404)},
+    )
+    def get(self, request: Request) -> Response:
+        paginator = ConversationPagination()
+        page = paginator.paginate_queryset(selectors.conversation_prompts(), request, view=self)
+        data = s.ConversationListItemOutputSerializer(page, many=True).data
+        return paginator.get_paginated_response(data)
+
+
+class HealthApi(APIView):
+    @extend_schema(
+        operation_id="health",
+        summary="Whether the app can reach its database",
+        responses={200: s.HealthOutputSerializer, **_errors()},
+    )
+    def get(self, request: Request) -> Response:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+        return Response({"status": "ok", "database": "ok"})

@@ -1,0 +1,232 @@
+"""Selectors: every read the application makes, and nothing that writes.
+
+The data flow of a turn (``services.conversation_prompt_resolve``): validate the input
+here (:func:`conversation_id_check`, :func:`cwd_check`), look for the stored prompt
+(:func:`conversation_prompt_get`), and only when there is none render the current
+template (:func:`template_current` → :func:`prompt_render`, which resolves only what
+the template references).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.apps import apps
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from sysprompt import template as engine
+from sysprompt.apps import SyspromptConfig
+from sysprompt.conf import app_settings, resolver_options
+from sysprompt.models import CONVERSATION_ID_MAX_LENGTH, ConversationPrompt, TemplateVersion
+from sysprompt.variables import ResolveContext, Value, default_registry, resolve_prompt
+from sysprompt.variables.file import is_inside
+
+CONVERSATION_ID = re.compile(rf"[A-Za-z0-9._:-]{{1,{CONVERSATION_ID_MAX_LENGTH}}}")
+
+
+class InvalidInput(ValueError):
+    """Input that names ``field`` and what is wrong with it; nothing was read or written."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+class TemplateTooLarge(Exception):
+    """A template over ``SYSPROMPT["MAX_TEMPLATE_BYTES"]``; nothing was written."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"The template is {size:,} bytes in UTF-8; the limit is {limit:,} bytes "
+            "(SYSPROMPT_MAX_TEMPLATE_BYTES)."
+        )
+        self.size = size
+        self.limit = limit
+
+
+def template_size_check(text: str) -> None:
+    """Raise :class:`TemplateTooLarge` when ``text`` is over the configured limit."""
+    limit = app_settings().max_template_bytes
+    if len(text) > limit // 4 and (size := len(text.encode("utf-8"))) > limit:
+        raise TemplateTooLarge(size, limit)
+
+
+def conversation_id_check(conversation_id: str) -> str:
+    """``conversation_id`` when it is 1–200 letters, digits and ``._:-``."""
+    if not CONVERSATION_ID.fullmatch(conversation_id):
+        raise InvalidInput(
+            "conversation_id",
+            f"{conversation_id[:220]!r} is not a valid conversation id: use 1 to "
+            f"{CONVERSATION_ID_MAX_LENGTH} characters among letters, digits and . _ : -",
+        )
+    return conversation_id
+
+
+def cwd_check(cwd: str) -> str:
+    """``cwd`` normalised, when it is an absolute existing directory in the allowed roots.
+
+    Only the path itself is examined (``stat`` and symlink resolution); nothing is read.
+    """
+    if "\0" in cwd or not os.path.isabs(cwd):
+        raise InvalidInput("cwd", f"{cwd!r} is not an absolute path; pass the full path.")
+    real = os.path.realpath(cwd)
+    roots = [os.path.realpath(os.path.expanduser(root)) for root in app_settings().allowed_roots]
+    if not any(is_inside(real, root) for root in roots):
+        allowed = ", ".join(roots) or "none are configured"
+        raise InvalidInput(
+            "cwd",
+            f"{cwd!r} is outside the allowed roots ({allowed}); "
+            "set SYSPROMPT_ALLOWED_ROOTS to allow it.",
+        )
+    if not os.path.isdir(real):
+        raise InvalidInput("cwd", f"{cwd!r} is not an existing directory.")
+    return os.path.normpath(cwd)
+
+
+@dataclass(frozen=True)
+class CurrentTemplate:
+    """The template new conversations get: the newest version, or the built-in default."""
+
+    text: str
+    version: int
+    updated_at: datetime | None
+    author: str | None
+
+    @property
+    def is_default(self) -> bool:
+        return self.version == 0
+
+    @property
+    def etag(self) -> str:
+        """A strong entity tag naming this version of this text."""
+        digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
+        return f'"{self.version}-{digest}"'
+
+
+def template_current() -> CurrentTemplate:
+    """The newest stored version, or the ``DEFAULT_TEMPLATE`` setting as version 0."""
+    newest = TemplateVersion.objects.select_related("author").order_by("-number").first()
+    if newest is None:
+        return CurrentTemplate(
+            text=app_settings().default_template, version=0, updated_at=None, author=None
+        )
+    return CurrentTemplate(
+        text=newest.text,
+        version=newest.number,
+        updated_at=newest.created_at,
+        author=newest.author.get_username() if newest.author else None,
+    )
+
+
+def template_versions() -> QuerySet[TemplateVersion]:
+    """Every stored version, newest first."""
+    return TemplateVersion.objects.select_related("author").order_by("-number")
+
+
+def conversation_prompt_get(conversation_id: str) -> ConversationPrompt | None:
+    """The stored prompt of a conversation, or None when it was never constructed."""
+    return ConversationPrompt.objects.filter(conversation_id=conversation_id).first()
+
+
+def conversation_prompts() -> QuerySet[ConversationPrompt]:
+    """Every stored conversation prompt, newest first, without the prompt text."""
+    return ConversationPrompt.objects.defer("system_prompt").order_by("-id")
+
+
+def parsed_template(source: str) -> engine.Template:
+    """``source`` parsed, from the app's :class:`ParsedTemplates` when seen before."""
+    config = apps.get_app_config("sysprompt")
+    assert isinstance(config, SyspromptConfig)
+    return config.parsed_templates.get(source)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A prompt rendered for a conversation: what construct stores, what preview shows."""
+
+    prompt: str | None
+    sha256: str | None
+    template: CurrentTemplate
+    cwd: str
+    model: str
+    rendered_at: datetime
+    values: dict[str, Value]
+
+
+def prompt_render(
+    *,
+    cwd: str,
+    model: str = "",
+    conversation_id: str | None = None,
+    template: CurrentTemplate | None = None,
+    resolve_all: bool = False,
+) -> Rendered:
+    """Render ``template`` (default: the current one) for a conversation in ``cwd``.
+
+    ``cwd`` must have passed :func:`cwd_check`. Only what the rendering reaches is
+    resolved, unless ``resolve_all`` asks for every referenced variable (the preview).
+    """
+    chosen = template_current() if template is None else template
+    now = timezone.now()
+    context = ResolveContext(
+        cwd=cwd,
+        model=model or None,
+        conversation_id=conversation_id,
+        now=now,
+        options=resolver_options(),
+    )
+    resolution = resolve_prompt(parsed_template(chosen.text), context, default_registry())
+    values = resolution.values.resolve_all() if resolve_all else resolution.values.looked_up()
+    prompt = resolution.prompt
+    digest = None if prompt is None else hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+    return Rendered(
+        prompt=prompt,
+        sha256=digest,
+        template=chosen,
+        cwd=cwd,
+        model=model,
+        rendered_at=now,
+        values=values,
+    )
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What the editor shows: the prompt construct would store, lint, every value."""
+
+    rendered: Rendered
+    diagnostics: list[engine.Diagnostic]
+
+
+def template_preview(
+    *,
+    cwd: str,
+    model: str = "",
+    conversation_id: str | None = None,
+    template: str | None = None,
+) -> Preview:
+    """Render ``template`` (default: the current one) exactly as construct would.
+
+    Every referenced variable is resolved so the editor can show its value; nothing
+    is stored.
+    """
+    cwd = cwd_check(cwd)
+    if conversation_id is not None:
+        conversation_id_check(conversation_id)
+    current = template_current()
+    chosen = current if template is None else _draft(template)
+    rendered = prompt_render(
+        cwd=cwd, model=model, conversation_id=conversation_id, template=chosen, resolve_all=True
+    )
+    diagnostics = engine.lint(chosen.text, default_registry().vocabulary())
+    return Preview(rendered=rendered, diagnostics=diagnostics)
+
+
+def _draft(text: str) -> CurrentTemplate:
+    return CurrentTemplate(text=text, version=0, updated_at=None, author=None)
