@@ -13,9 +13,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import Permission, User
+from pytest_django import Settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -24,6 +29,8 @@ def pytest_configure(config: pytest.Config) -> None:
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    # Tests log in many times; the production hasher is slow on purpose.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Static files straight from the source folders, as in development: no collectstatic.
     settings.WHITENOISE_AUTOREFRESH = True
     settings.WHITENOISE_USE_FINDERS = True
@@ -34,3 +41,57 @@ def pytest_configure(config: pytest.Config) -> None:
         database.setdefault("TEST", {})["NAME"] = os.path.join(folder, "test.sqlite3")
     else:
         database.setdefault("TEST", {})["NAME"] = f"test_sysprompt_{os.getpid()}"
+
+
+@pytest.fixture
+def allowed_root(tmp_path: Path, settings: Settings) -> Path:
+    """A temporary folder that is the only allowed root (SYSPROMPT ALLOWED_ROOTS)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    settings.SYSPROMPT = {"ALLOWED_ROOTS": [str(root)]}
+    return root
+
+
+@pytest.fixture
+def workdir(allowed_root: Path) -> Path:
+    """A project folder inside the allowed root, with an AGENTS.md."""
+    project = allowed_root / "project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("Run the tests before you commit.\n")
+    return project
+
+
+def _user(username: str, *permissions: str) -> User:
+    user = User.objects.create_user(username=username, password=None)
+    for codename in permissions:
+        user.user_permissions.add(Permission.objects.get(codename=codename))
+    return user
+
+
+@pytest.fixture
+def author(db: None) -> User:
+    """A prompt author: may change the template."""
+    return _user("author", "change_templateversion")
+
+
+@pytest.fixture
+def agent_host(db: None) -> User:
+    """An agent host's user: resolves prompts, may not change the template."""
+    return _user("agent-host")
+
+
+def token_client(user: User) -> APIClient:
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def author_client(author: User) -> APIClient:
+    return token_client(author)
+
+
+@pytest.fixture
+def agent_client(agent_host: User) -> APIClient:
+    return token_client(agent_host)
