@@ -17,6 +17,8 @@ from django.conf import settings
 from django.db import models
 
 CONVERSATION_ID_MAX_LENGTH = 200
+TEMPLATE_EDIT_PERMISSION = "sysprompt.change_templateversion"
+"""What changing the template takes (PUT /api/system-prompt, adding a version in the admin)."""
 
 
 class TemplateVersionImmutable(Exception):

@@ -6,10 +6,13 @@ the one ``SYSPROMPT`` dict and are read through ``sysprompt.conf``.
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from sysprompt.env import env_bool, env_float, env_int, env_list, env_str, local_secret_key
 
@@ -122,7 +125,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -142,6 +145,28 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+
+def _proxy_ssl_header() -> tuple[str, str] | None:
+    """``SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto``: the TLS proxy in front says https.
+
+    The proxy must set (overwrite) that header on every request it forwards.
+    """
+    name = env_str("SECURE_PROXY_SSL_HEADER", "").strip()
+    if not name:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9-]+", name):
+        raise ImproperlyConfigured(
+            f"SECURE_PROXY_SSL_HEADER={name!r} is not a header name; use e.g. X-Forwarded-Proto."
+        )
+    return ("HTTP_" + name.upper().replace("-", "_"), "https")
+
+
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header()
+if SECURE_PROXY_SSL_HEADER is not None:  # served over HTTPS: cookies never travel in clear
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS") or []
 
 
 REST_FRAMEWORK = {
@@ -181,6 +206,7 @@ def _sysprompt() -> dict[str, Any]:
         "GIT_TIMEOUT": env_float("SYSPROMPT_GIT_TIMEOUT"),
         "MAX_FILE_BYTES": env_int("SYSPROMPT_MAX_FILE_BYTES"),
         "MAX_TEMPLATE_BYTES": env_int("SYSPROMPT_MAX_TEMPLATE_BYTES"),
+        "COMPACTION_INSTRUCTIONS": os.environ.get("SYSPROMPT_COMPACTION_INSTRUCTIONS"),
     }
     return {key: value for key, value in values.items() if value is not None}
 

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from sysprompt.models import TEMPLATE_EDIT_PERMISSION
+
 if TYPE_CHECKING:  # DRF imports the authentication classes while rest_framework.views loads
     from rest_framework.request import Request
     from rest_framework.views import APIView
-
-TEMPLATE_EDIT_PERMISSION = "sysprompt.change_templateversion"
 
 
 class BearerTokenAuthentication(TokenAuthentication):

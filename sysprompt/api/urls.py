@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.urls import path
+from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from sysprompt.api import views
@@ -19,7 +19,24 @@ class ConversationPromptRoute(views.ConversationPromptGetApi, views.Conversation
     """GET and DELETE /api/conversations/{id}/system-prompt."""
 
 
-conversation = "conversations/<str:conversation_id>/system-prompt"
+class AnyConversationIdConverter:
+    """Any text, even empty or with a slash: the view answers 400 for an invalid id.
+
+    Django's ``str`` would leave ``a/b`` or an empty id to the HTML 404 page.
+    """
+
+    regex = ".*"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(AnyConversationIdConverter, "any_conversation_id")
+
+conversation = "conversations/<any_conversation_id:conversation_id>/system-prompt"
 
 urlpatterns = [
     path("system-prompt", SystemPromptRoute.as_view(), name="system-prompt"),

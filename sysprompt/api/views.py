@@ -14,7 +14,7 @@ from django.utils.http import parse_etags
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -56,11 +56,15 @@ CONVERSATION_ID = OpenApiParameter(
     description="1–200 characters: letters, digits and . _ : -",
     pattern=r"^[A-Za-z0-9._:-]{1,200}$",
 )
+PAGE_SIZE = {"type": "integer", "minimum": 1}
 IF_MATCH = OpenApiParameter(
     "If-Match",
     OpenApiTypes.STR,
     OpenApiParameter.HEADER,
-    description="The ETag of the version you edited; a stale one answers 412.",
+    description=(
+        'The ETag of the version you edited, or "*"; a stale one answers 412, '
+        "a value that is not an entity tag 400."
+    ),
 )
 
 
@@ -86,6 +90,24 @@ class SystemPromptGetApi(APIView):
         return _template_response(selectors.template_current())
 
 
+def _if_match(request: Request) -> list[str] | None:
+    """The entity tags of ``If-Match``; None without the header, 400 when it names none."""
+    header = request.headers.get("If-Match")
+    if header is None:
+        return None
+    tags = parse_etags(header)
+    if not tags:
+        raise ValidationError(
+            {
+                "If-Match": [
+                    f"{header[:100]!r} is not an entity tag: send the ETag of GET "
+                    '/api/system-prompt (with its double quotes), or "*".'
+                ]
+            }
+        )
+    return tags
+
+
 class SystemPromptPutApi(APIView):
     permission_classes = [IsAuthenticated, CanEditTemplate]
 
@@ -99,11 +121,10 @@ class SystemPromptPutApi(APIView):
     def put(self, request: Request) -> Response:
         serializer = s.TemplateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        header = request.headers.get("If-Match")
         services.template_save(
             text=serializer.validated_data["template"],
             author=request.user,
-            if_match=None if header is None else parse_etags(header),
+            if_match=_if_match(request),
         )
         return _template_response(selectors.template_current())
 
@@ -119,17 +140,21 @@ class VariablesApi(APIView):
 
 
 class VersionsApi(APIView):
+    pagination_class = VersionPagination  # also tells the schema the answer is a page
+
     @extend_schema(
         operation_id="system_prompt_versions",
         summary="Every saved version, newest first",
         parameters=[
             OpenApiParameter("cursor", OpenApiTypes.STR, description="From next/previous."),
-            OpenApiParameter("page_size", OpenApiTypes.INT, description="At most 100."),
+            OpenApiParameter(
+                "page_size", PAGE_SIZE, description="From 1; larger than 100 gives 100."
+            ),
         ],
-        responses={200: s.TemplateVersionOutputSerializer(many=True), **_errors(404)},
+        responses={200: s.TemplateVersionOutputSerializer(many=True), **_errors(400, 404)},
     )
     def get(self, request: Request) -> Response:
-        paginator = VersionPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.template_versions(), request, view=self)
         data = s.TemplateVersionOutputSerializer(page, many=True).data
         return paginator.get_paginated_response(data)
@@ -276,17 +301,21 @@ class ConversationPromptDeleteApi(APIView):
 
 
 class ConversationsApi(APIView):
+    pagination_class = ConversationPagination  # also tells the schema the answer is a page
+
     @extend_schema(
         operation_id="conversations_list",
         summary="Conversations with their stored prompt's metadata, newest first",
         parameters=[
             OpenApiParameter("cursor", OpenApiTypes.STR, description="From next/previous."),
-            OpenApiParameter("page_size", OpenApiTypes.INT, description="At most 500."),
+            OpenApiParameter(
+                "page_size", PAGE_SIZE, description="From 1; larger than 500 gives 500."
+            ),
         ],
-        responses={200: s.ConversationListItemOutputSerializer(many=True), **_errors(404)},
+        responses={200: s.ConversationListItemOutputSerializer(many=True), **_errors(400, 404)},
     )
     def get(self, request: Request) -> Response:
-        paginator = ConversationPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.conversation_prompts(), request, view=self)
         data = s.ConversationListItemOutputSerializer(page, many=True).data
         return paginator.get_paginated_response(data)
