@@ -65,6 +65,7 @@ def model_field() -> StrictCharField:
         allow_blank=True,
         default="",
         max_length=MODEL_MAX_LENGTH,
+        trim_whitespace=False,
         help_text="The model the conversation talks to ([prompt:model]).",
     )
 

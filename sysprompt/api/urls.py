@@ -25,7 +25,7 @@ class AnyConversationIdConverter:
     Django's ``str`` would leave ``a/b`` or an empty id to the HTML 404 page.
     """
 
-    regex = ".*"
+    regex = "(?s:.*)"  # newlines included
 
     def to_python(self, value: str) -> str:
         return value
