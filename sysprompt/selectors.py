@@ -116,11 +116,16 @@ def template_current() -> CurrentTemplate:
         return CurrentTemplate(
             text=app_settings().default_template, version=0, updated_at=None, author=None
         )
+    return template_of(newest)
+
+
+def template_of(version: TemplateVersion) -> CurrentTemplate:
+    """A stored version as the API shows it."""
     return CurrentTemplate(
-        text=newest.text,
-        version=newest.number,
-        updated_at=newest.created_at,
-        author=newest.author.get_username() if newest.author else None,
+        text=version.text,
+        version=version.number,
+        updated_at=version.created_at,
+        author=version.author.get_username() if version.author else None,
     )
 
 

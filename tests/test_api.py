@@ -197,20 +197,22 @@ def test_put_concurrent_if_match_one_wins(author: User) -> None:
 def test_put_concurrent_without_if_match_keeps_every_version(author: User) -> None:
     key = Token.objects.create(user=author).key
 
-    def save(index: int) -> int:
+    def save(index: int) -> tuple[int, Any]:
         response = Client().put(
             TEMPLATE,
             {"template": f"writer {index}"},
             content_type="application/json",
             headers={"Authorization": f"Token {key}"},
         )
-        return response.status_code
+        return response.status_code, response.json()
 
-    codes = run_together(10, save)
+    results = run_together(10, save)
 
-    assert codes == [200] * 10
-    assert sorted(TemplateVersion.objects.values_list("number", flat=True)) == list(range(1, 11))
-    assert {v.text for v in TemplateVersion.objects.all()} == {f"writer {i}" for i in range(10)}
+    assert [code for code, _ in results] == [200] * 10
+    assert [body["template"] for _, body in results] == [f"writer {i}" for i in range(10)]
+    assert sorted(body["version"] for _, body in results) == list(range(1, 11))
+    stored = {v.number: v.text for v in TemplateVersion.objects.all()}
+    assert {body["version"]: body["template"] for _, body in results} == stored
 
 
 # --- the global template ------------------------------------------------------------
@@ -690,3 +692,15 @@ def test_session_read_needs_no_csrf(author: User) -> None:
     client.force_login(author)
 
     assert client.get(TEMPLATE).status_code == 200
+
+
+def test_resolve_file_with_nul_byte_is_missing_not_500(
+    agent_client: APIClient, workdir: Path
+) -> None:
+    (workdir / "AGENTS.md").write_bytes(b"valid UTF-8 \x00 but binary\n")
+
+    response = turn(agent_client, "resolve", workdir)
+
+    assert response.status_code == 201
+    assert "\x00" not in response.json()["system_prompt"]
+    assert "binary" not in response.json()["system_prompt"]

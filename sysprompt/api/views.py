@@ -67,6 +67,14 @@ IF_MATCH = OpenApiParameter(
     ),
 )
 
+ETAG = OpenApiParameter(
+    "ETag",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    response=[200, 412],
+    description="Names this version of the template; send it back as If-Match.",
+)
+
 
 def _template_response(current: selectors.CurrentTemplate, code: int = 200) -> Response:
     data = s.TemplateOutputSerializer(
@@ -84,6 +92,7 @@ class SystemPromptGetApi(APIView):
     @extend_schema(
         operation_id="system_prompt_get",
         summary="The current template",
+        parameters=[ETAG],
         responses={200: s.TemplateOutputSerializer, **_errors()},
     )
     def get(self, request: Request) -> Response:
@@ -114,19 +123,19 @@ class SystemPromptPutApi(APIView):
     @extend_schema(
         operation_id="system_prompt_put",
         summary="Save a new version of the template",
-        parameters=[IF_MATCH],
+        parameters=[IF_MATCH, ETAG],
         request=s.TemplateInputSerializer,
         responses={200: s.TemplateOutputSerializer, **_errors(400, 412, 413, 415)},
     )
     def put(self, request: Request) -> Response:
         serializer = s.TemplateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        services.template_save(
+        saved = services.template_save(
             text=serializer.validated_data["template"],
             author=request.user,
             if_match=_if_match(request),
         )
-        return _template_response(selectors.template_current())
+        return _template_response(selectors.template_of(saved))
 
 
 class VariablesApi(APIView):

@@ -103,6 +103,8 @@ def _read_open(fd: int, limit: int) -> Value:
     data = _read_at_most(fd, limit + 1)
     if len(data) > limit:
         return too_large
+    if b"\0" in data:  # a binary file; no database stores NUL in text either
+        return Missing("binary: contains NUL bytes")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
