@@ -13,9 +13,10 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.apps import apps
+from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -135,8 +136,30 @@ def template_versions() -> QuerySet[TemplateVersion]:
 
 
 def conversation_prompt_get(conversation_id: str) -> ConversationPrompt | None:
-    """The stored prompt of a conversation, or None when it was never constructed."""
-    return ConversationPrompt.objects.filter(conversation_id=conversation_id).first()
+    """The stored prompt of a conversation, or None when it was never constructed.
+
+    Every turn of every conversation comes here, so the query is written once instead
+    of compiled by the ORM on each call (which cost more than the query itself); the
+    row still becomes a model instance.
+    """
+    meta = ConversationPrompt._meta
+    quote = connection.ops.quote_name
+    fields = meta.concrete_fields
+    sql = (
+        f"SELECT {', '.join(quote(str(field.column)) for field in fields)} "
+        f"FROM {quote(meta.db_table)} WHERE {quote('conversation_id')} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [conversation_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    # SQLite gives naive datetimes (the ORM would make them aware); PostgreSQL aware ones.
+    values = [
+        value.replace(tzinfo=UTC) if isinstance(value, datetime) and value.tzinfo is None else value
+        for value in row
+    ]
+    return ConversationPrompt.from_db(connection.alias, [f.attname for f in fields], values)
 
 
 def conversation_prompts() -> QuerySet[ConversationPrompt]:

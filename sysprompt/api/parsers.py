@@ -29,9 +29,10 @@ class LimitedJSONParser(JSONParser):
     ) -> Any:
         request = (parser_context or {}).get("request")
         length = request.META.get("CONTENT_LENGTH") if request is not None else None
-        limit = max_body_bytes()
-        if length and length.isdigit() and int(length) > limit:
+        # Every limit is at least JSON_OVERHEAD_BYTES: small bodies skip reading the settings.
+        size = int(length) if length and length.isdigit() else 0
+        if size > JSON_OVERHEAD_BYTES and size > (limit := max_body_bytes()):
             raise PayloadTooLarge(
-                f"The request body is {int(length):,} bytes; the limit is {limit:,} bytes."
+                f"The request body is {size:,} bytes; the limit is {limit:,} bytes."
             )
         return super().parse(stream, media_type, parser_context)

@@ -7,6 +7,7 @@ class in ``urls.py`` combines the two operation classes.
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
@@ -25,6 +26,7 @@ from sysprompt.api import schema as _schema  # noqa: F401 - registers the extens
 from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditTemplate
 from sysprompt.api.pagination import ConversationPagination, VersionPagination
+from sysprompt.models import ConversationPrompt
 from sysprompt.variables import Missing, variable_catalog
 
 ERROR = s.ErrorOutputSerializer
@@ -191,9 +193,28 @@ class PreviewApi(APIView):
         return Response(s.PreviewOutputSerializer(data).data)
 
 
+def drf_datetime(value: datetime) -> str:
+    """A datetime as DRF's DateTimeField writes it (ISO 8601 in UTC, ``Z`` suffix)."""
+    text = value.astimezone(UTC).isoformat()
+    return text.removesuffix("+00:00") + "Z" if text.endswith("+00:00") else text
+
+
+def prompt_payload(row: ConversationPrompt) -> dict[str, Any]:
+    """What ConversationPromptOutputSerializer gives, built directly: every turn answers
+    this, and the serializer would cost more than the database query (the schema still
+    comes from the serializer; a test checks the two agree)."""
+    return {
+        "conversation_id": row.conversation_id,
+        "system_prompt": row.system_prompt,
+        "template_version": row.template_version_number,
+        "constructed_at": drf_datetime(row.constructed_at),
+        "sha256": row.sha256,
+    }
+
+
 def _prompt_response(stored: services.Stored) -> Response:
     code = status.HTTP_201_CREATED if stored.created else status.HTTP_200_OK
-    return Response(s.ConversationPromptOutputSerializer(stored.prompt).data, status=code)
+    return Response(prompt_payload(stored.prompt), status=code)
 
 
 CONVERSATION_RESPONSES: dict[int | str, Any] = {
@@ -293,7 +314,7 @@ class ConversationPromptGetApi(APIView):
         row = selectors.conversation_prompt_get(conversation_id)
         if row is None:
             raise NotFound(f"Conversation {conversation_id!r} has no stored system prompt.")
-        return Response(s.ConversationPromptOutputSerializer(row).data)
+        return Response(prompt_payload(row))
 
 
 class ConversationPromptDeleteApi(APIView):

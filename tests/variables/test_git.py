@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,257 @@ def test_git_resolver_is_batch_with_fixed_names() -> None:
     resolver = GitResolver()
     assert resolver.batch
     assert resolver.names() == frozenset(BOTH)
+
+
+# One process for both: `git status --short --branch` and its fallbacks.
+
+PREFIX = ["git", "--no-optional-locks", "-c", "core.fsmonitor=false"]
+ONE_PROCESS = [*PREFIX, "status", "--short", "--branch", "--no-ahead-behind"]
+TWO_COMMANDS = [[*PREFIX, "rev-parse", "--abbrev-ref", "HEAD"], [*PREFIX, "status", "--short"]]
+
+
+def separate_commands(cwd: Path) -> dict[str, Value]:
+    """What the two commands give in ``cwd``, trimmed as the resolver trims them."""
+    branch = git(cwd, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    return {"branch": branch, "status": git(cwd, "status", "--short").removesuffix("\n")}
+
+
+def commit(repo: Path, message: str = "next") -> None:
+    git(repo, "commit", "--quiet", "--allow-empty", "-m", message)
+
+
+def clean(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+def modified(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "a.txt").write_text("two\n")
+    (repo / "b.txt").write_text("staged\n")
+    git(repo, "add", "b.txt")
+    return repo
+
+
+def untracked(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "new.txt").write_text("new\n")
+    (repo / "dir").mkdir()
+    (repo / "dir" / "inner.txt").write_text("inner\n")
+    return repo
+
+
+def subdirectory(tmp_path: Path) -> Path:
+    repo = modified(tmp_path)
+    (repo / "src").mkdir()
+    (repo / "src" / "c.txt").write_text("c\n")
+    return repo / "src"
+
+
+def detached(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "checkout", "--quiet", "--detach")
+    return repo
+
+
+def upstream_local_branch(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "checkout", "--quiet", "-b", "topic")
+    commit(repo)
+    git(repo, "branch", "--quiet", "--set-upstream-to=main")
+    return repo
+
+
+def clone_ahead(tmp_path: Path) -> Path:
+    origin = make_repo(tmp_path / "origin")
+    git(tmp_path, "clone", "--quiet", str(origin), "clone")
+    commit(tmp_path / "clone")
+    return tmp_path / "clone"
+
+
+def clone_upstream_gone(tmp_path: Path) -> Path:
+    clone = clone_ahead(tmp_path)
+    git(clone, "update-ref", "-d", "refs/remotes/origin/main")
+    return clone
+
+
+def worktree(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "worktree", "add", "--quiet", "-b", "side", str(tmp_path / "wt"))
+    (tmp_path / "wt" / "a.txt").write_text("changed in the worktree\n")
+    return tmp_path / "wt"
+
+
+def unicode_branch(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo", branch="fünf/ветка")
+    (repo / "a.txt").write_text("two\n")
+    return repo
+
+
+def dotted_branch(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "checkout", "--quiet", "-b", "feature/x.y")
+    return repo
+
+
+def unicode_path(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "ünï côdé.txt").write_text("quoted by status\n")
+    return repo
+
+
+def renamed(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "mv", "a.txt", "moved.txt")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        clean,
+        modified,
+        untracked,
+        subdirectory,
+        detached,
+        upstream_local_branch,
+        clone_ahead,
+        clone_upstream_gone,
+        worktree,
+        unicode_branch,
+        dotted_branch,
+        unicode_path,
+        renamed,
+    ],
+)
+def test_git_one_process_equals_the_two_commands(
+    tmp_path: Path, setup: Callable[[Path], Path], audit_hook_installed: None
+) -> None:
+    cwd = setup(tmp_path)
+    expected = separate_commands(cwd)
+    with recording() as log:
+        assert resolve(context(cwd)) == expected
+    assert log.processes() == [ONE_PROCESS]
+
+
+def test_git_both_variables_start_one_process(repo: Path, audit_hook_installed: None) -> None:
+    (repo / "a.txt").write_text("two\n")
+    with recording() as log:
+        assert resolve(context(repo)) == {"branch": "main", "status": " M a.txt"}
+    assert log.processes() == [ONE_PROCESS]
+
+
+def test_git_one_process_keeps_the_first_status_space(repo: Path) -> None:
+    (repo / "a.txt").write_text("two\n")
+    assert separate_commands(repo)["status"] == " M a.txt"
+    assert resolve(context(repo), "status", "branch") == {"status": " M a.txt", "branch": "main"}
+
+
+def test_git_one_process_in_a_worktree_whose_git_is_a_file(tmp_path: Path) -> None:
+    cwd = worktree(tmp_path)
+    assert (cwd / ".git").is_file()
+    assert resolve(context(cwd)) == {"branch": "side", "status": " M a.txt"}
+
+
+def test_git_unborn_branch_falls_back_to_the_two_commands(
+    tmp_path: Path, audit_hook_installed: None
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    (repo / "new.txt").write_text("new\n")
+    with recording() as log:
+        values = resolve(context(repo))
+    # rev-parse fails before the first commit, so the branch does not exist.
+    assert values == {"branch": Missing("git failed with exit status 128"), "status": "?? new.txt"}
+    assert log.processes() == [ONE_PROCESS, *TWO_COMMANDS]
+
+
+def test_git_color_status_always_falls_back_to_the_two_commands(
+    repo: Path, audit_hook_installed: None
+) -> None:
+    git(repo, "config", "color.status", "always")
+    (repo / "a.txt").write_text("two\n")
+    expected = separate_commands(repo)
+    with recording() as log:
+        values = resolve(context(repo))
+    assert values == expected
+    assert values["branch"] == "main"
+    assert log.processes() == [ONE_PROCESS, *TWO_COMMANDS]
+
+
+def test_git_color_status_always_clean_tree_has_no_escape_codes(repo: Path) -> None:
+    git(repo, "config", "color.status", "always")
+    assert resolve(context(repo)) == {"branch": "main", "status": ""}
+
+
+def spoiled_git(tmp_path: Path, combined: str) -> str:
+    """A git that runs ``combined`` for ``status --branch`` and the real git otherwise."""
+    return fake_git(tmp_path, f'case "$*" in\n  *--branch*) {combined} ;;\nesac\nexec git "$@"')
+
+
+@pytest.mark.parametrize(
+    "combined",
+    [
+        "exit 1",
+        "kill -9 $$",
+        "printf '## \\377\\376\\n'; exit 0",
+        "printf ' M a.txt\\n'; exit 0",
+        "printf '## \\033[32mmain\\033[m\\n'; exit 0",
+        "printf '## No commits yet on main\\n'; exit 0",
+        "printf '## \\n'; exit 0",
+        "printf '## ...origin/main\\n'; exit 0",
+    ],
+)
+def test_git_combined_command_unreadable_falls_back(
+    tmp_path: Path, repo: Path, combined: str, audit_hook_installed: None
+) -> None:
+    (repo / "a.txt").write_text("two\n")
+    program = spoiled_git(tmp_path, combined)
+    with recording() as log:
+        values = resolve(context(repo, git_executable=program))
+    assert values == {"branch": "main", "status": " M a.txt"}
+    argvs = log.processes()
+    assert [argv[1:] for argv in argvs] == [ONE_PROCESS[1:]] + [c[1:] for c in TWO_COMMANDS]
+    assert {argv[0] for argv in argvs} == {program}
+
+
+def test_git_combined_command_timeout_is_missing_for_both(tmp_path: Path, repo: Path) -> None:
+    program = spoiled_git(tmp_path, "exec sleep 30")
+    started = time.monotonic()
+    values = resolve(context(repo, git_executable=program, git_timeout=0.5))
+    assert time.monotonic() - started < 2.5
+    assert values == dict.fromkeys(BOTH, Missing("git timed out after 0.5s"))
+
+
+@pytest.mark.parametrize(
+    ("name", "argv"),
+    [("branch", TWO_COMMANDS[0]), ("status", TWO_COMMANDS[1])],
+)
+def test_git_single_variable_starts_only_its_command(
+    repo: Path, name: str, argv: list[str], audit_hook_installed: None
+) -> None:
+    with recording() as log:
+        assert resolve(context(repo), name) == {name: {"branch": "main", "status": ""}[name]}
+    assert log.processes() == [argv]
+
+
+def test_git_outside_a_repository_skips_the_combined_command(
+    tmp_path: Path, audit_hook_installed: None
+) -> None:
+    with recording() as log:
+        values = resolve(context(tmp_path))
+    assert values == dict.fromkeys(BOTH, Missing("not a git repository"))
+    assert log.processes() == TWO_COMMANDS
+
+
+def test_git_branch_named_like_a_tag_is_the_plain_name(
+    repo: Path, audit_hook_installed: None
+) -> None:
+    """The documented exception: rev-parse says ``heads/v1``, the one process ``v1``."""
+    git(repo, "tag", "v1")
+    git(repo, "checkout", "--quiet", "-b", "v1")
+    assert separate_commands(repo)["branch"] == "heads/v1"
+    with recording() as log:
+        assert resolve(context(repo)) == {"branch": "v1", "status": ""}
+    assert log.processes() == [ONE_PROCESS]
+    assert resolve(context(repo), "branch") == {"branch": "heads/v1"}
