@@ -19,6 +19,9 @@ from pytest_django import Settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from sysprompt import selectors
+from sysprompt.api.serializers import ConversationPromptOutputSerializer
+from sysprompt.api.views import prompt_payload
 from sysprompt.conf import DEFAULT_COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE
 from sysprompt.models import ConversationPrompt, TemplateVersion
 from tests.conftest import token_client
@@ -704,3 +707,16 @@ def test_resolve_file_with_nul_byte_is_missing_not_500(
     assert response.status_code == 201
     assert "\x00" not in response.json()["system_prompt"]
     assert "binary" not in response.json()["system_prompt"]
+
+
+@pytest.mark.parametrize("text", ["a prompt [prompt:model]", ""])
+def test_prompt_payload_matches_output_serializer(
+    author_client: APIClient, agent_client: APIClient, workdir: Path, text: str
+) -> None:
+    put_template(author_client, text)
+    turn(agent_client, "resolve", workdir, model="m")
+    row = ConversationPrompt.objects.get()
+
+    fast = prompt_payload(selectors.conversation_prompt_get("c1") or row)
+
+    assert fast == dict(ConversationPromptOutputSerializer(row).data)
