@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
+from django.db.models import QuerySet
 from django.utils.http import parse_etags
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -150,25 +151,40 @@ class VariablesApi(APIView):
         return Response(s.VariablesOutputSerializer({"variables": variable_catalog()}).data)
 
 
+def _page_parameters(max_size: int) -> list[OpenApiParameter]:
+    return [
+        OpenApiParameter("cursor", OpenApiTypes.STR, description="From next/previous."),
+        OpenApiParameter(
+            "page_size", PAGE_SIZE, description=f"From 1; larger than {max_size} gives {max_size}."
+        ),
+    ]
+
+
+def _page(
+    view: APIView,
+    request: Request,
+    queryset: QuerySet[Any],
+    serializer_class: type[serializers.Serializer[Any]],
+) -> Response:
+    """One page of ``queryset`` with the view's cursor pagination."""
+    paginator = view.pagination_class()  # type: ignore[attr-defined]
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)  # type: ignore[no-any-return]
+
+
 class VersionsApi(APIView):
     pagination_class = VersionPagination  # also tells the schema the answer is a page
 
     @extend_schema(
         operation_id="system_prompt_versions",
         summary="Every saved version, newest first",
-        parameters=[
-            OpenApiParameter("cursor", OpenApiTypes.STR, description="From next/previous."),
-            OpenApiParameter(
-                "page_size", PAGE_SIZE, description="From 1; larger than 100 gives 100."
-            ),
-        ],
+        parameters=_page_parameters(VersionPagination.max_page_size),
         responses={200: s.TemplateVersionOutputSerializer(many=True), **_errors(400, 404)},
     )
     def get(self, request: Request) -> Response:
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(selectors.template_versions(), request, view=self)
-        data = s.TemplateVersionOutputSerializer(page, many=True).data
-        return paginator.get_paginated_response(data)
+        return _page(
+            self, request, selectors.template_versions(), s.TemplateVersionOutputSerializer
+        )
 
 
 class PreviewApi(APIView):
@@ -336,19 +352,13 @@ class ConversationsApi(APIView):
     @extend_schema(
         operation_id="conversations_list",
         summary="Conversations with their stored prompt's metadata, newest first",
-        parameters=[
-            OpenApiParameter("cursor", OpenApiTypes.STR, description="From next/previous."),
-            OpenApiParameter(
-                "page_size", PAGE_SIZE, description="From 1; larger than 500 gives 500."
-            ),
-        ],
+        parameters=_page_parameters(ConversationPagination.max_page_size),
         responses={200: s.ConversationListItemOutputSerializer(many=True), **_errors(400, 404)},
     )
     def get(self, request: Request) -> Response:
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(selectors.conversation_prompts(), request, view=self)
-        data = s.ConversationListItemOutputSerializer(page, many=True).data
-        return paginator.get_paginated_response(data)
+        return _page(
+            self, request, selectors.conversation_prompts(), s.ConversationListItemOutputSerializer
+        )
 
 
 class HealthApi(APIView):
