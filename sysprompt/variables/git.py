@@ -9,10 +9,11 @@ When both are wanted in a repository, one process gives both: ``git status --sho
 --branch`` prints the branch on a ``## `` line before the status lines, so the prompt
 costs one git start instead of two (on a busy machine the second one is not free even
 when they run concurrently). Any header it cannot read for certain (an unborn branch,
-colour codes from ``color.status=always``), and any failure, falls back to the two
-commands, so the values are those of ``rev-parse --abbrev-ref HEAD`` and
-``status --short``, with one exception: a branch whose name is also a tag's is given as
-``name``, where ``rev-parse`` would say ``heads/name``.
+escape codes), and any failure, falls back to the two commands, so the values are
+those of ``rev-parse --abbrev-ref HEAD`` and ``status --short``, with one exception:
+a branch whose name is also a tag's is given as ``name``, where ``rev-parse`` would
+say ``heads/name``. Every command runs with ``color.status=false``, so a repository's
+``color.status=always`` never puts escape codes in a prompt.
 """
 
 from __future__ import annotations
@@ -92,8 +93,16 @@ def git_argv(name: str, options: ResolverOptions) -> list[str]:
 
 
 def _argv(command: Sequence[str], options: ResolverOptions) -> list[str]:
-    # core.fsmonitor would let a repository's config start a program of its choice.
-    prefix = [options.git_executable, "--no-optional-locks", "-c", "core.fsmonitor=false"]
+    # core.fsmonitor would let a repository's config start a program of its choice;
+    # color.status=always in a repository's config would put escape codes in the prompt.
+    prefix = [
+        options.git_executable,
+        "--no-optional-locks",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "color.status=false",
+    ]
     return [*prefix, *command]
 
 

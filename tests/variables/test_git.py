@@ -139,7 +139,11 @@ def test_git_only_requested_names_start_a_process(repo: Path, audit_hook_install
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ('echo "$@"', "--no-optional-locks -c core.fsmonitor=false rev-parse --abbrev-ref HEAD"),
+        (
+            'echo "$@"',
+            "--no-optional-locks -c core.fsmonitor=false -c color.status=false "
+            "rev-parse --abbrev-ref HEAD",
+        ),
         ('printf "%s|%s|%s" "$GIT_OPTIONAL_LOCKS" "$GIT_TERMINAL_PROMPT" "$LC_ALL"', "0|0|C"),
         ("cat; echo read-nothing", "read-nothing"),
         ("printf '  spaced  \\n\\n'", "spaced"),
@@ -221,7 +225,7 @@ def test_git_resolver_is_batch_with_fixed_names() -> None:
 
 # One process for both: `git status --short --branch` and its fallbacks.
 
-PREFIX = ["git", "--no-optional-locks", "-c", "core.fsmonitor=false"]
+PREFIX = ["git", "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "color.status=false"]
 ONE_PROCESS = [*PREFIX, "status", "--short", "--branch", "--no-ahead-behind"]
 TWO_COMMANDS = [[*PREFIX, "rev-parse", "--abbrev-ref", "HEAD"], [*PREFIX, "status", "--short"]]
 
@@ -382,22 +386,17 @@ def test_git_unborn_branch_falls_back_to_the_two_commands(
     assert log.processes() == [ONE_PROCESS, *TWO_COMMANDS]
 
 
-def test_git_color_status_always_falls_back_to_the_two_commands(
-    repo: Path, audit_hook_installed: None
+@pytest.mark.parametrize("dirty", [False, True])
+def test_git_color_status_always_gives_plain_text_from_one_process(
+    repo: Path, audit_hook_installed: None, dirty: bool
 ) -> None:
     git(repo, "config", "color.status", "always")
-    (repo / "a.txt").write_text("two\n")
-    expected = separate_commands(repo)
+    if dirty:
+        (repo / "a.txt").write_text("two\n")
     with recording() as log:
         values = resolve(context(repo))
-    assert values == expected
-    assert values["branch"] == "main"
-    assert log.processes() == [ONE_PROCESS, *TWO_COMMANDS]
-
-
-def test_git_color_status_always_clean_tree_has_no_escape_codes(repo: Path) -> None:
-    git(repo, "config", "color.status", "always")
-    assert resolve(context(repo)) == {"branch": "main", "status": ""}
+    assert values == {"branch": "main", "status": " M a.txt" if dirty else ""}
+    assert log.processes() == [ONE_PROCESS]
 
 
 def spoiled_git(tmp_path: Path, combined: str) -> str:
