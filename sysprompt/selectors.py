@@ -25,7 +25,7 @@ from sysprompt.apps import SyspromptConfig
 from sysprompt.conf import app_settings, resolver_options
 from sysprompt.models import CONVERSATION_ID_MAX_LENGTH, ConversationPrompt, TemplateVersion
 from sysprompt.variables import ResolveContext, Value, default_registry, resolve_prompt
-from sysprompt.variables.file import is_inside
+from sysprompt.variables.file import is_inside, real_roots
 
 CONVERSATION_ID = re.compile(rf"[A-Za-z0-9._:-]{{1,{CONVERSATION_ID_MAX_LENGTH}}}")
 
@@ -77,7 +77,7 @@ def cwd_check(cwd: str) -> str:
     if "\0" in cwd or not os.path.isabs(cwd):
         raise InvalidInput("cwd", f"{cwd!r} is not an absolute path; pass the full path.")
     real = os.path.realpath(cwd)
-    roots = [os.path.realpath(os.path.expanduser(root)) for root in app_settings().allowed_roots]
+    roots = real_roots(app_settings().allowed_roots)
     if not any(is_inside(real, root) for root in roots):
         allowed = ", ".join(roots) or "none are configured"
         raise InvalidInput(

@@ -173,10 +173,11 @@ def conversation_prompt_construct(*, conversation_id: str, cwd: str, model: str 
 
 @transaction.atomic
 def _conversation_prompt_store(*, conversation_id: str, rendered: Rendered) -> Stored:
+    fields = _stored_fields(rendered)
     row, created = ConversationPrompt.objects.update_or_create(
         conversation_id=conversation_id,
-        defaults=_stored_fields(rendered),
-        create_defaults={"created_at": rendered.rendered_at, **_stored_fields(rendered)},
+        defaults=fields,
+        create_defaults={"created_at": rendered.rendered_at, **fields},
     )
     return Stored(prompt=row, created=created)
 

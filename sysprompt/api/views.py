@@ -228,9 +228,19 @@ def prompt_payload(row: ConversationPrompt) -> dict[str, Any]:
     }
 
 
+def _conversation_input(request: Request) -> dict[str, Any]:
+    """The validated body of resolve, construct and compact: ``cwd`` and ``model``."""
+    serializer = s.ConversationInputSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def _stored_status(stored: services.Stored) -> int:
+    return status.HTTP_201_CREATED if stored.created else status.HTTP_200_OK
+
+
 def _prompt_response(stored: services.Stored) -> Response:
-    code = status.HTTP_201_CREATED if stored.created else status.HTTP_200_OK
-    return Response(prompt_payload(stored.prompt), status=code)
+    return Response(prompt_payload(stored.prompt), status=_stored_status(stored))
 
 
 CONVERSATION_RESPONSES: dict[int | str, Any] = {
@@ -253,11 +263,9 @@ class ResolveApi(APIView):
         responses=CONVERSATION_RESPONSES,
     )
     def post(self, request: Request, conversation_id: str) -> Response:
-        serializer = s.ConversationInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
         return _prompt_response(
             services.conversation_prompt_resolve(
-                conversation_id=conversation_id, **serializer.validated_data
+                conversation_id=conversation_id, **_conversation_input(request)
             )
         )
 
@@ -272,11 +280,9 @@ class ConstructApi(APIView):
         responses=CONVERSATION_RESPONSES,
     )
     def post(self, request: Request, conversation_id: str) -> Response:
-        serializer = s.ConversationInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
         return _prompt_response(
             services.conversation_prompt_construct(
-                conversation_id=conversation_id, **serializer.validated_data
+                conversation_id=conversation_id, **_conversation_input(request)
             )
         )
 
@@ -298,24 +304,16 @@ class CompactApi(APIView):
         },
     )
     def post(self, request: Request, conversation_id: str) -> Response:
-        serializer = s.ConversationInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
         compacted = services.conversation_prompt_compact(
-            conversation_id=conversation_id, **serializer.validated_data
+            conversation_id=conversation_id, **_conversation_input(request)
         )
         row = compacted.stored.prompt
-        data = s.CompactOutputSerializer(
-            {
-                "conversation_id": row.conversation_id,
-                "compaction_prompt": compacted.compaction_prompt,
-                "system_prompt": row.system_prompt,
-                "template_version_number": row.template_version_number,
-                "constructed_at": row.constructed_at,
-                "sha256": row.sha256,
-            }
-        ).data
-        code = status.HTTP_201_CREATED if compacted.stored.created else status.HTTP_200_OK
-        return Response(data, status=code)
+        data = {
+            **prompt_payload(row),
+            "system_prompt": compacted.compaction_prompt,
+            "persisted_system_prompt": row.system_prompt,
+        }
+        return Response(data, status=_stored_status(compacted.stored))
 
 
 class ConversationPromptGetApi(APIView):

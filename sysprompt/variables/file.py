@@ -60,7 +60,7 @@ def locate(name: str, context: ResolveContext) -> str | Missing:
         return Missing("a relative path needs a working directory")
     try:
         real = os.path.realpath(name if cwd is None else os.path.join(cwd, name))
-        roots = _real_roots([*([cwd] if cwd else []), *context.options.allowed_roots])
+        roots = real_roots([*([cwd] if cwd else []), *context.options.allowed_roots])
     except (OSError, ValueError):
         return Missing("not a valid path")
     if not any(is_inside(real, root) for root in roots):
@@ -68,7 +68,8 @@ def locate(name: str, context: ResolveContext) -> str | Missing:
     return real
 
 
-def _real_roots(roots: Iterable[str]) -> list[str]:
+def real_roots(roots: Iterable[str]) -> list[str]:
+    """The absolute ones of ``roots``, ``~`` expanded and symlinks resolved."""
     expanded = (os.path.expanduser(root) for root in roots if root)
     return [os.path.realpath(root) for root in expanded if os.path.isabs(root)]
 
