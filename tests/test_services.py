@@ -7,12 +7,14 @@ import os
 from pathlib import Path
 
 import pytest
+from django.apps import apps
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from pytest_django import Settings
 
 from sysprompt import selectors, services
+from sysprompt.cache import ParsedTemplates
 from sysprompt.conf import DEFAULT_COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE
 from sysprompt.models import ConversationPrompt, TemplateVersion, TemplateVersionImmutable
 from sysprompt.selectors import InvalidInput, TemplateTooLarge
@@ -261,6 +263,20 @@ def test_delete_forgets_then_reports_absence(workdir: Path) -> None:
     assert services.conversation_prompt_delete(conversation_id="c1") is True
     assert services.conversation_prompt_delete(conversation_id="c1") is False
     assert not ConversationPrompt.objects.exists()
+
+
+def test_construct_goes_through_the_app_parse_cache(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = ParsedTemplates()
+    monkeypatch.setattr(apps.get_app_config("sysprompt"), "parsed_templates", cache)
+    services.template_save(text="cached [prompt:conversation_id]")
+
+    for number in range(3):
+        resolve(workdir, conversation_id=f"c{number}")
+    services.conversation_prompt_compact(conversation_id="c0", cwd=str(workdir))
+
+    assert len(cache) == 1
 
 
 def test_parsed_template_is_parsed_once_per_text(workdir: Path) -> None:
