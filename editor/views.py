@@ -1,12 +1,377 @@
-"""Editor pages. Views only render; anything else belongs in services and selectors."""
+"""Editor pages and the htmx partials they swap in.
+
+Views only read the request, call one selector or service, and render a template:
+full pages for plain requests, partials (``editor/_*.html``) for htmx requests. Every
+write is a POST through Django's CSRF middleware; htmx sends the token in a header that
+``base.html`` sets on ``<body>``.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Any
+
+from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
-from django.views.generic import TemplateView
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.utils.http import parse_etags
+from django.views import View
+from django_htmx.http import reswap, retarget, trigger_client_event
+
+from editor import forms
+from sysprompt import selectors, services
+from sysprompt.conf import app_settings
+from sysprompt.diffs import text_diff
+from sysprompt.models import TEMPLATE_EDIT_PERMISSION, ConversationPrompt, TemplateVersion
+from sysprompt.variables import CatalogEntry, Missing, variable_catalog
+from sysprompt.variables.file import real_roots
+
+PREVIEW_DEBOUNCE_MS = 250
+PARTIAL_HEADER = "X-Sysprompt-Partial"
+HISTORY_PAGE_SIZE = 25
+CONVERSATION_PAGE_SIZE = 50
+# A rough count for people (about four characters per token in English prose); the
+# editor labels it as an estimate.
+CHARACTERS_PER_TOKEN = 4
 
 
-class PlaceholderView(LoginRequiredMixin, TemplateView):
-    """Stands in for the editor until it arrives."""
+class EditorPageView(LoginRequiredMixin, View):
+    """The main page; ``open_editor`` shows it with the editor modal already open."""
 
-    template_name = "editor/placeholder.html"
+    open_editor = False
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        current = selectors.template_current()
+        cwd = _default_cwd()
+        preview = _preview_context(text=current.text, cwd=cwd, model="", conversation_id="")
+        config = {
+            "template": current.text,
+            "etag": current.etag,
+            "version": current.version,
+            "canEdit": request.user.has_perm(TEMPLATE_EDIT_PERMISSION),
+            "catalog": variable_catalog(),
+            "debounceMs": PREVIEW_DEBOUNCE_MS,
+            "urls": {
+                "index": reverse("editor:index"),
+                "editor": reverse("editor:editor"),
+                "files": reverse("editor:files"),
+                "version": reverse("editor:version", args=[0]).replace("/0.json", "/{n}.json"),
+            },
+        }
+        context = {
+            "current": current,
+            "open_editor": self.open_editor,
+            "config": config,
+            "catalog_groups": _catalog_groups(variable_catalog()),
+            "conversation_count": ConversationPrompt.objects.count(),
+            "cwd": cwd,
+            **preview,
+        }
+        return render(request, "editor/index.html", context)
+
+
+class PreviewView(LoginRequiredMixin, View):
+    """The preview partial for the editor's text; nothing is stored."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = forms.PreviewForm(request.POST)
+        if not form.is_valid():
+            return _form_errors(request, form)
+        data = form.cleaned_data
+        context = _preview_context(
+            text=data["template"],
+            cwd=data["cwd"],
+            model=data["model"],
+            conversation_id=data["conversation_id"],
+        )
+        return render(request, "editor/_preview.html", context)
+
+
+class SaveView(LoginRequiredMixin, View):
+    """Save the editor's text as a new version, only if the base version is current."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        if not request.user.has_perm(TEMPLATE_EDIT_PERMISSION):
+            return _save_problem(
+                request,
+                "You may preview but not save: ask an administrator to add you to the "
+                "“Prompt authors” group.",
+                status=403,
+            )
+        form = forms.SaveForm(request.POST)
+        if not form.is_valid():
+            return _form_errors(request, form)
+        text = form.cleaned_data["template"]
+        base = form.cleaned_data["base_etag"]
+        try:
+            version = services.template_save(
+                text=text, author=request.user, if_match=parse_etags(base) if base else None
+            )
+        except selectors.TemplateTooLarge as exc:
+            return _save_problem(request, str(exc), status=413)
+        except services.PreconditionFailed as exc:
+            return _conflict(request, theirs=exc.current, mine=text)
+        saved = selectors.template_of(version)
+        response = render(request, "editor/_save_status.html", {"saved": saved})
+        return trigger_client_event(
+            response,
+            "sysprompt:saved",
+            {"version": saved.version, "etag": saved.etag, "author": saved.author or ""},
+        )
+
+
+class HistoryView(LoginRequiredMixin, View):
+    """A page of versions, newest first (``before`` continues after a number)."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        try:
+            before = int(request.GET.get("before", "0"))
+        except ValueError:
+            before = 0
+        versions = selectors.template_versions()
+        if before > 0:
+            versions = versions.filter(number__lt=before)
+        page = list(versions.defer("text")[: HISTORY_PAGE_SIZE + 1])
+        more = len(page) > HISTORY_PAGE_SIZE
+        page = page[:HISTORY_PAGE_SIZE]
+        context = {
+            "versions": page,
+            "next_before": page[-1].number if more else None,
+            "continuation": before > 0,
+            "current_version": selectors.template_current().version,
+        }
+        return render(request, "editor/_history.html", context)
+
+
+class VersionDiffView(LoginRequiredMixin, View):
+    """A version against the editor's text."""
+
+    def post(self, request: HttpRequest, number: int) -> HttpResponse:
+        version = _version(number)
+        form = forms.DiffForm(request.POST)
+        if not form.is_valid():
+            return _form_errors(request, form)
+        diff = text_diff(version.text, form.cleaned_data["template"])
+        context = {"diff": diff, "version": version, "old_label": f"version {version.number}"}
+        return render(request, "editor/_version_diff.html", context)
+
+
+class VersionTextView(LoginRequiredMixin, View):
+    """A version's text as JSON, for restoring it into the editor."""
+
+    def get(self, request: HttpRequest, number: int) -> JsonResponse:
+        version = _version(number)
+        return JsonResponse({"version": version.number, "template": version.text})
+
+
+class FileSuggestView(LoginRequiredMixin, View):
+    """File names under a cwd for ``[file:…]``: JSON, confined to the allowed roots."""
+
+    def get(self, request: HttpRequest) -> JsonResponse:
+        form = forms.FileSuggestForm(request.GET)
+        if not form.is_valid():
+            return JsonResponse({"files": [], "error": "Give a cwd."}, status=400)
+        try:
+            files = selectors.files_suggest(
+                cwd=form.cleaned_data["cwd"], query=form.cleaned_data["q"]
+            )
+        except selectors.InvalidInput as exc:
+            return JsonResponse({"files": [], "error": exc.message}, status=400)
+        return JsonResponse({"files": files})
+
+
+class ConversationListView(LoginRequiredMixin, View):
+    """Stored prompts, searchable by id; htmx requests get the rows alone."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        form = forms.ConversationSearchForm(request.GET)
+        query = ""
+        before = None
+        if form.is_valid():
+            query = form.cleaned_data["q"] or ""
+            before = form.cleaned_data["before"]
+        prompts = selectors.conversation_prompts_search(query).select_related("template_version")
+        if before:
+            prompts = prompts.filter(id__lt=before)
+        page = list(prompts[: CONVERSATION_PAGE_SIZE + 1])
+        more = len(page) > CONVERSATION_PAGE_SIZE
+        page = page[:CONVERSATION_PAGE_SIZE]
+        context = {
+            "prompts": page,
+            "query": query,
+            "next_before": page[-1].id if more else None,
+            "paged": before is not None,
+        }
+        template = (
+            "editor/_conversation_rows.html"
+            if getattr(request, "htmx", False)
+            else "editor/conversations.html"
+        )
+        response = render(request, template, context)
+        patch_vary_headers(response, ("HX-Request",))
+        return response
+
+
+class ConversationDetailView(LoginRequiredMixin, View):
+    """One stored prompt, and what compaction would change."""
+
+    def get(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
+        stored = _conversation(conversation_id)
+        preview = selectors.compaction_preview(stored)
+        context = {
+            "stored": stored,
+            "preview": preview,
+            "instructions": app_settings().compaction_instructions,
+        }
+        return render(request, "editor/conversation.html", context)
+
+
+class ConversationConstructView(LoginRequiredMixin, View):
+    """Re-construct a conversation's prompt from the current template (POST)."""
+
+    def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
+        stored = _conversation(conversation_id)
+        try:
+            services.conversation_prompt_construct(
+                conversation_id=stored.conversation_id, cwd=stored.cwd, model=stored.model
+            )
+        except selectors.InvalidInput as exc:
+            messages.error(request, f"Not re-constructed: {exc.message}")
+        else:
+            messages.success(request, "Re-constructed from the current template.")
+        return redirect("editor:conversation", conversation_id=stored.conversation_id)
+
+
+class ConversationForgetView(LoginRequiredMixin, View):
+    """Forget a conversation's prompt (POST); its next turn constructs a new one."""
+
+    def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
+        stored = _conversation(conversation_id)
+        services.conversation_prompt_delete(conversation_id=stored.conversation_id)
+        messages.success(request, f"Forgot the prompt of {stored.conversation_id}.")
+        return redirect("editor:conversations")
+
+
+@dataclass(frozen=True)
+class CatalogGroup:
+    type: str
+    entries: list[CatalogEntry]
+
+
+def _catalog_groups(catalog: list[CatalogEntry]) -> list[CatalogGroup]:
+    return [
+        CatalogGroup(type=kind, entries=list(entries))
+        for kind, entries in groupby(catalog, key=lambda entry: entry["type"])
+    ]
+
+
+def _default_cwd() -> str:
+    roots = real_roots(app_settings().allowed_roots)
+    return roots[0] if roots else ""
+
+
+def _preview_context(*, text: str, cwd: str, model: str, conversation_id: str) -> dict[str, Any]:
+    """Everything ``_preview.html`` shows: lint always, the render when the input allows."""
+    context: dict[str, Any] = {"cwd": cwd, "model": model, "conversation_id": conversation_id}
+    try:
+        selectors.template_size_check(text)
+    except selectors.TemplateTooLarge as exc:
+        return {**context, "template_error": str(exc), "diagnostics": []}
+    errors: dict[str, str] = {}
+    if not cwd.strip():
+        errors["cwd"] = "Give the absolute path of a working directory to preview against."
+    if conversation_id:
+        try:
+            selectors.conversation_id_check(conversation_id)
+        except selectors.InvalidInput as exc:
+            errors["conversation_id"] = exc.message
+    preview = None
+    if not errors:
+        try:
+            preview = selectors.template_preview(
+                cwd=cwd, model=model, conversation_id=conversation_id or None, template=text
+            )
+        except selectors.InvalidInput as exc:
+            errors[exc.field] = exc.message
+    diagnostics = preview.diagnostics if preview is not None else selectors.template_lint(text)
+    context.update(errors=errors, diagnostics=diagnostics, preview=preview)
+    if preview is not None:
+        prompt = preview.rendered.prompt
+        context.update(
+            prompt=prompt,
+            characters=len(prompt or ""),
+            tokens=-(-len(prompt or "") // CHARACTERS_PER_TOKEN),
+            lines=len((prompt or "").splitlines()),
+            variables=[
+                {
+                    "key": key,
+                    "value": None if isinstance(value, Missing) else value,
+                    "reason": value.reason if isinstance(value, Missing) else None,
+                }
+                for key, value in sorted(preview.rendered.values.items())
+            ],
+        )
+    context["diagnostics_data"] = [
+        {"line": d.line, "column": d.column, "severity": d.severity, "message": d.message}
+        for d in diagnostics
+    ]
+    return context
+
+
+def _form_errors(request: HttpRequest, form: Any) -> HttpResponse:
+    message = "; ".join(
+        f"{field}: {' '.join(str(error) for error in errors)}"
+        for field, errors in form.errors.items()
+    )
+    return _save_problem(request, message, status=400)
+
+
+def _save_problem(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
+    response = render(request, "editor/_save_status.html", {"problem": message}, status=status)
+    return _partial(response)
+
+
+def _partial(response: HttpResponse) -> HttpResponse:
+    """Mark an error answer as a partial for htmx to swap (``static/js/app.js``)."""
+    response[PARTIAL_HEADER] = "1"
+    return response
+
+
+def _conflict(
+    request: HttpRequest, *, theirs: selectors.CurrentTemplate, mine: str
+) -> HttpResponse:
+    context = {
+        "theirs": theirs,
+        "diff": text_diff(theirs.text, mine),
+        "old_label": f"their version {theirs.version}",
+        "new_label": "your text",
+        "theirs_data": {"template": theirs.text, "etag": theirs.etag, "version": theirs.version},
+    }
+    response = _partial(render(request, "editor/_conflict.html", context, status=412))
+    response = retarget(response, "#conflict-body")
+    response = reswap(response, "innerHTML")
+    return trigger_client_event(
+        response, "sysprompt:conflict", {"version": theirs.version, "etag": theirs.etag}
+    )
+
+
+def _version(number: int) -> TemplateVersion:
+    try:
+        return selectors.template_versions().get(number=number)
+    except TemplateVersion.DoesNotExist:
+        raise Http404(f"There is no version {number}.") from None
+
+
+def _conversation(conversation_id: str) -> ConversationPrompt:
+    try:
+        selectors.conversation_id_check(conversation_id)
+    except selectors.InvalidInput:
+        raise Http404("No such conversation.") from None
+    stored = selectors.conversation_prompt_get(conversation_id)
+    if stored is None:
+        raise Http404("No such conversation.")
+    return stored

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -23,6 +24,7 @@ from django.utils import timezone
 from sysprompt import template as engine
 from sysprompt.apps import SyspromptConfig
 from sysprompt.conf import app_settings, resolver_options
+from sysprompt.diffs import Diff, text_diff
 from sysprompt.models import CONVERSATION_ID_MAX_LENGTH, ConversationPrompt, TemplateVersion
 from sysprompt.variables import ResolveContext, Value, default_registry, resolve_prompt
 from sysprompt.variables.file import is_inside, real_roots
@@ -252,9 +254,89 @@ def template_preview(
     rendered = prompt_render(
         cwd=cwd, model=model, conversation_id=conversation_id, template=chosen, resolve_all=True
     )
-    diagnostics = engine.lint(chosen.text, default_registry().vocabulary())
-    return Preview(rendered=rendered, diagnostics=diagnostics)
+    return Preview(rendered=rendered, diagnostics=template_lint(chosen.text))
+
+
+def template_lint(text: str) -> list[engine.Diagnostic]:
+    """``lint`` with the registered variable types and names as its vocabulary."""
+    return engine.lint(text, default_registry().vocabulary())
 
 
 def _draft(text: str) -> CurrentTemplate:
     return CurrentTemplate(text=text, version=0, updated_at=None, author=None)
+
+
+def conversation_prompts_search(query: str = "") -> QuerySet[ConversationPrompt]:
+    """Stored conversation prompts whose id contains ``query`` (any case), newest first."""
+    prompts = conversation_prompts()
+    query = query.strip()
+    return prompts.filter(conversation_id__icontains=query) if query else prompts
+
+
+@dataclass(frozen=True)
+class CompactionPreview:
+    """What ``compact`` would store now for a conversation, or why it cannot be shown."""
+
+    stored: ConversationPrompt
+    fresh: Rendered | None
+    problem: str | None
+    diff: Diff | None
+
+
+def compaction_preview(stored: ConversationPrompt) -> CompactionPreview:
+    """Render the current template for ``stored``'s cwd and model; persist nothing."""
+    try:
+        cwd = cwd_check(stored.cwd)
+    except InvalidInput as exc:
+        return CompactionPreview(stored=stored, fresh=None, problem=exc.message, diff=None)
+    fresh = prompt_render(cwd=cwd, model=stored.model, conversation_id=stored.conversation_id)
+    diff = text_diff(stored.system_prompt, fresh.prompt)
+    return CompactionPreview(stored=stored, fresh=fresh, problem=None, diff=diff)
+
+
+# Walking a project for file suggestions stops after this many directory entries, so a
+# huge tree costs a bounded time; these folders are never worth suggesting.
+FILE_SUGGESTION_SCAN_LIMIT = 5000
+FILE_SUGGESTION_SKIPPED = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache"}
+)
+
+
+def files_suggest(*, cwd: str, query: str = "", limit: int = 50) -> list[str]:
+    """Files under ``cwd`` a ``[file:…]`` variable could name, relative to ``cwd``.
+
+    ``cwd`` must pass :func:`cwd_check`. Only names are read (no file is opened); a
+    symlink is offered only when its target is a regular file inside the allowed roots.
+    Paths containing ``query`` (any case) come first when they start with it, then by
+    depth and name.
+    """
+    root = cwd_check(cwd)
+    roots = real_roots(app_settings().allowed_roots)
+    needle = query.strip().lower()
+    found: list[str] = []
+    pending = deque([""])
+    scanned = 0
+    while pending and scanned < FILE_SUGGESTION_SCAN_LIMIT:
+        relative = pending.popleft()
+        try:
+            with os.scandir(os.path.join(root, relative)) as entries:
+                children = sorted(entries, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in children:
+            scanned += 1
+            path = f"{relative}{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in FILE_SUGGESTION_SKIPPED:
+                    pending.append(f"{path}/")
+            elif needle in path.lower() and _suggestable(entry, roots):
+                found.append(path)
+    found.sort(key=lambda path: (not path.lower().startswith(needle), path.count("/"), path))
+    return found[:limit]
+
+
+def _suggestable(entry: os.DirEntry[str], roots: list[str]) -> bool:
+    if not entry.is_symlink():
+        return entry.is_file(follow_symlinks=False)
+    target = os.path.realpath(entry.path)
+    return os.path.isfile(target) and any(is_inside(target, root) for root in roots)

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_htmx",
     "sysprompt.apps.SyspromptConfig",
     "editor.apps.EditorConfig",
 ]
@@ -61,6 +62,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -117,7 +119,7 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "editor:index"
-LOGOUT_REDIRECT_URL = "login"
+LOGOUT_REDIRECT_URL = None  # registration/logged_out.html says so and links back
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
