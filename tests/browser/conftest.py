@@ -111,9 +111,7 @@ def login_as(
         client.force_login(user)
         context = browser.new_context(base_url=live_server.url, **browser_context_args)
         cookie = client.cookies[django_settings.SESSION_COOKIE_NAME]
-        context.add_cookies(
-            [{"name": cookie.key, "value": cookie.value, "url": live_server.url}]
-        )
+        context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": live_server.url}])
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(10_000)
