@@ -34,6 +34,8 @@ PREVIEW_DEBOUNCE_MS = 250
 PARTIAL_HEADER = "X-Sysprompt-Partial"
 HISTORY_PAGE_SIZE = 25
 CONVERSATION_PAGE_SIZE = 50
+# The overview counts conversations up to this many ("10000+"): never a full scan.
+COUNT_CAP = 10_000
 # A rough count for people (about four characters per token in English prose); the
 # editor labels it as an estimate.
 CHARACTERS_PER_TOKEN = 4
@@ -67,7 +69,8 @@ class EditorPageView(LoginRequiredMixin, View):
             "open_editor": self.open_editor,
             "config": config,
             "catalog_groups": _catalog_groups(variable_catalog()),
-            "conversation_count": ConversationPrompt.objects.count(),
+            "conversation_count": ConversationPrompt.objects.all()[: COUNT_CAP + 1].count(),
+            "conversation_count_cap": COUNT_CAP,
             "cwd": cwd,
             **preview,
         }

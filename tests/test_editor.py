@@ -668,3 +668,22 @@ def test_conversation_pages_escape_prompt(author_web: Client, workdir: Path) -> 
 
     assert SCRIPT not in detail
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in detail
+
+
+def test_main_page_counts_conversations_up_to_a_cap(
+    author_web: Client, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(3):
+        resolve(workdir, f"c{n}")
+    assert "3 conversations stored" in author_web.get("/").content.decode()
+
+    monkeypatch.setattr("editor.views.COUNT_CAP", 2)
+
+    assert "More than 2 conversations stored" in author_web.get("/").content.decode()
+
+
+def test_preview_keeps_leading_newline_of_prompt(author_web: Client, workdir: Path) -> None:
+    _, content, _ = preview(author_web, template="\n\nAfter two blank lines.", cwd=str(workdir))
+
+    # The HTML parser drops one newline right after <pre>: the template adds its own.
+    assert 'aria-label="The rendered system prompt">\n\n\nAfter two blank lines.</pre>' in content

@@ -17,6 +17,16 @@
 
   const $ = (id) => document.getElementById(id);
 
+  // The JSON of a json_script element that a partial wraps in a <template> (htmx, with
+  // allowScriptTags off, removes every <script> it swaps in, but not a template's content).
+  function templateJson(container, id) {
+    for (const template of container.querySelectorAll("template")) {
+      const script = template.content.getElementById(id);
+      if (script) return JSON.parse(script.textContent);
+    }
+    return null;
+  }
+
   function boot() {
     const configElement = $("editor-config");
     if (!configElement || !window.SyspromptCodeMirror) return;
@@ -300,8 +310,7 @@
 
     applyPreview() {
       $("preview").setAttribute("aria-busy", "false");
-      const data = $("preview-diagnostics-data");
-      this.editor.setDiagnostics(data ? JSON.parse(data.textContent) : []);
+      this.editor.setDiagnostics(templateJson($("preview"), "preview-diagnostics-data") || []);
       const result = $("preview-result");
       if (result && result.dataset.cwdValid === "true") this.rememberCwd(result.dataset.cwd);
     }
@@ -348,7 +357,7 @@
         $("conflict-keep-mine")?.focus();
       });
       dialog.addEventListener("click", (event) => {
-        const theirs = JSON.parse($("conflict-theirs")?.textContent || "null");
+        const theirs = templateJson(dialog, "conflict-theirs");
         if (!theirs) return;
         if (event.target.closest("#conflict-take-theirs")) {
           this.editor.setText(theirs.template);

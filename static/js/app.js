@@ -1,5 +1,7 @@
 /* sysprompt: behaviour shared by every page.
  *
+ * - Tab and Shift+Tab wrap around inside an open modal dialog: after its last control
+ *   Chromium would move the focus out of the page, to its own toolbar.
  * - Forms with data-confirm ask in the page's own <dialog id="confirm-dialog"> before
  *   they submit (never window.confirm).
  * - htmx swaps the error partials the views mark with X-Sysprompt-Partial (a refused
@@ -8,6 +10,31 @@
  */
 (() => {
   "use strict";
+
+  const FOCUSABLE = 'a[href], button, input, select, textarea, [tabindex], [contenteditable="true"]';
+
+  function focusables(dialog) {
+    return [...dialog.querySelectorAll(FOCUSABLE)].filter(
+      (element) =>
+        element.tabIndex >= 0 &&
+        !element.disabled &&
+        !element.closest("[hidden], [inert]") &&
+        element.getClientRects().length > 0,
+    );
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Tab" || event.defaultPrevented) return;
+    const dialog = document.activeElement?.closest("dialog[open]");
+    if (!dialog) return;
+    const items = focusables(dialog);
+    if (!items.length) return;
+    const [first, last] = [items[0], items[items.length - 1]];
+    if (event.shiftKey ? document.activeElement === first : document.activeElement === last) {
+      event.preventDefault();
+      (event.shiftKey ? last : first).focus();
+    }
+  });
 
   function confirmThen(form) {
     const dialog = document.getElementById("confirm-dialog");

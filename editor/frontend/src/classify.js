@@ -5,7 +5,9 @@
 const TYPE = "[a-z][a-z0-9_-]*";
 // A name starts and ends with a character that is not whitespace or a bracket; inside,
 // whitespace other than CR and LF may separate runs of such characters.
-const NAME = "[^\\s\\[\\]]+(?:[^\\S\\r\\n]+[^\\s\\[\\]]+)*";
+// Python's \s, not JavaScript's (they differ on U+001C–U+001F, U+0085 and U+FEFF).
+const WS = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+const NAME = `[^${WS}\\[\\]]+(?:[${WS.replace("\\n", "").replace("\\r", "")}]+[^${WS}\\[\\]]+)*`;
 const REF = `${TYPE}:${NAME}`;
 
 // Groups: 1 = variable ref, 2 = if tag body, 3 = else/endif. Python's possessive

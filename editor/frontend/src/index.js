@@ -17,7 +17,14 @@ import {
 import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { lintGutter, lintKeymap, setDiagnostics } from "@codemirror/lint";
-import { autocompletion, completionKeymap, pickedCompletion, startCompletion } from "@codemirror/autocomplete";
+import {
+  autocompletion,
+  closeCompletion,
+  completionKeymap,
+  completionStatus,
+  pickedCompletion,
+  startCompletion,
+} from "@codemirror/autocomplete";
 
 import { REASONS, classify, tagRegExpAt } from "./classify.js";
 
@@ -264,6 +271,16 @@ export function create(options = {}) {
         run: () => {
           if (typeof onSave === "function") onSave();
           return true;
+        },
+      },
+      {
+        // A completion still being computed (up to 100 ms after a keystroke) would
+        // swallow Escape although no list shows: cancel it and let Escape through to
+        // the page (which closes the editor). A list on screen still takes Escape.
+        key: "Escape",
+        run: (view) => {
+          if (completionStatus(view.state) === "pending") closeCompletion(view);
+          return false;
         },
       },
     ]),
