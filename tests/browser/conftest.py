@@ -93,7 +93,7 @@ def dialogs() -> list[str]:
     return []
 
 
-LoginAs = Callable[[User], Page]
+LoginAs = Callable[[User | None], Page]
 
 
 @pytest.fixture
@@ -103,16 +103,20 @@ def login_as(
     browser_context_args: dict[str, Any],
     dialogs: list[str],
 ) -> Iterator[LoginAs]:
-    """A new browser context logged in as ``user`` (session cookie, no login form)."""
+    """A new browser context logged in as ``user`` (session cookie, no login form), or
+    anonymous for ``None``; every dialog its page opens is recorded in ``dialogs``."""
     contexts: list[BrowserContext] = []
 
-    def login(user: User) -> Page:
-        client = Client()
-        client.force_login(user)
+    def login(user: User | None) -> Page:
         context = browser.new_context(base_url=live_server.url, **browser_context_args)
-        cookie = client.cookies[django_settings.SESSION_COOKIE_NAME]
-        context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": live_server.url}])
         contexts.append(context)
+        if user is not None:
+            client = Client()
+            client.force_login(user)
+            cookie = client.cookies[django_settings.SESSION_COOKIE_NAME]
+            context.add_cookies(
+                [{"name": cookie.key, "value": cookie.value, "url": live_server.url}]
+            )
         page = context.new_page()
         page.set_default_timeout(10_000)
 

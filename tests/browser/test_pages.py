@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from playwright.sync_api import Browser, Dialog, Locator, Page, expect
-from pytest_django.live_server_helper import LiveServer
+from playwright.sync_api import Dialog, Locator, Page, expect
 
 from sysprompt import services
 from sysprompt.models import ConversationPrompt, TemplateVersion
 from sysprompt.template.lexer import tokenize
 from sysprompt.template.parser import parse
-from tests.browser.conftest import BRANCH, PASSWORD
+from tests.browser.conftest import BRANCH, PASSWORD, LoginAs
 
 # --- helpers ------------------------------------------------------------------------
 
@@ -549,23 +547,8 @@ def test_highlighting_marks_literal_block_and_variable_tags(author_page: Page) -
 
 
 @pytest.fixture
-def anonymous_page(
-    browser: Browser,
-    live_server: LiveServer,
-    browser_context_args: dict[str, Any],
-    dialogs: list[str],
-) -> Iterator[Page]:
-    context = browser.new_context(base_url=live_server.url, **browser_context_args)
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-
-    def record(dialog: Dialog) -> None:
-        dialogs.append(f"{dialog.type}: {dialog.message}")
-        dialog.dismiss()
-
-    page.on("dialog", record)
-    yield page
-    context.close()
+def anonymous_page(login_as: LoginAs) -> Page:
+    return login_as(None)
 
 
 def assert_app_stylesheet(page: Page) -> None:
