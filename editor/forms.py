@@ -20,6 +20,10 @@ class SaveForm(forms.Form):
     base_etag = forms.CharField(required=False, max_length=200)
 
 
+class HistoryForm(forms.Form):
+    before = forms.IntegerField(required=False, min_value=1)
+
+
 class DiffForm(forms.Form):
     template = forms.CharField(required=False, strip=False)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
+from django import forms as django_forms
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -21,6 +22,7 @@ from django.utils.cache import patch_vary_headers
 from django.utils.http import parse_etags
 from django.views import View
 from django_htmx.http import reswap, retarget, trigger_client_event
+from django_htmx.middleware import HtmxDetails
 
 from editor import forms
 from sysprompt import selectors, services
@@ -48,6 +50,7 @@ class EditorPageView(LoginRequiredMixin, View):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         current = selectors.template_current()
+        catalog = variable_catalog()
         cwd = _default_cwd()
         preview = _preview_context(text=current.text, cwd=cwd, model="", conversation_id="")
         config = {
@@ -55,7 +58,7 @@ class EditorPageView(LoginRequiredMixin, View):
             "etag": current.etag,
             "version": current.version,
             "canEdit": request.user.has_perm(TEMPLATE_EDIT_PERMISSION),
-            "catalog": variable_catalog(),
+            "catalog": catalog,
             "debounceMs": PREVIEW_DEBOUNCE_MS,
             "urls": {
                 "index": reverse("editor:index"),
@@ -68,7 +71,7 @@ class EditorPageView(LoginRequiredMixin, View):
             "current": current,
             "open_editor": self.open_editor,
             "config": config,
-            "catalog_groups": _catalog_groups(variable_catalog()),
+            "catalog_groups": _catalog_groups(catalog),
             "conversation_count": ConversationPrompt.objects.all()[: COUNT_CAP + 1].count(),
             "conversation_count_cap": COUNT_CAP,
             "cwd": cwd,
@@ -131,12 +134,10 @@ class HistoryView(LoginRequiredMixin, View):
     """A page of versions, newest first (``before`` continues after a number)."""
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        try:
-            before = int(request.GET.get("before", "0"))
-        except ValueError:
-            before = 0
+        form = forms.HistoryForm(request.GET)
+        before = form.cleaned_data["before"] if form.is_valid() else None
         versions = selectors.template_versions()
-        if before > 0:
+        if before:
             versions = versions.filter(number__lt=before)
         page = list(versions.defer("text")[: HISTORY_PAGE_SIZE + 1])
         more = len(page) > HISTORY_PAGE_SIZE
@@ -144,8 +145,9 @@ class HistoryView(LoginRequiredMixin, View):
         context = {
             "versions": page,
             "next_before": page[-1].number if more else None,
-            "continuation": before > 0,
-            "current_version": selectors.template_current().version,
+            "continuation": bool(before),
+            # The current version is the newest, so only a first page can hold it.
+            "current_version": page[0].number if page and not before else None,
         }
         return render(request, "editor/_history.html", context)
 
@@ -197,7 +199,7 @@ class ConversationListView(LoginRequiredMixin, View):
         if form.is_valid():
             query = form.cleaned_data["q"] or ""
             before = form.cleaned_data["before"]
-        prompts = selectors.conversation_prompts_search(query).select_related("template_version")
+        prompts = selectors.conversation_prompts_search(query)
         if before:
             prompts = prompts.filter(id__lt=before)
         page = list(prompts[: CONVERSATION_PAGE_SIZE + 1])
@@ -211,7 +213,7 @@ class ConversationListView(LoginRequiredMixin, View):
         }
         template = (
             "editor/_conversation_rows.html"
-            if getattr(request, "htmx", False)
+            if HtmxDetails(request)
             else "editor/conversations.html"
         )
         response = render(request, template, context)
@@ -325,7 +327,7 @@ def _preview_context(*, text: str, cwd: str, model: str, conversation_id: str) -
     return context
 
 
-def _form_errors(request: HttpRequest, form: Any) -> HttpResponse:
+def _form_errors(request: HttpRequest, form: django_forms.Form) -> HttpResponse:
     message = "; ".join(
         f"{field}: {' '.join(str(error) for error in errors)}"
         for field, errors in form.errors.items()

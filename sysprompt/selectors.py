@@ -249,8 +249,7 @@ def template_preview(
     cwd = cwd_check(cwd)
     if conversation_id is not None:
         conversation_id_check(conversation_id)
-    current = template_current()
-    chosen = current if template is None else _draft(template)
+    chosen = template_current() if template is None else _draft(template)
     rendered = prompt_render(
         cwd=cwd, model=model, conversation_id=conversation_id, template=chosen, resolve_all=True
     )
