@@ -447,6 +447,18 @@ def test_history_lists_versions_newest_first_in_pages(author_web: Client, author
     assert 'id="history-items"' not in rest.content.decode()  # rows only, appended
 
 
+def test_history_shows_author_and_time_of_each_version(author_web: Client, author: User) -> None:
+    services.template_save(text="by nobody")
+    saved = services.template_save(text="by the author", author=author)
+
+    content = author_web.get("/editor/history", HTTP_HX_REQUEST="true").content.decode()
+
+    second, first = content.split('class="history-item"')[1:]
+    assert "<strong>v2</strong>" in second and "author" in second and "current" in second
+    assert f'datetime="{saved.created_at.isoformat()}"' in second
+    assert "<strong>v1</strong>" in first and "unknown" in first and "current" not in first
+
+
 def test_history_says_default_when_empty(author_web: Client) -> None:
     response = author_web.get("/editor/history")
 

@@ -63,7 +63,8 @@
       this.wireTabs();
       this.wireConflict();
       this.restoreRecentCwd();
-      this.applyPreview();
+      // The preview rendered with the page used the default cwd, which nobody chose.
+      this.applyPreview({ remember: false });
       this.updateDirty();
       if (this.modal.hasAttribute("data-open-on-load")) this.open({ push: false });
     }
@@ -308,11 +309,11 @@
       });
     }
 
-    applyPreview() {
+    applyPreview({ remember = true } = {}) {
       $("preview").setAttribute("aria-busy", "false");
       this.editor.setDiagnostics(templateJson($("preview"), "preview-diagnostics-data") || []);
       const result = $("preview-result");
-      if (result && result.dataset.cwdValid === "true") this.rememberCwd(result.dataset.cwd);
+      if (remember && result?.dataset.cwdValid === "true") this.rememberCwd(result.dataset.cwd);
     }
 
     save() {
@@ -455,6 +456,9 @@
     }
   }
 
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
-  else boot();
+  // After DOMContentLoaded, so that htmx (a deferred script before this one, which sets
+  // itself up on that event) already listens to the forms this page triggers. Deferred
+  // scripts run while readyState is "interactive", before the event.
+  if (document.readyState === "complete") boot();
+  else document.addEventListener("DOMContentLoaded", boot);
 })();

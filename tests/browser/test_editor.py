@@ -191,6 +191,35 @@ def test_preview_with_project_cwd_shows_file_and_branch(author_page: Page, proje
     expect(missing).to_contain_text("does not exist: no such file")
 
 
+def test_cwd_recently_used_is_offered_and_restored(
+    author_page: Page, project: Path, allowed_root: Path
+) -> None:
+    page = author_page
+    (allowed_root / "other").mkdir()
+    open_editor(page, cwd=project)
+    expect(page.locator("#preview-result")).to_have_attribute("data-cwd", str(project))
+    expect(page.locator("#preview-result")).to_have_attribute("data-cwd-valid", "true")
+    page.locator("#preview-cwd").fill(str(allowed_root / "other"))
+    expect(page.locator("#preview-result")).to_have_attribute(
+        "data-cwd", str(allowed_root / "other")
+    )
+    page.locator("#preview-cwd").fill("/not/allowed")  # refused: never remembered
+    expect(page.locator('.field-error[data-field="cwd"]')).to_be_visible()
+
+    page.reload()
+
+    expect(page.locator("#preview-cwd")).to_have_value(str(allowed_root / "other"))
+    options = page.locator("#recent-cwds option")
+    expect(options).to_have_count(2)  # not the default cwd the page first rendered with
+    assert options.evaluate_all("os => os.map(o => o.value)") == [
+        str(allowed_root / "other"),
+        str(project),
+    ]
+    expect(page.locator("#preview-result")).to_have_attribute(
+        "data-cwd", str(allowed_root / "other")
+    )
+
+
 def test_unclosed_if_gets_diagnostic_on_its_line(author_page: Page) -> None:
     page = author_page
     open_editor(page)
