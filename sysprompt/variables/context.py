@@ -55,3 +55,10 @@ class ResolveContext:
         if not self.cwd:
             return None
         return os.path.abspath(self.cwd)
+
+    @property
+    def directory(self) -> str | None:
+        """The working directory's real path (symlinks resolved), what the resolvers
+        read in; None when no cwd was given."""
+        cwd = self.working_directory
+        return None if cwd is None else os.path.realpath(cwd)
