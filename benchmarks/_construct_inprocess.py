@@ -29,13 +29,17 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sysprompt.settings")
     django.setup()
 
-    from benchmarks._support import git_status_seconds
+    from django.contrib.auth import get_user_model
+
+    from benchmarks._support import BENCH_USERNAME, git_status_seconds
     from sysprompt.selectors import prompt_render
     from sysprompt.services import conversation_prompt_construct
 
+    user = get_user_model()._default_manager.get(username=BENCH_USERNAME)
+
     def construct() -> str | None:
         stored = conversation_prompt_construct(
-            conversation_id=args.conversation_id, cwd=args.cwd, model="bench-model"
+            conversation_id=args.conversation_id, cwd=args.cwd, model="bench-model", user=user
         )
         return stored.prompt.system_prompt
 

@@ -165,10 +165,14 @@ def server_env(database: Database, roots: Path) -> dict[str, str]:
     return env
 
 
-CREATE_USER = """
+BENCH_USERNAME = "bench"
+"""The superuser whose token the load runs with; it owns the conversations."""
+CREATE_USER = f"""
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
-user = get_user_model().objects.create_superuser(username="bench", email="", password=None)
+user = get_user_model().objects.create_superuser(
+    username="{BENCH_USERNAME}", email="", password=None
+)
 print(Token.objects.create(user=user).key)
 """
 
@@ -535,18 +539,21 @@ def _parse_wrk(out: str, err: str, returncode: int) -> WrkResult:
     )
 
 
-# --- the baseline: one git status, started exactly as the app starts it ---------------
+# --- the peer: one git status --short process ----------------------------------------
+
+# What the git: values reproduce in-process; the benchmark's peer stays this one process.
+GIT_STATUS = ("git", "--no-optional-locks", "status", "--short")
+_REPOSITORY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
 
 
 def git_status_seconds(repo: Path) -> float:
-    """Seconds for one ``git status --short`` with the app's argv, env and Popen flags."""
-    from sysprompt.variables import ResolverOptions
-    from sysprompt.variables.git import git_argv, git_environment
-
-    argv, env = git_argv("status", ResolverOptions()), git_environment()
+    """Seconds for one ``git --no-optional-locks status --short`` process, started without
+    a shell, with stdin and stderr closed."""
+    env = {key: value for key, value in os.environ.items() if key not in _REPOSITORY_ENV}
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
     start = time.perf_counter()
     process = subprocess.Popen(
-        argv,
+        GIT_STATUS,
         cwd=repo,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -555,7 +562,7 @@ def git_status_seconds(repo: Path) -> float:
         close_fds=True,
         start_new_session=True,
     )
-    output, _ = process.communicate(timeout=10)
+    output, _ = process.communicate(timeout=60)
     elapsed = time.perf_counter() - start
     if process.returncode != 0 or not output:
         raise BenchmarkError(f"git status failed in {repo} ({process.returncode})")

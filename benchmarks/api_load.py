@@ -18,8 +18,8 @@ its own settings on the command line) and measures:
   ``[file:AGENTS.md]`` on a real repository: as a whole HTTP request on one keep-alive
   connection (a raw socket client, so the time is the server's), and as the in-process
   service call (with the render alone beside it), each interleaved with one
-  ``git status --short`` started exactly as the app starts it — the one process such a
-  prompt cannot do without. The target is checked on the HTTP figure. An HTTP health
+  ``git status --short`` process — the peer: the app reads the same values in-process
+  with pygit2 and starts no process. The target is checked on the HTTP figure. An HTTP health
   request, interleaved too, gives the floor: git status plus the cost of any
   authenticated request, which no construct can go under.
 * with ``--million`` (PostgreSQL): resolve on random stored conversations with 1,000
@@ -33,8 +33,10 @@ Needs wrk and git on PATH and, for PostgreSQL, a server on which ``--postgres-ur
 create databases. Everything it starts or creates is stopped or dropped on exit,
 Ctrl-C and SIGTERM included.
 
+With ``--construct-only`` only the construct figures are measured (no wrk needed).
+
 Run: ``.venv/bin/python benchmarks/api_load.py [--quick] [--database sqlite|postgres|both]
-[--duration S] [--connections N] [--million]``
+[--duration S] [--connections N] [--million] [--construct-only]``
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ class Config:
     conversations: int
     construct_samples: int
     million: bool
+    construct_only: bool
     postgres_url: str
     workdir: Path
     wrk_threads: int = 1  # one C thread sends thousands of req/s; the cores go to the app
@@ -326,8 +329,9 @@ def check_prompt(prompt: str | None) -> None:
 FILL = """
 INSERT INTO sysprompt_conversationprompt
     (conversation_id, system_prompt, sha256, template_version, cwd, model,
-     constructed_at, created_at)
-SELECT 'fill-' || n, %(prompt)s, %(digest)s, NULL, %(cwd)s, %(model)s, now(), now()
+     constructed_at, created_at, owner_id)
+SELECT 'fill-' || n, %(prompt)s, %(digest)s, NULL, %(cwd)s, %(model)s, now(), now(),
+    (SELECT owner_id FROM sysprompt_conversationprompt WHERE conversation_id = 'bench-1')
 FROM generate_series(%(first)s::bigint, %(last)s::bigint) AS n
 """
 
@@ -381,7 +385,8 @@ def bench_database(label: str, repo: Path, config: Config) -> DatabaseResult:
         stack.callback(meter.close)
         result = DatabaseResult(label=label, version=database_version(database))
         bench = Bench(config, server, database, env, repo, meter, result)
-        bench_load(bench)
+        if not config.construct_only:
+            bench_load(bench)
         bench_construct(bench)
         if config.million and label == "postgres":
             bench_million(bench)
@@ -568,10 +573,15 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         help="a database of the server to create the benchmark database on "
         "(default: $BENCH_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/postgres)",
     )
+    parser.add_argument(
+        "--construct-only",
+        action="store_true",
+        help="measure only construct against git status (no wrk)",
+    )
     args = parser.parse_args(argv)
     if args.million and args.database == "sqlite":
         parser.error("--million runs on PostgreSQL: use --database postgres or both")
-    for tool in (WRK, "git"):
+    for tool in ("git",) if args.construct_only else (WRK, "git"):
         if shutil.which(tool) is None:
             parser.error(f"{tool} is not on PATH")
     return args
@@ -590,6 +600,7 @@ def main() -> None:
             conversations=args.conversations or (200 if args.quick else 1000),
             construct_samples=40 if args.quick else 300,
             million=args.million,
+            construct_only=args.construct_only,
             postgres_url=args.postgres_url,
             workdir=folder,
         )
@@ -601,6 +612,10 @@ def main() -> None:
             raise SystemExit(f"api_load: {error}") from None
         except KeyboardInterrupt:
             raise SystemExit("api_load: interrupted; servers stopped, databases dropped") from None
+    if config.construct_only:
+        for line in construct_table(results, config):
+            print(line)
+        return
     print(versions(results, config))
     report = load_table(results, config) + construct_table(results, config)
     for line in report + million_table(results, config) + targets(results):

@@ -70,14 +70,12 @@ def context(
     *,
     roots: tuple[Path | str, ...] = (),
     git_timeout: float = 2.0,
-    git_executable: str = "git",
     max_file_bytes: int = 1048576,
 ) -> ResolveContext:
     """A context whose allowed roots are exactly ``roots`` (not the home directory)."""
     options = ResolverOptions(
         allowed_roots=tuple(str(root) for root in roots),
         git_timeout=git_timeout,
-        git_executable=git_executable,
         max_file_bytes=max_file_bytes,
     )
     return ResolveContext(cwd=None if cwd is None else str(cwd), options=options)

@@ -176,11 +176,7 @@ def test_catalog_uses_the_given_registry(weather_module: str) -> None:
 def test_options_defaults() -> None:
     options = ResolverOptions()
     assert options.allowed_roots == (os.path.expanduser("~"),)
-    assert (options.git_timeout, options.max_file_bytes, options.git_executable) == (
-        2.0,
-        1048576,
-        "git",
-    )
+    assert (options.git_timeout, options.max_file_bytes) == (2.0, 1048576)
 
 
 def test_options_roots_list_becomes_tuple() -> None:

@@ -1,0 +1,129 @@
+"""git: values on a real repository of 100,000 files: in-process against the git CLI.
+
+Builds the repository in a temporary folder (100,000 committed files in 1,000
+directories; then 10 modified, 1 staged and 5 untracked), then prints, as medians of
+the samples, interleaved in one run:
+
+* the in-process read of ``git:branch`` and ``git:status`` (``GitResolver`` with a time
+  limit long enough, one read at a time), and
+* one ``git --no-optional-locks status --short`` process (the peer),
+
+checks that both give the same status, and shows the time limit: with a limit shorter
+than the read, the resolver answers Missing at the deadline (the abandoned read
+finishes in its thread).
+
+Run: ``.venv/bin/python benchmarks/git_large.py [--files N] [--samples N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._support import GIT_IDENTITY, git, git_status_seconds  # noqa: E402
+from sysprompt.variables import ResolveContext, ResolverOptions  # noqa: E402
+from sysprompt.variables.git import GitResolver  # noqa: E402
+
+PER_DIRECTORY = 100
+
+
+def say(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def build(path: Path, files: int) -> None:
+    path.mkdir()
+    git(path, "init", "--quiet", "--initial-branch=main")
+    for number in range(files):
+        folder = path / f"d{number // PER_DIRECTORY:04}"
+        if number % PER_DIRECTORY == 0:
+            folder.mkdir()
+        (folder / f"f{number % PER_DIRECTORY:03}.txt").write_text(f"file {number}\n")
+    git(path, "add", "-A")
+    subprocess.run(
+        ["git", *GIT_IDENTITY, "commit", "--quiet", "-m", "many files"],
+        cwd=path,
+        check=True,
+    )
+    for number in range(10):
+        (path / f"d{number:04}" / "f000.txt").write_text(f"modified {number}\n")
+    last = f"d{(files - 1) // PER_DIRECTORY:04}/f000.txt"
+    (path / last).write_text("staged\n")
+    git(path, "add", last)
+    for number in range(5):
+        (path / f"untracked-{number}.txt").write_text("new\n")
+    git(path, "status", "--short")  # refresh the index once, as a developer's shell would
+
+
+def ms(seconds: list[float]) -> str:
+    return f"{statistics.median(seconds) * 1000:8.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--files", type=int, default=100_000)
+    parser.add_argument("--samples", type=int, default=15)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="sysprompt-git-large-"))
+    try:
+        repo = folder / "repo"
+        say(f"building a repository of {args.files:,} files in {repo}")
+        started = time.perf_counter()
+        build(repo, args.files)
+        say(f"built in {time.perf_counter() - started:.1f}s")
+        options = ResolverOptions(allowed_roots=(str(folder),), git_timeout=60)
+        context = ResolveContext(cwd=str(repo), options=options)
+        resolver = GitResolver()
+        expected = subprocess.run(
+            ["git", "--no-optional-locks", "status", "--short"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.removesuffix("\n")
+        values = resolver.resolve(["branch", "status"], context)  # warm the page cache
+        if values != {"branch": "main", "status": expected}:
+            raise SystemExit(f"git_large: the values differ from the CLI's: {values!r}")
+        git_status_seconds(repo)
+        inprocess: list[float] = []
+        cli: list[float] = []
+        for _ in range(args.samples):
+            start = time.perf_counter()
+            resolver.resolve(["branch", "status"], context)
+            inprocess.append(time.perf_counter() - start)
+            cli.append(git_status_seconds(repo))
+        limit = statistics.median(inprocess) / 4
+        short = ResolveContext(
+            cwd=str(repo),
+            options=ResolverOptions(allowed_roots=(str(folder),), git_timeout=limit),
+        )
+        start = time.perf_counter()
+        timed = resolver.resolve(["status"], short)
+        answered = time.perf_counter() - start
+        time.sleep(statistics.median(inprocess) * 2)  # let the abandoned read finish
+        print(
+            f"repository: {args.files:,} files, {len(expected.splitlines())} status lines; "
+            f"median of {args.samples}"
+        )
+        print(f"  in-process git:branch + git:status {ms(inprocess)}")
+        print(f"  git status --short (one process)   {ms(cli)}")
+        ratio = statistics.median(inprocess) / statistics.median(cli)
+        print(f"  in-process ÷ CLI                   {ratio:8.2f}×")
+        print(
+            f"  time limit {limit * 1000:.1f} ms: answered after {answered * 1000:.1f} ms "
+            f"with {timed['status']!r}"
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
