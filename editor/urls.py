@@ -24,6 +24,11 @@ urlpatterns = [
         name="conversation",
     ),
     path(
+        "conversations/<str:conversation_id>/compaction",
+        views.ConversationCompactionView.as_view(),
+        name="conversation-compaction",
+    ),
+    path(
         "conversations/<str:conversation_id>/construct",
         views.ConversationConstructView.as_view(),
         name="conversation-construct",

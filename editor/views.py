@@ -8,13 +8,16 @@ write is a POST through Django's CSRF middleware; htmx sends the token in a head
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from itertools import groupby
 from typing import Any
 
 from django import forms as django_forms
 from django.contrib import messages
-from django.contrib.auth.mixins import LoginRequiredMixin
+from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -28,8 +31,14 @@ from editor import forms
 from sysprompt import selectors, services
 from sysprompt.conf import app_settings
 from sysprompt.diffs import text_diff
-from sysprompt.models import TEMPLATE_EDIT_PERMISSION, ConversationPrompt, TemplateVersion
-from sysprompt.variables import CatalogEntry, Missing, variable_catalog
+from sysprompt.models import (
+    CONVERSATION_VIEW_PERMISSION,
+    TEMPLATE_EDIT_PERMISSION,
+    ConversationPrompt,
+    TemplateVersion,
+)
+from sysprompt.template import PromptTooLarge
+from sysprompt.variables import CatalogEntry, variable_catalog
 from sysprompt.variables.file import real_roots
 
 PREVIEW_DEBOUNCE_MS = 250
@@ -58,6 +67,8 @@ class EditorPageView(LoginRequiredMixin, View):
             "etag": current.etag,
             "version": current.version,
             "canEdit": request.user.has_perm(TEMPLATE_EDIT_PERMISSION),
+            # CodeMirror's <style> elements carry it (the page's Content-Security-Policy).
+            "cspNonce": str(getattr(request, "csp_nonce", "")),
             "catalog": catalog,
             "debounceMs": PREVIEW_DEBOUNCE_MS,
             "urls": {
@@ -72,7 +83,12 @@ class EditorPageView(LoginRequiredMixin, View):
             "open_editor": self.open_editor,
             "config": config,
             "catalog_groups": _catalog_groups(catalog),
-            "conversation_count": ConversationPrompt.objects.all()[: COUNT_CAP + 1].count(),
+            # Only prompt authors see conversations here; others get no count at all.
+            "conversation_count": (
+                selectors.conversation_prompts(user=request.user)[: COUNT_CAP + 1].count()
+                if request.user.has_perm(CONVERSATION_VIEW_PERMISSION)
+                else None
+            ),
             "conversation_count_cap": COUNT_CAP,
             "cwd": cwd,
             **preview,
@@ -189,7 +205,15 @@ class FileSuggestView(LoginRequiredMixin, View):
         return JsonResponse({"files": files})
 
 
-class ConversationListView(LoginRequiredMixin, View):
+class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
+    """The Conversations pages are for prompt authors: a user without the view
+    permission is answered 403 (anonymous users go to the login page). What each
+    author may do with a conversation is decided by the selectors and services."""
+
+    permission_required = CONVERSATION_VIEW_PERMISSION
+
+
+class ConversationListView(ConversationPagesMixin, View):
     """Stored prompts, searchable by id; htmx requests get the rows alone."""
 
     def get(self, request: HttpRequest) -> HttpResponse:
@@ -199,7 +223,7 @@ class ConversationListView(LoginRequiredMixin, View):
         if form.is_valid():
             query = form.cleaned_data["q"] or ""
             before = form.cleaned_data["before"]
-        prompts = selectors.conversation_prompts_search(query)
+        prompts = selectors.conversation_prompts_search(user=request.user, query=query)
         if before:
             prompts = prompts.filter(id__lt=before)
         page = list(prompts[: CONVERSATION_PAGE_SIZE + 1])
@@ -221,29 +245,42 @@ class ConversationListView(LoginRequiredMixin, View):
         return response
 
 
-class ConversationDetailView(LoginRequiredMixin, View):
-    """One stored prompt, and what compaction would change."""
+class ConversationDetailView(ConversationPagesMixin, View):
+    """One stored prompt. Reading it resolves nothing: what compaction would change is
+    rendered only when asked for (:class:`ConversationCompactionView`)."""
 
     def get(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
-        stored = _conversation(conversation_id)
-        preview = selectors.compaction_preview(stored)
-        context = {
-            "stored": stored,
-            "preview": preview,
-            "instructions": app_settings().compaction_instructions,
-        }
-        return render(request, "editor/conversation.html", context)
+        return _conversation_page(request, _conversation(conversation_id, request), preview=None)
 
 
-class ConversationConstructView(LoginRequiredMixin, View):
+class ConversationCompactionView(ConversationPagesMixin, View):
+    """What compaction would change (POST: it reads files and runs git in the stored
+    cwd); htmx requests get the partial, others the page with it."""
+
+    def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
+        stored = _conversation(conversation_id, request)
+        with _conversation_rules():
+            preview = selectors.conversation_compaction_preview(
+                stored.conversation_id, user=request.user
+            )
+        if HtmxDetails(request):
+            return render(request, "editor/_conversation_compaction.html", {"preview": preview})
+        return _conversation_page(request, preview.stored, preview=preview)
+
+
+class ConversationConstructView(ConversationPagesMixin, View):
     """Re-construct a conversation's prompt from the current template (POST)."""
 
     def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
-        stored = _conversation(conversation_id)
+        stored = _conversation(conversation_id, request)
         try:
-            services.conversation_prompt_construct(
-                conversation_id=stored.conversation_id, cwd=stored.cwd, model=stored.model
-            )
+            with _conversation_rules():
+                services.conversation_prompt_construct(
+                    conversation_id=stored.conversation_id,
+                    cwd=stored.cwd,
+                    model=stored.model,
+                    user=request.user,
+                )
         except selectors.InvalidInput as exc:
             messages.error(request, f"Not re-constructed: {exc.message}")
         else:
@@ -251,12 +288,15 @@ class ConversationConstructView(LoginRequiredMixin, View):
         return redirect("editor:conversation", conversation_id=stored.conversation_id)
 
 
-class ConversationForgetView(LoginRequiredMixin, View):
+class ConversationForgetView(ConversationPagesMixin, View):
     """Forget a conversation's prompt (POST); its next turn constructs a new one."""
 
     def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
-        stored = _conversation(conversation_id)
-        services.conversation_prompt_delete(conversation_id=stored.conversation_id)
+        stored = _conversation(conversation_id, request)
+        with _conversation_rules():
+            services.conversation_prompt_delete(
+                conversation_id=stored.conversation_id, user=request.user
+            )
         messages.success(request, f"Forgot the prompt of {stored.conversation_id}.")
         return redirect("editor:conversations")
 
@@ -302,6 +342,8 @@ def _preview_context(*, text: str, cwd: str, model: str, conversation_id: str) -
             )
         except selectors.InvalidInput as exc:
             errors[exc.field] = exc.message
+        except PromptTooLarge as exc:
+            context["template_error"] = str(exc)
     diagnostics = preview.diagnostics if preview is not None else selectors.template_lint(text)
     context.update(errors=errors, diagnostics=diagnostics, preview=preview)
     if preview is not None:
@@ -311,14 +353,9 @@ def _preview_context(*, text: str, cwd: str, model: str, conversation_id: str) -
             characters=len(prompt or ""),
             tokens=-(-len(prompt or "") // CHARACTERS_PER_TOKEN),
             lines=len((prompt or "").splitlines()),
-            variables=[
-                {
-                    "key": key,
-                    "value": None if isinstance(value, Missing) else value,
-                    "reason": value.reason if isinstance(value, Missing) else None,
-                }
-                for key, value in sorted(preview.rendered.values.items())
-            ],
+            # Each distinct value once, capped: 1,000 names of one large file must not
+            # make a page of a gigabyte.
+            variables=[asdict(v) for v in selectors.preview_variables(preview.rendered.values)],
         )
     context["diagnostics_data"] = [
         {"line": d.line, "column": d.column, "severity": d.severity, "message": d.message}
@@ -371,12 +408,37 @@ def _version(number: int) -> TemplateVersion:
         raise Http404(f"There is no version {number}.") from None
 
 
-def _conversation(conversation_id: str) -> ConversationPrompt:
+@contextmanager
+def _conversation_rules() -> Iterator[None]:
+    """The selectors' and services' refusals as the editor's 404 and 403 pages."""
+    try:
+        yield
+    except selectors.ConversationNotFound:
+        raise Http404("No such conversation.") from None
+    except selectors.ConversationForbidden as exc:
+        raise PermissionDenied(str(exc)) from None
+
+
+def _conversation(conversation_id: str, request: HttpRequest) -> ConversationPrompt:
     try:
         selectors.conversation_id_check(conversation_id)
     except selectors.InvalidInput:
         raise Http404("No such conversation.") from None
-    stored = selectors.conversation_prompt_get(conversation_id)
-    if stored is None:
-        raise Http404("No such conversation.")
-    return stored
+    with _conversation_rules():
+        return selectors.conversation_prompt_visible(conversation_id, user=request.user)
+
+
+def _conversation_page(
+    request: HttpRequest,
+    stored: ConversationPrompt,
+    *,
+    preview: selectors.CompactionPreview | None,
+) -> HttpResponse:
+    context = {
+        "stored": stored,
+        "owner": stored.owner.get_username() if stored.owner else None,
+        "access": selectors.conversation_access(stored, user=request.user),
+        "preview": preview,
+        "instructions": app_settings().compaction_instructions,
+    }
+    return render(request, "editor/conversation.html", context)

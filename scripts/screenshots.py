@@ -223,6 +223,8 @@ users = {}
 for name in ("ada", "grace", "linus"):
     users[name] = User.objects.create_user(username=name, password=data["password"])
     users[name].groups.add(authors)
+# The conversations belong to the agent host whose turns created them.
+host = User.objects.get(username=services.agent_host_ensure(name="claude-code").username)
 now = timezone.now()
 
 def at(minutes_ago):
@@ -236,7 +238,7 @@ for author, minutes, text in data["versions"]:
         for conversation_id, cwd, model, ago in data["conversations"]:
             with at(ago):
                 services.conversation_prompt_resolve(
-                    conversation_id=conversation_id, cwd=cwd, model=model
+                    conversation_id=conversation_id, cwd=cwd, model=model, user=host
                 )
 print(Token.objects.create(user=users["ada"]).key)
 """
@@ -330,6 +332,8 @@ def shoot_conversation(browser: Browser, base_url: str, out: Path) -> None:
     page.set_default_timeout(15_000)
     path = f"/conversations/{DOCS_CONVERSATION}/"
     log_in(page, base_url, "ada", PASSWORD, path)
+    # The diff resolves variables, so it renders only when asked for.
+    page.get_by_role("button", name="Show what compaction would change").click()
     page.wait_for_selector("#compaction-diff .diff .diff-insert")
     # Bring the compaction diff into view, below the frozen prompt.
     page.evaluate(

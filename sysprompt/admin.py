@@ -5,7 +5,8 @@
   nobody, superusers included, may change or delete it. Adding needs the same
   permission as ``PUT /api/system-prompt``: ``sysprompt.change_templateversion``.
 * Conversation prompts are built by the API, never here: the admin shows them
-  read-only, finds them by exact conversation id, and deletes them ("forget").
+  read-only with their owner, finds them by exact conversation id, and deletes them
+  ("forget").
 
 Both lists are built for large tables: no full count, no per-row query, and no prompt
 or template text loaded for a list page.
@@ -265,8 +266,10 @@ class ConversationPromptAdmin(_PromptAdmin):
         "model",
         "working_directory",
         "constructed_at",
+        "owner",
         "sha256_short",
     )
+    list_select_related = ("owner",)
     list_filter = (TemplateVersionFilter,)
     date_hierarchy = "constructed_at"
     search_fields = ("conversation_id__exact",)
@@ -274,6 +277,7 @@ class ConversationPromptAdmin(_PromptAdmin):
     show_full_result_count = False
     fields = (
         "conversation_id",
+        "owner",
         "template_version_link",
         "model",
         "working_directory",
@@ -296,10 +300,10 @@ class ConversationPromptAdmin(_PromptAdmin):
         return False  # a stored prompt is replaced by construct or compact, never edited
 
     def delete_model(self, request: HttpRequest, obj: ConversationPrompt) -> None:
-        services.conversation_prompt_delete(conversation_id=obj.conversation_id)
+        services.conversation_prompt_delete(conversation_id=obj.conversation_id, user=request.user)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ConversationPrompt]) -> None:
-        services.conversation_prompts_delete(prompts=queryset)
+        services.conversation_prompts_delete(prompts=queryset, user=request.user)
 
     @admin.display(description="template version", ordering="template_version")
     def template_version_column(self, obj: ConversationPrompt) -> str:

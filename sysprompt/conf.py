@@ -37,12 +37,30 @@ DEFAULT_COMPACTION_INSTRUCTIONS = (
 DEFAULT_GIT_TIMEOUT = 2.0
 DEFAULT_MAX_FILE_BYTES = 1_048_576
 DEFAULT_MAX_TEMPLATE_BYTES = 262_144
+DEFAULT_MAX_PROMPT_BYTES = 1_048_576
+"""The largest rendered prompt, in UTF-8 bytes (``SYSPROMPT_MAX_PROMPT_BYTES``).
+
+A variable whose value would take the prompt past it does not exist; a template whose
+literal text alone is over it is refused (413). 1 MiB is about 250,000 tokens, beyond
+any model's context window, so no useful prompt is refused."""
+DEFAULT_MAX_READ_BYTES = 8 * 1_048_576
+"""What the resolvers of one resolution may read from files together, in bytes
+(``SYSPROMPT_MAX_READ_BYTES``).
+
+8 MiB is eight files of the largest size ``MAX_FILE_BYTES`` admits, or thousands of
+ordinary ``AGENTS.md``-sized ones: eight times what one prompt can hold, so a template
+that reads a few large files and tests others with ``[if]`` still works. It bounds the
+memory one request can take for file text (the text and the values the preview keeps,
+a few times 8 MiB at most), where before the template size alone bounded it (26,000
+references to a 1 MB file fitted in a template: 26 GB)."""
 KEYS = (
     "ALLOWED_ROOTS",
     "COMPACTION_INSTRUCTIONS",
     "DEFAULT_TEMPLATE",
     "GIT_TIMEOUT",
     "MAX_FILE_BYTES",
+    "MAX_PROMPT_BYTES",
+    "MAX_READ_BYTES",
     "MAX_TEMPLATE_BYTES",
 )
 
@@ -57,6 +75,8 @@ class AppSettings:
     max_template_bytes: int
     default_template: str
     compaction_instructions: str
+    max_prompt_bytes: int = DEFAULT_MAX_PROMPT_BYTES
+    max_read_bytes: int = DEFAULT_MAX_READ_BYTES
 
 
 def app_settings() -> AppSettings:
@@ -79,6 +99,12 @@ def app_settings() -> AppSettings:
             "COMPACTION_INSTRUCTIONS",
             raw.get("COMPACTION_INSTRUCTIONS", DEFAULT_COMPACTION_INSTRUCTIONS),
         ),
+        max_prompt_bytes=_positive_int(
+            "MAX_PROMPT_BYTES", raw.get("MAX_PROMPT_BYTES", DEFAULT_MAX_PROMPT_BYTES)
+        ),
+        max_read_bytes=_positive_int(
+            "MAX_READ_BYTES", raw.get("MAX_READ_BYTES", DEFAULT_MAX_READ_BYTES)
+        ),
     )
 
 
@@ -89,6 +115,8 @@ def resolver_options() -> ResolverOptions:
         git_timeout=conf.git_timeout,
         allowed_roots=conf.allowed_roots,
         max_file_bytes=conf.max_file_bytes,
+        max_read_bytes=conf.max_read_bytes,
+        max_prompt_bytes=conf.max_prompt_bytes,
     )
 
 

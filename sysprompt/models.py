@@ -4,7 +4,9 @@
   next number; the one with the highest number is current. A version is never changed
   or deleted, so a stored prompt can always name the version it came from.
 * :class:`ConversationPrompt` is the system prompt a conversation's first turn froze
-  (or its last ``construct``/``compact`` replaced), byte for byte, with its SHA-256.
+  (or its last ``construct``/``compact`` replaced), byte for byte, with its SHA-256, and
+  its owner: the user whose call created it (see :mod:`sysprompt.selectors` for who may
+  see and change it).
 
 Writes go through :mod:`sysprompt.services`; reads through :mod:`sysprompt.selectors`.
 """
@@ -19,6 +21,12 @@ from django.db import models
 CONVERSATION_ID_MAX_LENGTH = 200
 TEMPLATE_EDIT_PERMISSION = "sysprompt.change_templateversion"
 """What changing the template takes (PUT /api/system-prompt, adding a version in the admin)."""
+CONVERSATION_VIEW_PERMISSION = "sysprompt.view_conversationprompt"
+"""What seeing every conversation takes, not only one's own (prompt authors)."""
+CONVERSATION_CHANGE_PERMISSION = "sysprompt.change_conversationprompt"
+"""What constructing or compacting someone else's conversation takes."""
+CONVERSATION_DELETE_PERMISSION = "sysprompt.delete_conversationprompt"
+"""What deleting (forgetting) someone else's conversation takes."""
 
 
 class TemplateVersionImmutable(Exception):
@@ -81,9 +89,25 @@ class ConversationPrompt(models.Model):
     model = models.CharField(max_length=200, blank=True)
     constructed_at = models.DateTimeField()
     created_at = models.DateTimeField(editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+        db_index=False,  # the (owner, id) index below serves every lookup by owner
+        help_text=(
+            "The user whose call created it; empty for rows stored before conversations "
+            "had owners (or whose owner was deleted): only prompt authors see those."
+        ),
+    )
 
     class Meta:
         ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["owner", "id"], name="sysprompt_conv_owner_id_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.conversation_id

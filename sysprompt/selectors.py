@@ -5,18 +5,29 @@ here (:func:`conversation_id_check`, :func:`cwd_check`), look for the stored pro
 (:func:`conversation_prompt_get`), and only when there is none render the current
 template (:func:`template_current` → :func:`prompt_render`, which resolves only what
 the template references).
+
+Who may do what with a conversation is decided here and nowhere else
+(:func:`conversation_check`): its owner may do everything; others need
+``view_conversationprompt`` to see it at all (:class:`ConversationNotFound` otherwise,
+exactly as if it did not exist), and ``change_``/``delete_conversationprompt`` to
+construct, compact or delete it (:class:`ConversationForbidden`).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import Enum
+from typing import TypeAlias
 
 from django.apps import apps
+from django.contrib.auth.models import AnonymousUser, PermissionsMixin
 from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -25,9 +36,22 @@ from sysprompt import template as engine
 from sysprompt.apps import SyspromptConfig
 from sysprompt.conf import app_settings, resolver_options
 from sysprompt.diffs import Diff, text_diff
-from sysprompt.models import CONVERSATION_ID_MAX_LENGTH, ConversationPrompt, TemplateVersion
-from sysprompt.variables import ResolveContext, Value, default_registry, resolve_prompt
-from sysprompt.variables.file import is_inside, real_roots
+from sysprompt.models import (
+    CONVERSATION_CHANGE_PERMISSION,
+    CONVERSATION_DELETE_PERMISSION,
+    CONVERSATION_ID_MAX_LENGTH,
+    CONVERSATION_VIEW_PERMISSION,
+    ConversationPrompt,
+    TemplateVersion,
+)
+from sysprompt.variables import (
+    Missing,
+    ResolveContext,
+    Value,
+    default_registry,
+    resolve_prompt,
+)
+from sysprompt.variables.file import directory_real_path, is_inside, real_roots
 
 CONVERSATION_ID = re.compile(rf"[A-Za-z0-9._:-]{{1,{CONVERSATION_ID_MAX_LENGTH}}}")
 
@@ -71,25 +95,54 @@ def conversation_id_check(conversation_id: str) -> str:
     return conversation_id
 
 
-def cwd_check(cwd: str) -> str:
+class CheckedCwd(str):
+    """A working directory that passed :func:`cwd_check`.
+
+    The string is the path as given, normalised: what is stored and what
+    ``[prompt:cwd]`` shows. ``real`` is the real path of the directory that was opened
+    when it was checked: what every resolver works in (``ResolveContext.directory``).
+    """
+
+    real: str
+
+    def __new__(cls, path: str, real: str) -> CheckedCwd:
+        checked = super().__new__(cls, path)
+        checked.real = real
+        return checked
+
+    def __reduce__(self) -> tuple[type[CheckedCwd], tuple[str, str]]:
+        return (CheckedCwd, (str(self), self.real))
+
+
+def cwd_check(cwd: str) -> CheckedCwd:
     """``cwd`` normalised, when it is an absolute existing directory in the allowed roots.
 
-    Only the path itself is examined (``stat`` and symlink resolution); nothing is read.
+    The directory is opened once (``O_DIRECTORY``, nothing is read) and the path of the
+    opened descriptor is what must lie inside the allowed roots, so no symlink swapped
+    in between a check and a use can move it; that path is returned as ``.real``.
     """
     if "\0" in cwd or not os.path.isabs(cwd):
         raise InvalidInput("cwd", f"{cwd!r} is not an absolute path; pass the full path.")
-    real = os.path.realpath(cwd)
     roots = real_roots(app_settings().allowed_roots)
+    allowed = ", ".join(roots) or "none are configured"
+    outside = InvalidInput(
+        "cwd",
+        f"{cwd!r} is outside the allowed roots ({allowed}); "
+        "set SYSPROMPT_ALLOWED_ROOTS to allow it.",
+    )
+    try:
+        # The cheap check first, so that nothing outside is opened. ``realpath`` raises
+        # when a link it is following vanishes (a swap under way).
+        if not any(is_inside(os.path.realpath(cwd), root) for root in roots):
+            raise outside
+        real = directory_real_path(cwd)
+    except OSError as exc:
+        if exc.errno == errno.ENOTSUP:
+            raise InvalidInput("cwd", f"{cwd!r} cannot be checked: {exc.strerror}.") from None
+        raise InvalidInput("cwd", f"{cwd!r} is not an existing directory.") from None
     if not any(is_inside(real, root) for root in roots):
-        allowed = ", ".join(roots) or "none are configured"
-        raise InvalidInput(
-            "cwd",
-            f"{cwd!r} is outside the allowed roots ({allowed}); "
-            "set SYSPROMPT_ALLOWED_ROOTS to allow it.",
-        )
-    if not os.path.isdir(real):
-        raise InvalidInput("cwd", f"{cwd!r} is not an existing directory.")
-    return os.path.normpath(cwd)
+        raise outside
+    return CheckedCwd(os.path.normpath(cwd), real)
 
 
 @dataclass(frozen=True)
@@ -164,9 +217,105 @@ def conversation_prompt_get(conversation_id: str) -> ConversationPrompt | None:
     return ConversationPrompt.from_db(connection.alias, [f.attname for f in fields], values)
 
 
-def conversation_prompts() -> QuerySet[ConversationPrompt]:
-    """Every stored conversation prompt, newest first, without the prompt text."""
-    return ConversationPrompt.objects.defer("system_prompt").order_by("-id")
+Actor: TypeAlias = PermissionsMixin | AnonymousUser
+"""The user a call acts for: ``request.user``."""
+
+
+class ConversationNotFound(Exception):
+    """No stored prompt under this id that the user may see (the API's 404).
+
+    The message is the same whether there is no row or someone else's, so an answer
+    tells no more than "not yours"."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"Conversation {conversation_id!r} has no stored system prompt.")
+        self.conversation_id = conversation_id
+
+
+class ConversationForbidden(Exception):
+    """A conversation the user may see but not change or delete (the API's 403)."""
+
+    def __init__(self, conversation_id: str, permission: str) -> None:
+        super().__init__(
+            f"Conversation {conversation_id!r} belongs to another user; changing or "
+            f"deleting it needs the permission {permission}."
+        )
+        self.conversation_id = conversation_id
+        self.permission = permission
+
+
+class ConversationAction(Enum):
+    """What a call does with a stored conversation, and the permission it takes when the
+    conversation is someone else's."""
+
+    READ = CONVERSATION_VIEW_PERMISSION
+    CHANGE = CONVERSATION_CHANGE_PERMISSION
+    DELETE = CONVERSATION_DELETE_PERMISSION
+
+
+def _owns(prompt: ConversationPrompt, user: Actor) -> bool:
+    return prompt.owner_id is not None and prompt.owner_id == user.pk
+
+
+def conversation_check(
+    prompt: ConversationPrompt, *, user: Actor, action: ConversationAction
+) -> ConversationPrompt:
+    """``prompt`` when ``user`` may do ``action`` with it.
+
+    Its owner may do anything; anyone else needs the view permission to see it
+    (:class:`ConversationNotFound` without) and, to change or delete it, that
+    permission too (:class:`ConversationForbidden` without). A row without an owner
+    (stored before owners existed) is someone else's for everybody. The owner is
+    compared first: an owner's own turn costs no query.
+    """
+    if _owns(prompt, user):
+        return prompt
+    if not user.has_perm(CONVERSATION_VIEW_PERMISSION):
+        raise ConversationNotFound(prompt.conversation_id)
+    if action is not ConversationAction.READ and not user.has_perm(action.value):
+        raise ConversationForbidden(prompt.conversation_id, action.value)
+    return prompt
+
+
+@dataclass(frozen=True)
+class ConversationAccess:
+    """What a user who may see a conversation may also do with it (the editor's buttons)."""
+
+    can_change: bool
+    can_delete: bool
+
+
+def conversation_access(prompt: ConversationPrompt, *, user: Actor) -> ConversationAccess:
+    """The rules of :func:`conversation_check`, as flags, for a visible conversation."""
+    owns = _owns(prompt, user)
+    return ConversationAccess(
+        can_change=owns or user.has_perm(CONVERSATION_CHANGE_PERMISSION),
+        can_delete=owns or user.has_perm(CONVERSATION_DELETE_PERMISSION),
+    )
+
+
+def conversation_prompt_visible(conversation_id: str, *, user: Actor) -> ConversationPrompt:
+    """The stored prompt of a conversation ``user`` may see.
+
+    Raises :class:`InvalidInput` for an invalid id and :class:`ConversationNotFound`
+    when there is no row or ``user`` may not see it.
+    """
+    conversation_id_check(conversation_id)
+    stored = conversation_prompt_get(conversation_id)
+    if stored is None:
+        raise ConversationNotFound(conversation_id)
+    return conversation_check(stored, user=user, action=ConversationAction.READ)
+
+
+def conversation_prompts(*, user: Actor) -> QuerySet[ConversationPrompt]:
+    """The stored conversation prompts ``user`` may see, newest first, without the text:
+    every one for a prompt author, otherwise the user's own."""
+    prompts = ConversationPrompt.objects.defer("system_prompt").order_by("-id")
+    if user.has_perm(CONVERSATION_VIEW_PERMISSION):
+        return prompts
+    if user.pk is None:
+        return prompts.none()
+    return prompts.filter(owner_id=user.pk)
 
 
 def parsed_template(source: str) -> engine.Template:
@@ -199,17 +348,22 @@ def prompt_render(
 ) -> Rendered:
     """Render ``template`` (default: the current one) for a conversation in ``cwd``.
 
-    ``cwd`` must have passed :func:`cwd_check`. Only what the rendering reaches is
+    ``cwd`` is what :func:`cwd_check` returned (a plain string is checked here): the
+    resolvers work in its checked real path. Only what the rendering reaches is
     resolved, unless ``resolve_all`` asks for every referenced variable (the preview).
+    Raises :class:`~sysprompt.template.PromptTooLarge` when the template's literal text
+    alone is over ``MAX_PROMPT_BYTES``.
     """
+    checked = cwd if isinstance(cwd, CheckedCwd) else cwd_check(cwd)
     chosen = template_current() if template is None else template
     now = timezone.now()
     context = ResolveContext(
-        cwd=cwd,
+        cwd=str(checked),
         model=model or None,
         conversation_id=conversation_id,
         now=now,
         options=resolver_options(),
+        directory=checked.real,
     )
     resolution = resolve_prompt(parsed_template(chosen.text), context, default_registry())
     values = resolution.values.resolve_all() if resolve_all else resolution.values.looked_up()
@@ -219,7 +373,7 @@ def prompt_render(
         prompt=prompt,
         sha256=digest,
         template=chosen,
-        cwd=cwd,
+        cwd=str(checked),
         model=model,
         rendered_at=now,
         values=values,
@@ -232,6 +386,45 @@ class Preview:
 
     rendered: Rendered
     diagnostics: list[engine.Diagnostic]
+
+
+# What a preview shows of the values: each at most this many characters, all of them
+# together at most this many; a value equal to an earlier one is shown once.
+PREVIEW_VALUE_CHARS = 4_096
+PREVIEW_SECTION_CHARS = 262_144
+
+
+@dataclass(frozen=True)
+class PreviewVariable:
+    """One variable as a preview shows it.
+
+    ``value`` is the shown part (``None``: it does not exist, see ``reason``; ``""``
+    with ``same_as``: the same value as that earlier key); ``omitted`` counts the
+    characters left out by the caps."""
+
+    key: str
+    value: str | None
+    reason: str | None = None
+    omitted: int = 0
+    same_as: str | None = None
+
+
+def preview_variables(values: Mapping[str, Value]) -> list[PreviewVariable]:
+    """``values`` by key, each distinct value once and within the preview's caps."""
+    first_key: dict[str, str] = {}
+    left = PREVIEW_SECTION_CHARS
+    shown: list[PreviewVariable] = []
+    for key, value in sorted(values.items()):
+        if isinstance(value, Missing):
+            shown.append(PreviewVariable(key, None, reason=value.reason))
+        elif (earlier := first_key.get(value)) is not None:
+            shown.append(PreviewVariable(key, "", same_as=earlier))
+        else:
+            first_key[value] = key
+            part = value[: min(PREVIEW_VALUE_CHARS, left)]
+            left -= len(part)
+            shown.append(PreviewVariable(key, part, omitted=len(value) - len(part)))
+    return shown
 
 
 def template_preview(
@@ -265,9 +458,10 @@ def _draft(text: str) -> CurrentTemplate:
     return CurrentTemplate(text=text, version=0, updated_at=None, author=None)
 
 
-def conversation_prompts_search(query: str = "") -> QuerySet[ConversationPrompt]:
-    """Stored conversation prompts whose id contains ``query`` (any case), newest first."""
-    prompts = conversation_prompts()
+def conversation_prompts_search(*, user: Actor, query: str = "") -> QuerySet[ConversationPrompt]:
+    """The conversation prompts ``user`` may see whose id contains ``query`` (any case),
+    newest first, with their owners."""
+    prompts = conversation_prompts(user=user).select_related("owner")
     query = query.strip()
     return prompts.filter(conversation_id__icontains=query) if query else prompts
 
@@ -282,13 +476,28 @@ class CompactionPreview:
     diff: Diff | None
 
 
+def conversation_compaction_preview(conversation_id: str, *, user: Actor) -> CompactionPreview:
+    """:func:`compaction_preview` of a conversation ``user`` may construct (it resolves
+    variables: reads files, runs git); :class:`ConversationNotFound` or
+    :class:`ConversationForbidden` otherwise, before anything is resolved."""
+    stored = conversation_prompt_visible(conversation_id, user=user)
+    conversation_check(stored, user=user, action=ConversationAction.CHANGE)
+    return compaction_preview(stored)
+
+
 def compaction_preview(stored: ConversationPrompt) -> CompactionPreview:
-    """Render the current template for ``stored``'s cwd and model; persist nothing."""
+    """Render the current template for ``stored``'s cwd and model; persist nothing.
+
+    Checks no permission: callers go through :func:`conversation_compaction_preview`.
+    """
     try:
         cwd = cwd_check(stored.cwd)
     except InvalidInput as exc:
         return CompactionPreview(stored=stored, fresh=None, problem=exc.message, diff=None)
-    fresh = prompt_render(cwd=cwd, model=stored.model, conversation_id=stored.conversation_id)
+    try:
+        fresh = prompt_render(cwd=cwd, model=stored.model, conversation_id=stored.conversation_id)
+    except engine.PromptTooLarge as exc:
+        return CompactionPreview(stored=stored, fresh=None, problem=str(exc), diff=None)
     diff = text_diff(stored.system_prompt, fresh.prompt)
     return CompactionPreview(stored=stored, fresh=fresh, problem=None, diff=diff)
 
@@ -304,12 +513,12 @@ FILE_SUGGESTION_SKIPPED = frozenset(
 def files_suggest(*, cwd: str, query: str = "", limit: int = 50) -> list[str]:
     """Files under ``cwd`` a ``[file:…]`` variable could name, relative to ``cwd``.
 
-    ``cwd`` must pass :func:`cwd_check`. Only names are read (no file is opened); a
-    symlink is offered only when its target is a regular file inside the allowed roots.
-    Paths containing ``query`` (any case) come first when they start with it, then by
-    depth and name.
+    ``cwd`` must pass :func:`cwd_check`; its checked real path is walked. Only names
+    are read (no file is opened); a symlink is offered only when its target is a
+    regular file inside the allowed roots. Paths containing ``query`` (any case) come
+    first when they start with it, then by depth and name.
     """
-    root = cwd_check(cwd)
+    root = cwd_check(cwd).real
     roots = real_roots(app_settings().allowed_roots)
     needle = query.strip().lower()
     found: list[str] = []

@@ -19,10 +19,20 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from sysprompt.conf import app_settings
-from sysprompt.models import TEMPLATE_EDIT_PERMISSION, ConversationPrompt, TemplateVersion
+from sysprompt.models import (
+    CONVERSATION_CHANGE_PERMISSION,
+    CONVERSATION_DELETE_PERMISSION,
+    CONVERSATION_VIEW_PERMISSION,
+    TEMPLATE_EDIT_PERMISSION,
+    ConversationPrompt,
+    TemplateVersion,
+)
 from sysprompt.selectors import (
+    Actor,
+    ConversationAction,
     CurrentTemplate,
     Rendered,
+    conversation_check,
     conversation_id_check,
     conversation_prompt_get,
     cwd_check,
@@ -133,53 +143,88 @@ class Stored:
     created: bool
 
 
-def conversation_prompt_resolve(*, conversation_id: str, cwd: str, model: str = "") -> Stored:
+def conversation_prompt_resolve(
+    *, conversation_id: str, cwd: str, model: str = "", user: Actor
+) -> Stored:
     """The turn's system prompt: the stored one, byte for byte, or on the first turn a
-    freshly constructed one, stored.
+    freshly constructed one, stored with ``user`` as its owner.
 
-    A later turn reads one row and writes nothing. Concurrent first turns may each
-    render, but exactly one row is stored and every caller answers with it.
+    A later turn reads one row and writes nothing (and, for the owner, runs no other
+    query). Concurrent first turns may each render, but exactly one row is stored and
+    every caller answers with it. A conversation ``user`` may not see raises
+    :class:`~sysprompt.selectors.ConversationNotFound`, and nothing is rendered or stored:
+    ids are unique across users.
     """
     conversation_id = conversation_id_check(conversation_id)
     cwd = cwd_check(cwd)
     stored = conversation_prompt_get(conversation_id)
     if stored is not None:
-        return Stored(prompt=stored, created=False)
+        return Stored(prompt=_readable(stored, user), created=False)
     rendered = prompt_render(cwd=cwd, model=model, conversation_id=conversation_id)
     try:
         with transaction.atomic():
             row = ConversationPrompt.objects.create(
                 conversation_id=conversation_id,
                 created_at=rendered.rendered_at,
+                owner_id=user.pk,
                 **_stored_fields(rendered),
             )
     except IntegrityError:
         winner = conversation_prompt_get(conversation_id)
         if winner is None:  # created and deleted again in between: try once more
             return conversation_prompt_resolve(
-                conversation_id=conversation_id, cwd=cwd, model=model
+                conversation_id=conversation_id, cwd=cwd, model=model, user=user
             )
-        return Stored(prompt=winner, created=False)
+        return Stored(prompt=_readable(winner, user), created=False)
     return Stored(prompt=row, created=True)
 
 
-def conversation_prompt_construct(*, conversation_id: str, cwd: str, model: str = "") -> Stored:
-    """Render the current template afresh and store it, replacing any stored prompt."""
+def _readable(prompt: ConversationPrompt, user: Actor) -> ConversationPrompt:
+    return conversation_check(prompt, user=user, action=ConversationAction.READ)
+
+
+def conversation_prompt_construct(
+    *, conversation_id: str, cwd: str, model: str = "", user: Actor
+) -> Stored:
+    """Render the current template afresh and store it, replacing any stored prompt.
+
+    A new conversation gets ``user`` as its owner. Someone else's conversation keeps its
+    owner and needs the change permission: without it nothing is rendered and
+    :class:`~sysprompt.selectors.ConversationNotFound` (may not see it) or
+    :class:`~sysprompt.selectors.ConversationForbidden` (may see it) is raised.
+    """
     conversation_id = conversation_id_check(conversation_id)
+    _changeable(conversation_id, user)
     cwd = cwd_check(cwd)
     rendered = prompt_render(cwd=cwd, model=model, conversation_id=conversation_id)
-    return _conversation_prompt_store(conversation_id=conversation_id, rendered=rendered)
+    return _conversation_prompt_store(conversation_id=conversation_id, rendered=rendered, user=user)
+
+
+def _changeable(conversation_id: str, user: Actor) -> None:
+    """Refuse, before anything is rendered, a stored conversation ``user`` may not change."""
+    stored = conversation_prompt_get(conversation_id)
+    if stored is not None:
+        conversation_check(stored, user=user, action=ConversationAction.CHANGE)
 
 
 @transaction.atomic
-def _conversation_prompt_store(*, conversation_id: str, rendered: Rendered) -> Stored:
+def _conversation_prompt_store(*, conversation_id: str, rendered: Rendered, user: Actor) -> Stored:
     fields = _stored_fields(rendered)
-    row, created = ConversationPrompt.objects.update_or_create(
-        conversation_id=conversation_id,
-        defaults=fields,
-        create_defaults={"created_at": rendered.rendered_at, **fields},
-    )
-    return Stored(prompt=row, created=created)
+    locked = ConversationPrompt.objects.select_for_update()
+    row = locked.filter(conversation_id=conversation_id).first()
+    if row is None:
+        row, created = ConversationPrompt.objects.get_or_create(
+            conversation_id=conversation_id,
+            defaults={"created_at": rendered.rendered_at, "owner_id": user.pk, **fields},
+        )
+        if created:
+            return Stored(prompt=row, created=True)
+        row = locked.get(pk=row.pk)  # a concurrent first turn stored it: check it too
+    conversation_check(row, user=user, action=ConversationAction.CHANGE)
+    for name, value in fields.items():
+        setattr(row, name, value)
+    row.save(update_fields=list(fields))
+    return Stored(prompt=row, created=False)
 
 
 @dataclass(frozen=True)
@@ -190,27 +235,49 @@ class Compacted:
     compaction_prompt: str | None
 
 
-def conversation_prompt_compact(*, conversation_id: str, cwd: str, model: str = "") -> Compacted:
-    """Construct afresh; the compaction turn's prompt is the fresh prompt + ``"\\n\\n"`` +
-    the compaction instructions (the instructions alone when the fresh prompt is None).
-    The stored prompt never holds the instructions."""
-    stored = conversation_prompt_construct(conversation_id=conversation_id, cwd=cwd, model=model)
+def conversation_prompt_compact(
+    *, conversation_id: str, cwd: str, model: str = "", user: Actor
+) -> Compacted:
+    """Construct afresh (the same rules as :func:`conversation_prompt_construct`); the
+    compaction turn's prompt is the fresh prompt + ``"\\n\\n"`` + the compaction
+    instructions (the instructions alone when the fresh prompt is None). The stored
+    prompt never holds the instructions."""
+    stored = conversation_prompt_construct(
+        conversation_id=conversation_id, cwd=cwd, model=model, user=user
+    )
     instructions = app_settings().compaction_instructions
     parts = [part for part in (stored.prompt.system_prompt, instructions) if part]
     return Compacted(stored=stored, compaction_prompt="\n\n".join(parts) or None)
 
 
 @transaction.atomic
-def conversation_prompt_delete(*, conversation_id: str) -> bool:
-    """Forget a conversation's prompt; False when there was none."""
+def conversation_prompt_delete(*, conversation_id: str, user: Actor) -> bool:
+    """Forget a conversation's prompt; False when there was none.
+
+    Someone else's conversation needs the delete permission: without it nothing is
+    deleted and :class:`~sysprompt.selectors.ConversationNotFound` (may not see it) or
+    :class:`~sysprompt.selectors.ConversationForbidden` (may see it) is raised.
+    """
     conversation_id = conversation_id_check(conversation_id)
-    deleted, _ = ConversationPrompt.objects.filter(conversation_id=conversation_id).delete()
+    row = (
+        ConversationPrompt.objects.select_for_update()
+        .filter(conversation_id=conversation_id)
+        .first()
+    )
+    if row is None:
+        return False
+    conversation_check(row, user=user, action=ConversationAction.DELETE)
+    deleted, _ = ConversationPrompt.objects.filter(pk=row.pk).delete()
     return deleted > 0
 
 
 @transaction.atomic
-def conversation_prompts_delete(*, prompts: QuerySet[ConversationPrompt]) -> int:
-    """Forget every prompt in ``prompts`` (the admin's bulk delete); how many were."""
+def conversation_prompts_delete(*, prompts: QuerySet[ConversationPrompt], user: Actor) -> int:
+    """Forget the prompts in ``prompts`` that ``user`` may delete (the admin's bulk
+    delete): every one with the delete permission, otherwise the user's own; how many
+    were."""
+    if not user.has_perm(CONVERSATION_DELETE_PERMISSION):
+        prompts = prompts.filter(owner_id=user.pk) if user.pk is not None else prompts.none()
     deleted, _ = prompts.delete()
     return deleted
 
@@ -234,7 +301,9 @@ GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
     PROMPT_AUTHORS_GROUP: (
         TEMPLATE_EDIT_PERMISSION,
         "sysprompt.view_templateversion",
-        "sysprompt.view_conversationprompt",
+        CONVERSATION_VIEW_PERMISSION,
+        CONVERSATION_CHANGE_PERMISSION,
+        CONVERSATION_DELETE_PERMISSION,
     ),
     AGENT_HOSTS_GROUP: (),
 }

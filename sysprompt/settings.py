@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from sysprompt.env import env_bool, env_float, env_int, env_list, env_str, local_secret_key
@@ -49,19 +51,25 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
+    "axes",
     "sysprompt.apps.SyspromptConfig",
     "editor.apps.EditorConfig",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files leave here, far-future cached
+    "sysprompt.middleware.NoStoreMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "sysprompt.middleware.ErrorResponseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
 ROOT_URLCONF = "sysprompt.urls"
@@ -113,6 +121,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out username+address first
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 LOGIN_URL = "login"
@@ -168,6 +181,66 @@ if SECURE_PROXY_SSL_HEADER is not None:  # served over HTTPS: cookies never trav
     CSRF_COOKIE_SECURE = True
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS") or []
 
+# Content-Security-Policy on every answer (docs/production.md, "Content-Security-Policy").
+# The nonce appears only in answers whose page used request.csp_nonce: the Swagger UI's
+# (templates/api/swagger_ui.html) for drf-spectacular's inline <style>, and the editor's,
+# whose CodeMirror writes its theme into <style> elements carrying that nonce.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
+
+
+# Login throttling with django-axes (docs/production.md, "Login throttling"): after
+# AXES_FAILURE_LIMIT failures of one username from one address, that pair is refused
+# with 429 for AXES_COOLOFF_MINUTES, even with the right password. Never a permanent lock.
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT") or 5
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("AXES_COOLOFF_MINUTES") or 15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # a successful login before the limit starts the count anew
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the pause ends when announced
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_CALLABLE = "sysprompt.security.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "sysprompt.security.client_ip"
+# Behind proxies that append to X-Forwarded-For, how many: the client's address is that
+# many entries from the right. 0 (the default): REMOTE_ADDR, the direct peer.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT") or 0
+
+
+# Logs go to stderr (gunicorn and systemd collect it): django.request's errors with their
+# traceback, the app's sysprompt.* loggers, at LOG_LEVEL (default INFO).
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO").strip().upper() or "INFO"
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL={LOG_LEVEL!r}: use DEBUG, INFO, WARNING, ERROR or CRITICAL."
+    )
+LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "stderr": {"class": "sysprompt.log.StderrHandler", "formatter": "plain"},
+    },
+    "root": {"handlers": ["stderr"], "level": "WARNING"},
+    "loggers": {
+        # Replaces Django's DEBUG-only console handler: everything reaches the root's.
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "sysprompt": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "editor": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "axes": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+    },
+}
+
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -206,6 +279,8 @@ def _sysprompt() -> dict[str, Any]:
         "GIT_TIMEOUT": env_float("SYSPROMPT_GIT_TIMEOUT"),
         "MAX_FILE_BYTES": env_int("SYSPROMPT_MAX_FILE_BYTES"),
         "MAX_TEMPLATE_BYTES": env_int("SYSPROMPT_MAX_TEMPLATE_BYTES"),
+        "MAX_PROMPT_BYTES": env_int("SYSPROMPT_MAX_PROMPT_BYTES"),
+        "MAX_READ_BYTES": env_int("SYSPROMPT_MAX_READ_BYTES"),
         "COMPACTION_INSTRUCTIONS": os.environ.get("SYSPROMPT_COMPACTION_INSTRUCTIONS"),
     }
     return {key: value for key, value in values.items() if value is not None}

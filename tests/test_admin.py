@@ -41,8 +41,10 @@ def project(tmp_path: Path, settings: Settings) -> Path:
 
 
 def _resolve(project: Path, conversation_id: str, model: str = "m-1") -> ConversationPrompt:
+    """A first turn, as the agent host ``host-a`` makes it."""
+    host, _ = User.objects.get_or_create(username="host-a")
     stored = services.conversation_prompt_resolve(
-        conversation_id=conversation_id, cwd=str(project), model=model
+        conversation_id=conversation_id, cwd=str(project), model=model, user=host
     )
     return stored.prompt
 
@@ -329,6 +331,19 @@ def test_prompt_detail_shows_prompt_read_only_when_superuser(
     assert f'<a href="{VERSIONS}{version.pk}/change/">version 1</a>' in content
     assert "<textarea" not in content
     assert 'name="_save"' not in content
+    owner = User.objects.get(username="host-a")
+    owner_link = f'<a href="/admin/auth/user/{owner.pk}/change/">host-a</a>'
+    assert f'<div class="readonly">{owner_link}</div>' in content  # the owner, read-only
+
+
+def test_prompt_changelist_shows_owner_when_prompts_exist(
+    admin_client: Client, project: Path
+) -> None:
+    _resolve(project, "c-owned")
+
+    content = admin_client.get(PROMPTS).content.decode()
+
+    assert '<td class="field-owner nowrap">host-a</td>' in content
 
 
 def test_prompt_detail_says_no_prompt_when_null(admin_client: Client, project: Path) -> None:

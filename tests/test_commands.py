@@ -159,6 +159,8 @@ def test_bootstrap_creates_groups_when_run_twice() -> None:
             "sysprompt.change_templateversion",
             "sysprompt.view_templateversion",
             "sysprompt.view_conversationprompt",
+            "sysprompt.change_conversationprompt",
+            "sysprompt.delete_conversationprompt",
         },
         AGENT_HOSTS_GROUP: set(),
     }

@@ -41,6 +41,8 @@ def test_app_settings_defaults_when_unset(settings: Settings) -> None:
         max_template_bytes=262_144,
         default_template=DEFAULT_TEMPLATE,
         compaction_instructions=DEFAULT_COMPACTION_INSTRUCTIONS,
+        max_prompt_bytes=1_048_576,
+        max_read_bytes=8 * 1_048_576,
     )
 
 
@@ -69,6 +71,9 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("DEFAULT_TEMPLATE", "Hi [prompt:model]", "default_template", "Hi [prompt:model]"),
         ("DEFAULT_TEMPLATE", "", "default_template", ""),
         ("MAX_TEMPLATE_BYTES", 1000, "max_template_bytes", 1000),
+        ("MAX_PROMPT_BYTES", 1, "max_prompt_bytes", 1),
+        ("MAX_PROMPT_BYTES", 5_000_000, "max_prompt_bytes", 5_000_000),
+        ("MAX_READ_BYTES", 4096, "max_read_bytes", 4096),
         ("COMPACTION_INSTRUCTIONS", "Summarise.", "compaction_instructions", "Summarise."),
     ],
 )
@@ -99,7 +104,7 @@ def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
     assert "Did you mean 'GIT_TIMEOUT'?" in message
     assert (
         "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, GIT_TIMEOUT, "
-        "MAX_FILE_BYTES, MAX_TEMPLATE_BYTES" in message
+        "MAX_FILE_BYTES, MAX_PROMPT_BYTES, MAX_READ_BYTES, MAX_TEMPLATE_BYTES" in message
     )
 
 
@@ -134,6 +139,13 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("DEFAULT_TEMPLATE", b"bytes"),
         ("MAX_TEMPLATE_BYTES", 0),
         ("MAX_TEMPLATE_BYTES", "256KB"),
+        ("MAX_PROMPT_BYTES", 0),
+        ("MAX_PROMPT_BYTES", -1),
+        ("MAX_PROMPT_BYTES", 1.0),
+        ("MAX_PROMPT_BYTES", "1MB"),
+        ("MAX_READ_BYTES", 0),
+        ("MAX_READ_BYTES", True),
+        ("MAX_READ_BYTES", "8MiB"),
         ("COMPACTION_INSTRUCTIONS", None),
     ],
 )
@@ -152,10 +164,20 @@ def test_app_settings_not_a_dict_is_refused(settings: Settings) -> None:
 
 
 def test_resolver_options_follow_app_settings(settings: Settings) -> None:
-    settings.SYSPROMPT = {"ALLOWED_ROOTS": ["/srv"], "GIT_TIMEOUT": 0.5, "MAX_FILE_BYTES": 64}
+    settings.SYSPROMPT = {
+        "ALLOWED_ROOTS": ["/srv"],
+        "GIT_TIMEOUT": 0.5,
+        "MAX_FILE_BYTES": 64,
+        "MAX_READ_BYTES": 128,
+        "MAX_PROMPT_BYTES": 256,
+    }
 
     assert resolver_options() == ResolverOptions(
-        git_timeout=0.5, allowed_roots=("/srv",), max_file_bytes=64
+        git_timeout=0.5,
+        allowed_roots=("/srv",),
+        max_file_bytes=64,
+        max_read_bytes=128,
+        max_prompt_bytes=256,
     )
 
 
@@ -282,6 +304,8 @@ def test_settings_defaults_when_environment_empty() -> None:
         ({"SYSPROMPT_ALLOWED_ROOTS": ""}, "ALLOWED_ROOTS", []),
         ({"SYSPROMPT_GIT_TIMEOUT": "0.5"}, "GIT_TIMEOUT", 0.5),
         ({"SYSPROMPT_MAX_FILE_BYTES": "2048"}, "MAX_FILE_BYTES", 2048),
+        ({"SYSPROMPT_MAX_PROMPT_BYTES": "4096"}, "MAX_PROMPT_BYTES", 4096),
+        ({"SYSPROMPT_MAX_READ_BYTES": "65536"}, "MAX_READ_BYTES", 65536),
     ],
 )
 def test_settings_sysprompt_when_environment_set(
@@ -310,6 +334,8 @@ def test_settings_postgres_when_database_url_set() -> None:
     [
         ({"SYSPROMPT_GIT_TIMEOUT": "soon"}, "SYSPROMPT_GIT_TIMEOUT='soon' is not a number"),
         ({"SYSPROMPT_MAX_FILE_BYTES": "1MB"}, "SYSPROMPT_MAX_FILE_BYTES='1MB' is not a whole"),
+        ({"SYSPROMPT_MAX_PROMPT_BYTES": "1M"}, "SYSPROMPT_MAX_PROMPT_BYTES='1M' is not a whole"),
+        ({"SYSPROMPT_MAX_READ_BYTES": "8M"}, "SYSPROMPT_MAX_READ_BYTES='8M' is not a whole"),
         ({"DEBUG": "maybe"}, "DEBUG='maybe' is not a boolean"),
     ],
 )
@@ -329,6 +355,19 @@ def test_manage_check_fails_when_allowed_roots_relative() -> None:
 
     assert result.returncode != 0
     assert "sysprompt.E001" in result.stderr
+
+
+@pytest.mark.parametrize("variable", ["SYSPROMPT_MAX_PROMPT_BYTES", "SYSPROMPT_MAX_READ_BYTES"])
+def test_manage_check_fails_when_bound_not_positive(variable: str) -> None:
+    result = _python(
+        "import sys; from django.core.management import execute_from_command_line;"
+        "execute_from_command_line(['manage.py', 'check'])",
+        **{variable: "0"},
+    )
+
+    assert result.returncode != 0
+    assert "sysprompt.E001" in result.stderr
+    assert "a positive whole number" in result.stderr
 
 
 def test_wsgi_refuses_to_start_when_secret_key_missing() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.contrib.staticfiles import finders
 from django.db import connection
 from django.test import Client
@@ -37,6 +37,18 @@ def user(db: None) -> User:
 def author_web(author: User) -> Client:
     client = Client()
     client.force_login(author)
+    return client
+
+
+@pytest.fixture
+def authors_web(db: None) -> Client:
+    """A member of the "Prompt authors" group: sees, re-constructs and forgets every
+    conversation (the Conversations pages need it)."""
+    services.groups_ensure()
+    member = User.objects.create_user("grace", "", PASSWORD)
+    member.groups.add(Group.objects.get(name=services.PROMPT_AUTHORS_GROUP))
+    client = Client()
+    client.force_login(member)
     return client
 
 
@@ -73,6 +85,7 @@ POST_URLS = [
     "/editor/history/1/diff",
     "/conversations/c1/construct",
     "/conversations/c1/forget",
+    "/conversations/c1/compaction",
 ]
 
 
@@ -544,21 +557,23 @@ def test_files_refuses_cwd_outside_roots(author_web: Client, allowed_root: Path,
 
 
 def resolve(workdir: Path, conversation_id: str, model: str = "") -> ConversationPrompt:
+    """A first turn, as an agent host (``host``) makes it."""
+    host, _ = User.objects.get_or_create(username="host")
     return services.conversation_prompt_resolve(
-        conversation_id=conversation_id, cwd=str(workdir), model=model
+        conversation_id=conversation_id, cwd=str(workdir), model=model, user=host
     ).prompt
 
 
-def test_conversations_list_newest_first_and_pages(author_web: Client, workdir: Path) -> None:
+def test_conversations_list_newest_first_and_pages(authors_web: Client, workdir: Path) -> None:
     for n in range(55):
         resolve(workdir, f"conv-{n:02d}")
 
-    response = author_web.get("/conversations/")
+    response = authors_web.get("/conversations/")
 
     ids = [p.conversation_id for p in response.context["prompts"]]
     assert ids == [f"conv-{n:02d}" for n in range(54, 4, -1)]
     assert response["Vary"].count("HX-Request") == 1
-    more = author_web.get(
+    more = authors_web.get(
         f"/conversations/?before={response.context['next_before']}", HTTP_HX_REQUEST="true"
     )
     assert [p.conversation_id for p in more.context["prompts"]] == [
@@ -567,26 +582,28 @@ def test_conversations_list_newest_first_and_pages(author_web: Client, workdir: 
     assert [t.name for t in more.templates][0] == "editor/_conversation_rows.html"
 
 
-def test_conversations_search_by_part_of_id(author_web: Client, workdir: Path) -> None:
+def test_conversations_search_by_part_of_id(authors_web: Client, workdir: Path) -> None:
     for conversation_id in ("alpha-1", "beta-2", "ALPHA-3"):
         resolve(workdir, conversation_id)
 
-    response = author_web.get("/conversations/?q=alpha", HTTP_HX_REQUEST="true")
+    response = authors_web.get("/conversations/?q=alpha", HTTP_HX_REQUEST="true")
 
     assert [p.conversation_id for p in response.context["prompts"]] == ["ALPHA-3", "alpha-1"]
-    empty = author_web.get("/conversations/?q=zzz").content.decode()
+    empty = authors_web.get("/conversations/?q=zzz").content.decode()
     assert "No conversation id contains “zzz”" in empty
 
 
 def test_conversation_page_shows_what_compaction_would_change(
-    author_web: Client, workdir: Path
+    authors_web: Client, workdir: Path
 ) -> None:
     services.template_save(text="Hello.\nOld line.\n[prompt:model]")
     resolve(workdir, "c1", model="m")
     services.template_save(text="Hello.\nNew line.\n[prompt:model]")
 
-    response = author_web.get("/conversations/c1/")
+    page = authors_web.get("/conversations/c1/").content.decode()
+    response = authors_web.post("/conversations/c1/compaction", HTTP_HX_REQUEST="true")
 
+    assert "Old line." in page and "New line." not in page  # GET renders nothing afresh
     content = response.content.decode()
     assert response.status_code == 200
     assert "Old line." in content and "New line." in content
@@ -595,27 +612,27 @@ def test_conversation_page_shows_what_compaction_would_change(
     assert (preview.diff.added, preview.diff.removed) == (1, 1)
     assert preview.fresh.prompt == "Hello.\nNew line.\nm"
     stored = ConversationPrompt.objects.get()
-    assert stored.sha256 is not None and stored.sha256 in content
+    assert stored.sha256 is not None and stored.sha256 in page
     assert stored.system_prompt == "Hello.\nOld line.\nm"  # looking changed nothing
 
 
 def test_conversation_page_says_nothing_changes_when_same(
-    author_web: Client, workdir: Path
+    authors_web: Client, workdir: Path
 ) -> None:
     services.template_save(text="Stable.")
     resolve(workdir, "c1")
 
-    content = author_web.get("/conversations/c1/").content.decode()
+    content = authors_web.post("/conversations/c1/compaction").content.decode()
 
     assert "Nothing: a fresh render gives the same prompt" in content
 
 
-def test_conversation_page_explains_cwd_gone(author_web: Client, workdir: Path) -> None:
+def test_conversation_page_explains_cwd_gone(authors_web: Client, workdir: Path) -> None:
     services.template_save(text="[prompt:cwd]")
     resolve(workdir, "c1")
     os.rename(workdir, workdir.with_name("moved"))
 
-    response = author_web.get("/conversations/c1/")
+    response = authors_web.post("/conversations/c1/compaction", HTTP_HX_REQUEST="true")
 
     assert response.status_code == 200
     assert "Cannot render afresh" in response.content.decode()
@@ -624,78 +641,85 @@ def test_conversation_page_explains_cwd_gone(author_web: Client, workdir: Path) 
 
 
 @pytest.mark.parametrize("conversation_id", ["unknown", "bad id", "x" * 201])
-def test_conversation_page_unknown_is_404(author_web: Client, conversation_id: str) -> None:
-    assert author_web.get(f"/conversations/{conversation_id}/").status_code == 404
+def test_conversation_page_unknown_is_404(authors_web: Client, conversation_id: str) -> None:
+    assert authors_web.get(f"/conversations/{conversation_id}/").status_code == 404
+    assert authors_web.post(f"/conversations/{conversation_id}/compaction").status_code == 404
 
 
-def test_conversation_reconstruct_replaces_stored_prompt(author_web: Client, workdir: Path) -> None:
+def test_conversation_reconstruct_replaces_stored_prompt(
+    authors_web: Client, workdir: Path
+) -> None:
     services.template_save(text="first")
     resolve(workdir, "c1")
     services.template_save(text="second")
 
-    response = author_web.post("/conversations/c1/construct", follow=True)
+    response = authors_web.post("/conversations/c1/construct", follow=True)
 
     stored = ConversationPrompt.objects.get()
     assert (stored.system_prompt, stored.template_version_id) == ("second", 2)
     assert "Re-constructed from the current template." in response.content.decode()
 
 
-def test_conversation_reconstruct_explains_cwd_gone(author_web: Client, workdir: Path) -> None:
+def test_conversation_reconstruct_explains_cwd_gone(authors_web: Client, workdir: Path) -> None:
     services.template_save(text="first")
     resolve(workdir, "c1")
     services.template_save(text="second")
     os.rename(workdir, workdir.with_name("moved"))
 
-    response = author_web.post("/conversations/c1/construct", follow=True)
+    response = authors_web.post("/conversations/c1/construct", follow=True)
 
     assert ConversationPrompt.objects.get().system_prompt == "first"
     assert "Not re-constructed" in response.content.decode()
 
 
-def test_conversation_forget_deletes_and_returns_to_list(author_web: Client, workdir: Path) -> None:
+def test_conversation_forget_deletes_and_returns_to_list(
+    authors_web: Client, workdir: Path
+) -> None:
     resolve(workdir, "c1")
     resolve(workdir, "c2")
 
-    response = author_web.post("/conversations/c1/forget", follow=True)
+    response = authors_web.post("/conversations/c1/forget", follow=True)
 
     assert list(ConversationPrompt.objects.values_list("conversation_id", flat=True)) == ["c2"]
     assert response.redirect_chain[-1][0] == "/conversations/"
     assert "Forgot the prompt of c1." in response.content.decode()
 
 
-@pytest.mark.parametrize("action", ["construct", "forget"])
-def test_conversation_actions_refuse_get(author_web: Client, workdir: Path, action: str) -> None:
+@pytest.mark.parametrize("action", ["construct", "forget", "compaction"])
+def test_conversation_actions_refuse_get(authors_web: Client, workdir: Path, action: str) -> None:
     resolve(workdir, "c1")
 
-    assert author_web.get(f"/conversations/c1/{action}").status_code == 405
+    assert authors_web.get(f"/conversations/c1/{action}").status_code == 405
     assert ConversationPrompt.objects.count() == 1
 
 
-def test_conversation_pages_escape_prompt(author_web: Client, workdir: Path) -> None:
+def test_conversation_pages_escape_prompt(authors_web: Client, workdir: Path) -> None:
     services.template_save(text=SCRIPT)
     resolve(workdir, "c1")
     services.template_save(text=f"{SCRIPT}2")
 
-    detail = author_web.get("/conversations/c1/").content.decode()
+    detail = authors_web.get("/conversations/c1/").content.decode()
+    compaction = authors_web.post("/conversations/c1/compaction").content.decode()
 
-    assert SCRIPT not in detail
+    assert SCRIPT not in detail and SCRIPT not in compaction
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in detail
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;2" in compaction
 
 
 def test_main_page_counts_conversations_up_to_a_cap(
-    author_web: Client, workdir: Path, monkeypatch: pytest.MonkeyPatch
+    authors_web: Client, workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for n in range(3):
         resolve(workdir, f"c{n}")
-    assert "3 conversations stored" in author_web.get("/").content.decode()
+    assert "3 conversations stored" in authors_web.get("/").content.decode()
 
     monkeypatch.setattr("editor.views.COUNT_CAP", 2)
 
-    assert "More than 2 conversations stored" in author_web.get("/").content.decode()
+    assert "More than 2 conversations stored" in authors_web.get("/").content.decode()
 
 
-def test_preview_keeps_leading_newline_of_prompt(author_web: Client, workdir: Path) -> None:
-    _, content, _ = preview(author_web, template="\n\nAfter two blank lines.", cwd=str(workdir))
+def test_preview_keeps_leading_newline_of_prompt(authors_web: Client, workdir: Path) -> None:
+    _, content, _ = preview(authors_web, template="\n\nAfter two blank lines.", cwd=str(workdir))
 
     # The HTML parser drops one newline right after <pre>: the template adds its own.
     assert 'aria-label="The rendered system prompt">\n\n\nAfter two blank lines.</pre>' in content

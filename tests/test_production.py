@@ -269,3 +269,84 @@ def test_health_answers_503_when_database_unreachable(
     assert isinstance(body, dict) and list(body) == ["detail"]
     assert b"Traceback" not in answer.body
     assert b"Traceback" not in running.log.read_bytes()
+
+
+def _request(
+    server: Server, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+) -> Answer:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=HTTP_TIMEOUT)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        data = response.read()
+        return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, data)
+    finally:
+        conn.close()
+
+
+# pages when the database cannot be reached: a small 503 page, never a traceback
+
+PAGE_REQUESTS: list[tuple[str, str, dict[str, str], bytes]] = [
+    ("GET", "/", {"Cookie": "sessionid=any-session-at-all"}, b""),
+    ("GET", "/conversations/", {"Cookie": "sessionid=any-session-at-all"}, b""),
+    (
+        "POST",
+        "/accounts/login/",
+        {
+            "Cookie": "csrftoken=" + "a" * 32,
+            "X-CSRFToken": "a" * 32,
+            "Content-Type": "application/x-www-form-urlencoded",
+        },
+        b"username=ada&password=secret",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "database_url",
+    ["postgres://postgres@127.0.0.1:1/none", "sqlite:////nonexistent-dir/db.sqlite3"],
+)
+def test_page_answers_503_when_database_unreachable(
+    deployment: Deployment, tmp_path: Path, database_url: str
+) -> None:
+    env = deployment.env | {"DATABASE_URL": database_url}
+
+    with _gunicorn(env, tmp_path / "gunicorn.log") as running:
+        answers = [
+            _request(running, method, path, body, headers)
+            for method, path, headers, body in PAGE_REQUESTS
+        ]
+        log = running.log.read_bytes()
+
+    for answer in answers:
+        assert answer.status == 503, answer.body[:300]
+        assert answer.headers["content-type"].startswith("text/html")
+        assert answer.headers["retry-after"].isdigit()
+        assert answer.headers["cache-control"] == "no-store"
+        assert "default-src 'self'" in answer.headers["content-security-policy"]
+        assert b"sysprompt is unavailable" in answer.body
+        assert b'href="/static/css/app' in answer.body  # the app's own look
+        assert b"Traceback" not in answer.body
+    assert b"Traceback" not in log
+    assert b"database unavailable" in log
+
+
+# API errors over real HTTP (the WSGI stream, not the test client's body)
+
+
+def test_api_errors_are_json_over_http(deployment: Deployment, server: Server) -> None:
+    token = {**_token(deployment.token), "Content-Type": "application/json"}
+    preview = "/api/system-prompt/preview"
+
+    too_large = _request(
+        server, "POST", preview, b'{"template": "' + b"x" * 3_000_000 + b'"}', token
+    )
+    too_deep = _request(server, "POST", preview, b"[" * 100_000, token)
+    unknown = _request(server, "GET", "/api/nope", headers=token)
+    wrong_method = _request(server, "PATCH", "/api/health", headers=token)
+
+    for answer, status in [(too_large, 413), (too_deep, 400), (unknown, 404), (wrong_method, 405)]:
+        assert answer.status == status, answer.body[:300]
+        assert answer.headers["content-type"] == "application/json"
+        assert list(answer.json()) == ["detail"]
+        assert answer.headers["cache-control"] == "no-store"

@@ -26,9 +26,19 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@pytest.fixture(autouse=True)
+def host(db: None) -> User:
+    """The agent host whose calls store this module's conversations."""
+    return User.objects.create_user("host")
+
+
+def owner() -> User:
+    return User.objects.get(username="host")
+
+
 def resolve(workdir: Path, conversation_id: str = "c1", model: str = "") -> services.Stored:
     return services.conversation_prompt_resolve(
-        conversation_id=conversation_id, cwd=str(workdir), model=model
+        conversation_id=conversation_id, cwd=str(workdir), model=model, user=owner()
     )
 
 
@@ -166,11 +176,11 @@ def test_resolve_later_turn_returns_stored_row(workdir: Path) -> None:
     assert later.prompt.system_prompt == first.prompt.system_prompt
 
 
-def test_resolve_later_turn_only_reads(workdir: Path) -> None:
+def test_resolve_later_turn_only_reads(workdir: Path, host: User) -> None:
     resolve(workdir)
 
     with CaptureQueriesContext(connection) as queries:
-        resolve(workdir)
+        services.conversation_prompt_resolve(conversation_id="c1", cwd=str(workdir), user=host)
 
     assert [q["sql"].split()[0].upper() for q in queries.captured_queries] == ["SELECT"]
 
@@ -195,7 +205,7 @@ def test_construct_replaces_stored_prompt(workdir: Path) -> None:
     services.template_save(text="v1 [prompt:model]")
 
     stored = services.conversation_prompt_construct(
-        conversation_id="c1", cwd=str(workdir), model="m-2"
+        user=owner(), conversation_id="c1", cwd=str(workdir), model="m-2"
     )
 
     assert stored.created is False
@@ -209,7 +219,9 @@ def test_construct_replaces_stored_prompt(workdir: Path) -> None:
 
 
 def test_construct_first_time_creates(workdir: Path) -> None:
-    stored = services.conversation_prompt_construct(conversation_id="new", cwd=str(workdir))
+    stored = services.conversation_prompt_construct(
+        user=owner(), conversation_id="new", cwd=str(workdir)
+    )
 
     assert stored.created is True
 
@@ -219,7 +231,7 @@ def test_compact_appends_instructions_but_stores_fresh_prompt(workdir: Path) -> 
     services.template_save(text="fresh [prompt:model]")
 
     compacted = services.conversation_prompt_compact(
-        conversation_id="c1", cwd=str(workdir), model="m"
+        user=owner(), conversation_id="c1", cwd=str(workdir), model="m"
     )
 
     assert compacted.compaction_prompt == "fresh m\n\n" + DEFAULT_COMPACTION_INSTRUCTIONS
@@ -229,7 +241,9 @@ def test_compact_appends_instructions_but_stores_fresh_prompt(workdir: Path) -> 
 def test_compact_empty_template_answers_instructions_alone(workdir: Path) -> None:
     services.template_save(text="")
 
-    compacted = services.conversation_prompt_compact(conversation_id="c1", cwd=str(workdir))
+    compacted = services.conversation_prompt_compact(
+        user=owner(), conversation_id="c1", cwd=str(workdir)
+    )
 
     assert compacted.compaction_prompt == DEFAULT_COMPACTION_INSTRUCTIONS
     row = ConversationPrompt.objects.get()
@@ -240,7 +254,9 @@ def test_compact_instructions_follow_setting(workdir: Path, settings: Settings) 
     settings.SYSPROMPT = {**settings.SYSPROMPT, "COMPACTION_INSTRUCTIONS": "Summarise."}
     services.template_save(text="p")
 
-    compacted = services.conversation_prompt_compact(conversation_id="c1", cwd=str(workdir))
+    compacted = services.conversation_prompt_compact(
+        user=owner(), conversation_id="c1", cwd=str(workdir)
+    )
 
     assert compacted.compaction_prompt == "p\n\nSummarise."
 
@@ -260,8 +276,8 @@ def test_resolve_null_prompt_is_stored_as_constructed(workdir: Path, text: str) 
 def test_delete_forgets_then_reports_absence(workdir: Path) -> None:
     resolve(workdir)
 
-    assert services.conversation_prompt_delete(conversation_id="c1") is True
-    assert services.conversation_prompt_delete(conversation_id="c1") is False
+    assert services.conversation_prompt_delete(user=owner(), conversation_id="c1") is True
+    assert services.conversation_prompt_delete(user=owner(), conversation_id="c1") is False
     assert not ConversationPrompt.objects.exists()
 
 
@@ -274,7 +290,7 @@ def test_construct_goes_through_the_app_parse_cache(
 
     for number in range(3):
         resolve(workdir, conversation_id=f"c{number}")
-    services.conversation_prompt_compact(conversation_id="c0", cwd=str(workdir))
+    services.conversation_prompt_compact(user=owner(), conversation_id="c0", cwd=str(workdir))
 
     assert len(cache) == 1
 
@@ -329,7 +345,7 @@ def test_cwd_invalid_is_refused(
     cwd = make_cwd(allowed_root, tmp_path)  # type: ignore[operator]
 
     with pytest.raises(InvalidInput, match=message) as caught:
-        services.conversation_prompt_resolve(conversation_id="c1", cwd=cwd)
+        services.conversation_prompt_resolve(conversation_id="c1", cwd=cwd, user=owner())
 
     assert caught.value.field == "cwd"
     assert not ConversationPrompt.objects.exists()
@@ -339,7 +355,7 @@ def test_cwd_symlink_inside_roots_is_accepted(workdir: Path, allowed_root: Path)
     (allowed_root / "link").symlink_to(workdir)
 
     stored = services.conversation_prompt_resolve(
-        conversation_id="c1", cwd=str(allowed_root / "link") + "/"
+        conversation_id="c1", cwd=str(allowed_root / "link") + "/", user=owner()
     )
 
     assert stored.prompt.cwd == str(allowed_root / "link")

@@ -51,6 +51,7 @@
         doc: config.template,
         catalog: config.catalog,
         label: "Template",
+        nonce: config.cspNonce,
         onChange: () => this.changed(),
         onSave: () => this.save(),
         suggestFiles: (prefix) => this.files(prefix),

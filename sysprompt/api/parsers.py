@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
+from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from sysprompt.api.errors import PayloadTooLarge
@@ -18,8 +20,24 @@ def max_body_bytes() -> int:
     return 6 * app_settings().max_template_bytes + JSON_OVERHEAD_BYTES
 
 
+def body_limit(size: int) -> int | None:
+    """The limit a body of ``size`` bytes breaks, or None when it is within every limit.
+
+    Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` counts too: DRF reads the body from the
+    stream, where Django's own check never runs.
+    """
+    django_limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if django_limit is not None and size > django_limit:
+        return int(django_limit)
+    # Every limit is at least JSON_OVERHEAD_BYTES: small bodies skip reading the settings.
+    if size > JSON_OVERHEAD_BYTES and size > (limit := max_body_bytes()):
+        return limit
+    return None
+
+
 class LimitedJSONParser(JSONParser):
-    """Refuses a body over :func:`max_body_bytes` with 413 before reading it."""
+    """Refuses a body over :func:`body_limit` with 413 before reading it, and JSON nested
+    deeper than Python's recursion limit with 400 (``json`` raises RecursionError)."""
 
     def parse(
         self,
@@ -29,10 +47,12 @@ class LimitedJSONParser(JSONParser):
     ) -> Any:
         request = (parser_context or {}).get("request")
         length = request.META.get("CONTENT_LENGTH") if request is not None else None
-        # Every limit is at least JSON_OVERHEAD_BYTES: small bodies skip reading the settings.
         size = int(length) if length and length.isdigit() else 0
-        if size > JSON_OVERHEAD_BYTES and size > (limit := max_body_bytes()):
+        if (limit := body_limit(size)) is not None:
             raise PayloadTooLarge(
                 f"The request body is {size:,} bytes; the limit is {limit:,} bytes."
             )
-        return super().parse(stream, media_type, parser_context)
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError("JSON parse error - the body is nested too deeply.") from None

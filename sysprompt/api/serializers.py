@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from sysprompt.models import CONVERSATION_ID_MAX_LENGTH
-from sysprompt.selectors import template_size_check
+from sysprompt.selectors import PREVIEW_SECTION_CHARS, PREVIEW_VALUE_CHARS, template_size_check
 
 CWD_MAX_LENGTH = 4096
 MODEL_MAX_LENGTH = 200
@@ -132,8 +132,26 @@ class PreviewOutputSerializer(serializers.Serializer[Any]):
     system_prompt = serializers.CharField(allow_null=True)
     diagnostics = DiagnosticOutputSerializer(many=True)
     variables = serializers.DictField(
-        child=serializers.CharField(allow_null=True),
-        help_text='"type:name" → value, null when the variable does not exist.',
+        child=serializers.CharField(allow_null=True, allow_blank=True, trim_whitespace=False),
+        help_text=(
+            '"type:name" → value, null when the variable does not exist. Each value is '
+            f"shown up to {PREVIEW_VALUE_CHARS:,} characters, all of them together up to "
+            f"{PREVIEW_SECTION_CHARS:,} (the keys cut short are in `truncated`); a value "
+            "equal to an earlier key's (keys in sorted order) is given once: the later "
+            'key maps to "" and appears in `same_as`.'
+        ),
+    )
+    truncated = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The keys whose value in `variables` is cut short by the caps.",
+    )
+    same_as = serializers.DictField(
+        child=serializers.CharField(),
+        help_text='key → the earlier key with the identical value (the key maps to "").',
+    )
+    reasons = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="key → why the variable does not exist, for every null in `variables`.",
     )
 
 

@@ -16,7 +16,7 @@ from django.utils.http import parse_etags
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -28,7 +28,7 @@ from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditTemplate
 from sysprompt.api.pagination import ConversationPagination, VersionPagination
 from sysprompt.models import ConversationPrompt
-from sysprompt.variables import Missing, variable_catalog
+from sysprompt.variables import variable_catalog
 
 ERROR = s.ErrorOutputSerializer
 
@@ -198,13 +198,14 @@ class PreviewApi(APIView):
         serializer = s.PreviewInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         preview = selectors.template_preview(**serializer.validated_data)
+        shown = selectors.preview_variables(preview.rendered.values)
         data = {
             "system_prompt": preview.rendered.prompt,
             "diagnostics": [asdict(d) for d in preview.diagnostics],
-            "variables": {
-                key: None if isinstance(value, Missing) else value
-                for key, value in preview.rendered.values.items()
-            },
+            "variables": {v.key: v.value for v in shown},
+            "truncated": [v.key for v in shown if v.omitted],
+            "same_as": {v.key: v.same_as for v in shown if v.same_as is not None},
+            "reasons": {v.key: v.reason for v in shown if v.reason is not None},
         }
         return Response(s.PreviewOutputSerializer(data).data)
 
@@ -246,7 +247,7 @@ def _prompt_response(stored: services.Stored) -> Response:
 CONVERSATION_RESPONSES: dict[int | str, Any] = {
     200: s.ConversationPromptOutputSerializer,
     201: s.ConversationPromptOutputSerializer,
-    **_errors(400, 413, 415),
+    **_errors(400, 404, 413, 415),
 }
 
 
@@ -265,7 +266,7 @@ class ResolveApi(APIView):
     def post(self, request: Request, conversation_id: str) -> Response:
         return _prompt_response(
             services.conversation_prompt_resolve(
-                conversation_id=conversation_id, **_conversation_input(request)
+                conversation_id=conversation_id, user=request.user, **_conversation_input(request)
             )
         )
 
@@ -282,7 +283,7 @@ class ConstructApi(APIView):
     def post(self, request: Request, conversation_id: str) -> Response:
         return _prompt_response(
             services.conversation_prompt_construct(
-                conversation_id=conversation_id, **_conversation_input(request)
+                conversation_id=conversation_id, user=request.user, **_conversation_input(request)
             )
         )
 
@@ -300,12 +301,12 @@ class CompactApi(APIView):
         responses={
             200: s.CompactOutputSerializer,
             201: s.CompactOutputSerializer,
-            **_errors(400, 413, 415),
+            **_errors(400, 404, 413, 415),
         },
     )
     def post(self, request: Request, conversation_id: str) -> Response:
         compacted = services.conversation_prompt_compact(
-            conversation_id=conversation_id, **_conversation_input(request)
+            conversation_id=conversation_id, user=request.user, **_conversation_input(request)
         )
         row = compacted.stored.prompt
         data = {
@@ -324,10 +325,7 @@ class ConversationPromptGetApi(APIView):
         responses={200: s.ConversationPromptOutputSerializer, **_errors(400, 404)},
     )
     def get(self, request: Request, conversation_id: str) -> Response:
-        selectors.conversation_id_check(conversation_id)
-        row = selectors.conversation_prompt_get(conversation_id)
-        if row is None:
-            raise NotFound(f"Conversation {conversation_id!r} has no stored system prompt.")
+        row = selectors.conversation_prompt_visible(conversation_id, user=request.user)
         return Response(prompt_payload(row))
 
 
@@ -339,8 +337,10 @@ class ConversationPromptDeleteApi(APIView):
         responses={204: None, **_errors(400, 404)},
     )
     def delete(self, request: Request, conversation_id: str) -> Response:
-        if not services.conversation_prompt_delete(conversation_id=conversation_id):
-            raise NotFound(f"Conversation {conversation_id!r} has no stored system prompt.")
+        if not services.conversation_prompt_delete(
+            conversation_id=conversation_id, user=request.user
+        ):
+            raise selectors.ConversationNotFound(conversation_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -350,12 +350,19 @@ class ConversationsApi(APIView):
     @extend_schema(
         operation_id="conversations_list",
         summary="Conversations with their stored prompt's metadata, newest first",
+        description=(
+            "The caller's own conversations; every conversation for a user with "
+            "sysprompt.view_conversationprompt (prompt authors)."
+        ),
         parameters=_page_parameters(ConversationPagination.max_page_size),
         responses={200: s.ConversationListItemOutputSerializer(many=True), **_errors(400, 404)},
     )
     def get(self, request: Request) -> Response:
         return _page(
-            self, request, selectors.conversation_prompts(), s.ConversationListItemOutputSerializer
+            self,
+            request,
+            selectors.conversation_prompts(user=request.user),
+            s.ConversationListItemOutputSerializer,
         )
 
 

@@ -10,7 +10,8 @@ Pure Python, no Django. The pipeline::
 * ``parser`` — one left-to-right pass with a stack pairs ``[if]``/``[else]``/``[endif]``,
   applies the standalone-line rule, and turns unmatched tags back into text.
 * ``nodes``  — text, ``Variable`` and ``Block``; ``render_nodes`` walks them with an
-  explicit stack (no recursion) and looks a key up only when the walk reaches it.
+  explicit stack (no recursion) and looks a key up only when the walk reaches it;
+  ``render_nodes_within`` does the same within a size limit (``Template.render_within``).
 * ``lint``   — diagnostics with line and column; rendering itself never fails.
 
 Every step is linear in the size of the source plus the output, whatever the input.
@@ -22,11 +23,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sysprompt.template.lint import Diagnostic, Vocabulary, lint
-from sysprompt.template.nodes import Node, Values, render_nodes
+from sysprompt.template.nodes import (
+    Bounded,
+    Node,
+    PromptTooLarge,
+    Values,
+    render_nodes,
+    render_nodes_within,
+)
 from sysprompt.template.parser import Finding, parse
 
 __all__ = [
+    "Bounded",
     "Diagnostic",
+    "PromptTooLarge",
     "Template",
     "Values",
     "Vocabulary",
@@ -54,6 +64,13 @@ class Template:
         """The system prompt: ``None`` when the text is empty or only whitespace (§7)."""
         text = render_nodes(self.nodes, values)
         return None if text.isspace() or not text else text
+
+    def render_within(self, values: Values, limit: int) -> Bounded:
+        """The rendered text in at most ``limit`` UTF-8 bytes, and the keys dropped to
+        fit: a value that would cross the limit makes its variable not exist, blocks
+        included (see ``render_nodes_within``); :class:`PromptTooLarge` when the
+        literal text alone is over the limit."""
+        return render_nodes_within(self.nodes, values, limit)
 
 
 def compile(source: str) -> Template:  # noqa: A001 - the name the spec gives it

@@ -5,6 +5,10 @@ A template parses to a tuple of nodes. A node is literal text (a plain ``str``),
 walks this tree with an explicit stack of iterators, so nesting depth costs no
 recursion, and looks up each key only when the walk reaches it: a variable in a branch
 that is not taken is never looked up.
+
+``render_nodes_within`` renders to at most a number of UTF-8 bytes: a value that would
+cross the limit makes its variable not exist (the text is never cut inside a value).
+It is a separate walk, so the unbounded one keeps its speed.
 """
 
 from __future__ import annotations
@@ -58,4 +62,122 @@ def render_nodes(nodes: tuple[Node, ...], values: Values) -> str:
         else:
             if not pending:
                 return "".join(out)
+            current = pending.pop()
+
+
+# Bounded rendering: a separate walk, so that ``render_nodes`` keeps its speed.
+
+# How many times ``render_nodes_within`` renders at most; each pass after the first
+# only happens because the one before dropped a key that a block tests.
+MAX_PASSES = 8
+
+
+class PromptTooLarge(ValueError):
+    """The template's literal text alone renders to more than the limit (UTF-8 bytes)."""
+
+    def __init__(self, size: int, limit: int, setting: str | None = None) -> None:
+        where = f" ({setting})" if setting else ""
+        super().__init__(
+            f"The template's text alone, without any variable, renders to {size:,} bytes "
+            f"in UTF-8; a prompt may have at most {limit:,} bytes{where}."
+        )
+        self.size = size
+        self.limit = limit
+        self.setting = setting
+
+
+class Bounded(NamedTuple):
+    """A render within a limit: the text, and the keys treated as not existing because
+    their value would have taken the text past the limit."""
+
+    text: str
+    dropped: frozenset[str]
+
+
+def utf8_size(text: str) -> int:
+    """The length of ``text`` in UTF-8 bytes."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def render_nodes_within(nodes: tuple[Node, ...], values: Values, limit: int) -> Bounded:
+    """Render ``nodes`` to at most ``limit`` UTF-8 bytes, never cutting a value.
+
+    A variable whose value would take the text past the limit does not exist: it adds
+    nothing, and the text is rendered again with it absent, so an ``[if]`` on it takes
+    its other branch too; this repeats until no further key is dropped (at most
+    :data:`MAX_PASSES` renders; the text is within the limit after every one). Raises
+    :class:`PromptTooLarge` when the literal text alone is over the limit. Memory is
+    the output of one pass, O(limit).
+    """
+    dropped: frozenset[str] = frozenset()
+    for _ in range(MAX_PASSES):
+        text, new = _bounded_pass(nodes, values, limit, dropped)
+        if not new:
+            break
+        dropped |= new
+    return Bounded(text, dropped)
+
+
+def _bounded_pass(
+    nodes: tuple[Node, ...], values: Values, limit: int, absent: frozenset[str]
+) -> tuple[str, set[str]]:
+    """One render with the keys of ``absent`` not existing; the literal text is counted
+    first (same branches), the values then fill what is left in the order reached."""
+    room = limit - _literal_size(nodes, values, absent)
+    if room < 0:
+        raise PromptTooLarge(limit - room, limit)
+    out: list[str] = []
+    append = out.append
+    get = values.get
+    new: set[str] = set()
+    pending: list[Iterator[Node]] = []
+    current: Iterator[Node] = iter(nodes)
+    while True:
+        for node in current:
+            if type(node) is str:
+                append(node)
+            elif type(node) is Variable:
+                key = node.key
+                value = None if key in absent or key in new else get(key)
+                if value:
+                    size = utf8_size(value)
+                    if size <= room:
+                        room -= size
+                        append(value)
+                    else:
+                        new.add(node.key)
+            else:
+                assert type(node) is Block
+                exists = node.key not in absent and get(node.key) is not None
+                branch = node.then if exists is not node.negated else node.otherwise
+                if branch:
+                    pending.append(current)
+                    current = iter(branch)
+                    break
+        else:
+            if not pending:
+                return "".join(out), new
+            current = pending.pop()
+
+
+def _literal_size(nodes: tuple[Node, ...], values: Values, absent: frozenset[str]) -> int:
+    """UTF-8 bytes of the literal text the walk reaches (variables' values left out)."""
+    size = 0
+    get = values.get
+    pending: list[Iterator[Node]] = []
+    current: Iterator[Node] = iter(nodes)
+    while True:
+        for node in current:
+            if type(node) is str:
+                size += utf8_size(node)
+            elif type(node) is Block:
+                exists = node.key not in absent and get(node.key) is not None
+                branch = node.then if exists is not node.negated else node.otherwise
+                if branch:
+                    pending.append(current)
+                    current = iter(branch)
+                    break
+        else:
+            if not pending:
+                return size
             current = pending.pop()

@@ -1,4 +1,13 @@
-"""What a resolution knows about the conversation: its context and the resolver options."""
+"""What a resolution knows about the conversation: its context and the resolver options.
+
+:class:`ResolveContext` carries the working directory twice: ``cwd`` as given (what
+``[prompt:cwd]`` shows) and ``directory``, its real path as checked once when the
+request came in (``selectors.cwd_check`` opens the directory and asks the kernel for
+the path of what it opened). Every resolver works in ``directory``; none resolves
+``cwd`` again, so swapping a symlink after the check cannot move the resolution
+elsewhere. ``reads`` accounts for the bytes the resolvers read in one resolution
+(``ResolverOptions.max_read_bytes``), and remembers the files already read.
+"""
 
 from __future__ import annotations
 
@@ -22,14 +31,40 @@ class ResolverOptions:
     git_timeout: float = 2.0
     allowed_roots: tuple[str, ...] = field(default_factory=_home_root)
     max_file_bytes: int = 1048576
-    git_executable: str = "git"
+    max_read_bytes: int = 8 * 1048576
+    max_prompt_bytes: int = 1048576
 
     def __post_init__(self) -> None:
         if self.git_timeout <= 0:
             raise ValueError("git_timeout must be positive")
         if self.max_file_bytes < 0:
             raise ValueError("max_file_bytes must not be negative")
+        if self.max_read_bytes < 0:
+            raise ValueError("max_read_bytes must not be negative")
+        if self.max_prompt_bytes < 0:
+            raise ValueError("max_prompt_bytes must not be negative")
         object.__setattr__(self, "allowed_roots", tuple(self.allowed_roots))
+
+
+# A file as ``fstat`` identifies it: device, inode, size and modification time (ns).
+FileKey = tuple[int, int, int, int]
+
+
+class ReadAccount:
+    """What one resolution has read: bytes used against the read budget, and the files
+    already read (by :data:`FileKey`), so a file reached by many names is read once.
+
+    ``files`` maps a file to ``(True, text)`` or ``(False, reason it gives no value)``.
+    """
+
+    __slots__ = ("files", "used")
+
+    def __init__(self) -> None:
+        self.used = 0
+        self.files: dict[FileKey, tuple[bool, str]] = {}
+
+    def __repr__(self) -> str:
+        return f"ReadAccount(used={self.used}, files={len(self.files)})"
 
 
 @dataclass(frozen=True)
@@ -37,6 +72,10 @@ class ResolveContext:
     """The conversation a prompt is resolved for.
 
     ``now`` is captured once, so ``system:time`` and ``system:date`` always agree.
+    ``directory`` is the working directory's real path as checked (by default
+    ``realpath(cwd)``, taken once when the context is made); the resolvers read there.
+    ``reads`` is the read account of one resolution (``LazyValues`` gives each
+    resolution a fresh one).
     """
 
     cwd: str | None
@@ -44,10 +83,14 @@ class ResolveContext:
     conversation_id: str | None = None
     now: datetime = field(default_factory=_utc_now)
     options: ResolverOptions = field(default_factory=ResolverOptions)
+    directory: str | None = None
+    reads: ReadAccount = field(default_factory=ReadAccount, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.now.utcoffset() is None:
             raise ValueError("now must be an aware datetime")
+        if self.directory is None and self.cwd:
+            object.__setattr__(self, "directory", os.path.realpath(os.path.abspath(self.cwd)))
 
     @property
     def working_directory(self) -> str | None:
@@ -55,10 +98,3 @@ class ResolveContext:
         if not self.cwd:
             return None
         return os.path.abspath(self.cwd)
-
-    @property
-    def directory(self) -> str | None:
-        """The working directory's real path (symlinks resolved), what the resolvers
-        read in; None when no cwd was given."""
-        cwd = self.working_directory
-        return None if cwd is None else os.path.realpath(cwd)

@@ -4,14 +4,24 @@
 first time the rendering reaches it, and only if the template references it. A
 variable in a branch that is not taken is never resolved, a file that is not
 referenced is never opened, and a template without ``git:`` variables starts no process.
+
+Bounds (``ResolverOptions``): each resolution gets a fresh read account, so the files
+of one resolution read at most ``max_read_bytes`` together (a file reached by many
+names is read once); and :func:`resolve_prompt` renders within ``max_prompt_bytes``
+UTF-8 bytes. A variable whose value would take the prompt past that limit does not
+exist: it is :class:`Missing` with the reason, blocks testing it take their other
+branch, and no value is ever cut. A template whose literal text alone is over the
+limit raises :class:`~sysprompt.template.PromptTooLarge`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from sysprompt import template as engine
+from sysprompt.variables.context import ReadAccount
 from sysprompt.variables.registry import (
     Missing,
     Registry,
@@ -21,11 +31,17 @@ from sysprompt.variables.registry import (
     default_registry,
 )
 
-__all__ = ["LazyValues", "Resolution", "resolve_prompt"]
+__all__ = ["PROMPT_LIMIT_SETTING", "LazyValues", "Resolution", "resolve_prompt"]
+
+PROMPT_LIMIT_SETTING = "SYSPROMPT_MAX_PROMPT_BYTES"
 
 
 class LazyValues(Mapping[str, "str | None"]):
-    """``"type:name"`` -> value (``None`` when it does not exist), resolved on first use."""
+    """``"type:name"`` -> value (``None`` when it does not exist), resolved on first use.
+
+    The resolvers see ``context`` with a fresh read account: one ``LazyValues`` is one
+    resolution, whose reads share one budget.
+    """
 
     def __init__(
         self,
@@ -35,7 +51,7 @@ class LazyValues(Mapping[str, "str | None"]):
     ) -> None:
         self._references = tuple(dict.fromkeys(references))
         self._referenced = frozenset(self._references)
-        self._context = context
+        self._context = dataclasses.replace(context, reads=ReadAccount())
         self._registry = default_registry() if registry is None else registry
         self._resolved: dict[str, Value] = {}
 
@@ -67,6 +83,17 @@ class LazyValues(Mapping[str, "str | None"]):
         """Why a referenced variable does not exist, or None when it does."""
         value = self.value(key)
         return value.reason if isinstance(value, Missing) else None
+
+    def drop(self, key: str, reason: str) -> None:
+        """Make a referenced key not exist from now on, for ``reason``."""
+        if key not in self._referenced:
+            raise KeyError(key)
+        self._resolved[key] = Missing(reason)
+
+    @property
+    def bytes_read(self) -> int:
+        """What the resolvers have read so far in this resolution."""
+        return self._context.reads.used
 
     def looked_up(self) -> dict[str, Value]:
         """What has been resolved so far, in reference order."""
@@ -121,10 +148,15 @@ def _call(resolver: Resolver, names: list[str], context: ResolveContext) -> Mapp
 
 @dataclass(frozen=True)
 class Resolution:
-    """A rendered system prompt (None = no prompt) and the values it was built from."""
+    """A rendered system prompt (None = no prompt) and the values it was built from.
+
+    ``dropped``: the keys that do not exist because their value would have taken the
+    prompt past ``max_prompt_bytes`` (their values are :class:`Missing` with why).
+    """
 
     prompt: str | None
     values: LazyValues
+    dropped: frozenset[str] = frozenset()
 
 
 def resolve_prompt(
@@ -132,7 +164,21 @@ def resolve_prompt(
     context: ResolveContext,
     registry: Registry | None = None,
 ) -> Resolution:
-    """Render ``template`` for ``context``, resolving only what the rendering reaches."""
+    """Render ``template`` for ``context``, resolving only what the rendering reaches,
+    within ``context.options.max_prompt_bytes`` (see the module docstring).
+
+    Raises :class:`~sysprompt.template.PromptTooLarge` when the template's literal text
+    alone is over the limit.
+    """
     compiled = engine.compile(template) if isinstance(template, str) else template
     values = LazyValues(compiled.references, context, registry)
-    return Resolution(prompt=compiled.render_prompt(values), values=values)
+    limit = context.options.max_prompt_bytes
+    try:
+        text, dropped = compiled.render_within(values, limit)
+    except engine.PromptTooLarge as exc:
+        raise engine.PromptTooLarge(exc.size, limit, PROMPT_LIMIT_SETTING) from None
+    reason = f"would make the prompt larger than {limit:,} bytes ({PROMPT_LIMIT_SETTING})"
+    for key in dropped:
+        values.drop(key, reason)
+    prompt = None if text.isspace() or not text else text
+    return Resolution(prompt=prompt, values=values, dropped=dropped)

@@ -15,24 +15,44 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from playwright.sync_api import Dialog, Locator, Page, expect
 
 from sysprompt import services
 from sysprompt.models import ConversationPrompt, TemplateVersion
 from sysprompt.template.lexer import tokenize
 from sysprompt.template.parser import parse
-from tests.browser.conftest import BRANCH, PASSWORD, LoginAs
+from tests.browser.conftest import BRANCH, PASSWORD, LoginAs, make_user
 
 # --- helpers ------------------------------------------------------------------------
 
 
+@pytest.fixture
+def author(transactional_db: None) -> User:
+    """A prompt author, in the "Prompt authors" group: the Conversations pages need its
+    view permission, Re-construct and the compaction diff its change, Forget its delete."""
+    user = make_user("ada")
+    services.groups_ensure()
+    user.groups.add(Group.objects.get(name=services.PROMPT_AUTHORS_GROUP))
+    return user
+
+
 def resolve(conversation_id: str, cwd: Path, model: str = "") -> ConversationPrompt:
     """A conversation's first turn, as an agent host makes it through the API."""
+    host, _ = User.objects.get_or_create(username="agent-host")
     stored = services.conversation_prompt_resolve(
-        conversation_id=conversation_id, cwd=str(cwd), model=model
+        conversation_id=conversation_id, cwd=str(cwd), model=model, user=host
     )
     return stored.prompt
+
+
+def show_compaction(page: Page) -> Locator:
+    """Press "Show what compaction would change"; the diff's container."""
+    diff = page.locator("#compaction-diff")
+    expect(diff.locator(".diff, .status-ok, .error")).to_have_count(0)  # not on GET
+    page.get_by_role("button", name="Show what compaction would change").click()
+    expect(page.locator("#compaction-button")).to_have_count(0)
+    return diff
 
 
 def row_links(page: Page) -> Locator:
@@ -115,7 +135,9 @@ def test_conversations_list_shows_newest_first(author_page: Page, project: Path)
     expect(row_links(page)).to_have_text(["gamma-3", "beta-2", "alpha-1"])
     beta = page.locator("#conversation-rows tr").nth(1)
     expect(beta.locator("th a")).to_have_attribute("href", "/conversations/beta-2/")
-    expect(beta.locator("td")).to_have_text(["v1", "claude-test", str(project), re.compile("ago")])
+    expect(beta.locator("td")).to_have_text(
+        ["v1", "claude-test", str(project), re.compile("ago"), "agent-host"]
+    )
     expect(page.locator("#conversation-rows tr").first.locator("td").nth(1)).to_have_text("—")
 
 
@@ -185,6 +207,7 @@ def test_conversation_page_shows_frozen_prompt_and_facts(author_page: Page, proj
     expect(fact(page, "SHA-256")).to_have_text(hashlib.sha256(prompt.encode()).hexdigest())
     expect(fact(page, "Working directory")).to_have_text(str(project))
     expect(fact(page, "Model")).to_have_text("claude-facts")
+    expect(fact(page, "Owner")).to_have_text("agent-host")
     constructed = fact(page, "Constructed").locator("time").get_attribute("datetime")
     assert constructed is not None
     assert datetime.fromisoformat(constructed) == stored.constructed_at
@@ -215,13 +238,31 @@ def test_conversation_page_compaction_diff_shows_changed_line(
 
     page.goto("/conversations/diff-1/")
 
-    diff = page.locator("#compaction-diff")
+    diff = show_compaction(page)
     expect(diff.locator("tr.diff-delete .diff-text")).to_have_text([f"removed: Branch: {BRANCH}"])
     expect(diff.locator("tr.diff-insert .diff-text")).to_have_text([f"added: On branch {BRANCH}"])
     expect(diff.locator(".diff-counts")).to_have_text("+1 −1")
     expect(diff.locator("tr.diff-equal .diff-text")).to_have_text(["Line one", "Line three"])
     # The page only shows the fresh render: the stored prompt is still the old one.
     assert ConversationPrompt.objects.get(conversation_id="diff-1").template_version_id == 1
+
+
+def test_conversations_hidden_from_user_without_view_permission(
+    login_as: LoginAs, project: Path
+) -> None:
+    services.template_save(text="Rules: [file:AGENTS.md]\n")
+    stored = resolve("secret-1", project)
+    assert stored.system_prompt is not None
+    page = login_as(make_user("bob"))  # may change the template, not see conversations
+
+    page.goto("/")
+    expect(page.get_by_role("navigation", name="Main")).to_be_visible()
+    expect(page.get_by_role("link", name="Conversations")).to_have_count(0)
+    expect(page.locator("main")).not_to_contain_text("conversations stored")
+    for url in ("/conversations/", "/conversations/secret-1/"):
+        response = page.goto(url)
+        assert response is not None and response.status == 403
+        assert "Always run the tests." not in page.content()
 
 
 def test_conversation_page_compaction_diff_says_when_nothing_changes(
@@ -233,7 +274,7 @@ def test_conversation_page_compaction_diff_says_when_nothing_changes(
 
     page.goto("/conversations/same-1/")
 
-    diff = page.locator("#compaction-diff")
+    diff = show_compaction(page)
     expect(diff).to_have_text("Nothing: a fresh render gives the same prompt, byte for byte.")
     expect(diff.locator(".diff")).to_have_count(0)
 
@@ -301,7 +342,7 @@ def test_reconstruct_confirm_replaces_prompt_with_fresh_render(
     assert after.created_at == before.created_at
     expect(page.locator("#frozen-prompt")).to_have_text(f"New rule on {BRANCH}")
     expect(fact(page, "Template version")).to_have_text("v2")
-    expect(page.locator("#compaction-diff")).to_contain_text("Nothing:")
+    expect(show_compaction(page)).to_contain_text("Nothing:")
     assert dialogs == []
 
 
@@ -416,7 +457,7 @@ def test_hostile_text_is_shown_literally_and_never_runs(
     frozen = page.locator("#frozen-prompt").inner_text()
     assert SCRIPT_1 in frozen and IMG_2 in frozen and SCRIPT_3 in frozen
     expect(fact(page, "Model")).to_have_text(MODEL_4)
-    compaction = page.locator("#compaction-diff")
+    compaction = show_compaction(page)
     expect(compaction.locator("tr.diff-delete .diff-text")).to_have_text([f"removed: {SCRIPT_1}"])
     expect(compaction.locator("tr.diff-insert .diff-text")).to_have_text([f"added: {SCRIPT_1} v2"])
     assert_nothing_injected(page)
@@ -746,7 +787,7 @@ def test_conversation_pages_no_page_overflow_on_phone(author_page: Page, project
     page.goto(f"/conversations/{long_id}/")
     expect(page.locator("#frozen-prompt")).to_be_visible()
     assert page.evaluate(NO_PAGE_OVERFLOW)
-    for selector in ("#reconstruct-button", "#forget-button"):
+    for selector in ("#reconstruct-button", "#forget-button", "#compaction-button"):
         page.locator(selector).click(trial=True)
 
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sysprompt.template import compile, references, render
+from sysprompt.template import PromptTooLarge, compile, references, render
+from sysprompt.template.nodes import utf8_size
 
 DEFAULT = (
     "You are a helpful coding assistant.\n"
@@ -191,3 +192,73 @@ class _Lenient(Mapping[str, "str | None"]):
 
     def __len__(self) -> int:
         return len(self.inner)
+
+
+# Bounded rendering (``Template.render_within``): a value that would take the text past
+# the limit makes its variable not exist; blocks testing it follow on the next pass.
+
+BOUND_VALUES: dict[str, str | None] = {
+    "a:b": "AAAA",
+    "c:d": "CC",
+    "e:f": "",
+    "u:v": "é✓",  # 5 bytes in UTF-8, 2 characters
+    "file:x": "12345",
+}
+
+
+@pytest.mark.parametrize(
+    ("template", "limit", "expected", "dropped"),
+    [
+        ("[a:b][c:d]", 6, "AAAACC", set()),  # fits exactly: kept
+        ("[a:b][c:d]", 5, "AAAA", {"c:d"}),
+        ("[a:b][c:d]", 3, "CC", {"a:b"}),  # a later, smaller value still fits
+        ("x[a:b]y", 6, "xAAAAy", set()),
+        ("x[a:b]y", 5, "xy", {"a:b"}),  # literal text is reserved first
+        ("[a:b]x", 4, "x", {"a:b"}),
+        ("[u:v]", 5, "é✓", set()),  # counted in UTF-8 bytes, not characters
+        ("[u:v]", 4, "", {"u:v"}),
+        ("[a:b][a:b]", 7, "", {"a:b"}),  # a variable exists whole or not at all
+        ("[a:b][a:b]", 8, "AAAAAAAA", set()),
+        ("[if e:f]yes[endif][e:f]", 3, "yes", set()),  # empty values exist
+        ("[file:x][if file:x]yes[else]no[endif]", 7, "no", {"file:x"}),
+        ("[file:x][if file:x]yes[else]no[endif]", 8, "12345yes", set()),
+        ("[file:x][if !file:x]only without[endif]", 5, "12345", set()),
+        ("[file:x][if !file:x]only without[endif]", 4, "", None),
+        ("[if file:x]\n[file:x]\n[endif]\ntail", 8, "tail", {"file:x"}),
+        ("[if x:y][a:b][endif]", 0, "", set()),  # untaken branches cost nothing
+        ("[x:y]", 0, "", set()),
+        ("", 0, "", set()),
+    ],
+)
+def test_render_within_when_case(
+    template: str, limit: int, expected: str, dropped: set[str] | None
+) -> None:
+    if dropped is None:  # dropping flips a block whose text alone is over the limit
+        with pytest.raises(PromptTooLarge):
+            compile(template).render_within(BOUND_VALUES, limit)
+        return
+    result = compile(template).render_within(BOUND_VALUES, limit)
+    assert (result.text, set(result.dropped)) == (expected, dropped)
+    assert utf8_size(result.text) <= limit
+
+
+@pytest.mark.parametrize(
+    ("template", "limit", "size"),
+    [("hello [a:b]", 5, 6), ("[if c:d]long text[endif]", 8, 9), ("é", 1, 2)],
+)
+def test_render_within_when_literal_text_over_limit(template: str, limit: int, size: int) -> None:
+    with pytest.raises(PromptTooLarge) as caught:
+        compile(template).render_within(BOUND_VALUES, limit)
+    assert (caught.value.size, caught.value.limit) == (size, limit)
+    assert f"{size:,} bytes" in str(caught.value)
+
+
+def test_render_within_when_limit_large_equals_render() -> None:
+    for template in [DEFAULT, "[if a:b]1[if x:y]2[else]3[endif]4[endif]", "a\n[if a:b]\nb\n"]:
+        assert compile(template).render_within(V, 10**9) == (render(template, V), frozenset())
+
+
+def test_render_within_when_26000_references_to_one_large_value() -> None:
+    template = "[file:big]" * 26_000
+    result = compile(template).render_within({"file:big": "x" * 1_000_000}, 1_048_576)
+    assert result == ("", frozenset({"file:big"}))

@@ -10,8 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from sysprompt.variables import Missing, ResolveContext, Value
-from sysprompt.variables.file import FileResolver, is_inside, read_file_variable
+from sysprompt.variables import Missing, ResolveContext, ResolverOptions, Value
+from sysprompt.variables.file import (
+    FileResolver,
+    descriptor_path,
+    directory_real_path,
+    is_inside,
+    read_file_variable,
+    read_text,
+)
 from tests.variables.support import context, real, recording
 
 LIMIT = 32
@@ -229,3 +236,92 @@ def test_file_inside_roots_is_opened_positive_control(
     with recording() as log:
         assert tree.resolve("to-shared") == "shared"
     assert real(tree.root / "shared.md") in log.opened()
+
+
+# Race-free confinement: what counts is the opened descriptor, and the checked cwd.
+
+
+def test_file_descriptor_path_is_the_real_path_when_opened_through_a_link(tree: Tree) -> None:
+    fd = os.open(tree.project / "to-shared", os.O_RDONLY)
+    try:
+        assert descriptor_path(fd) == real(tree.root / "shared.md")
+    finally:
+        os.close(fd)
+    assert directory_real_path(str(tree.project / "to-outside-dir")) == real(tree.outside)
+
+
+def test_file_opened_descriptor_outside_roots_is_missing(tree: Tree) -> None:
+    """The check after the open, on its own: a name that led outside is refused."""
+    roots = [real(tree.project), real(tree.root)]
+    outside = str(tree.outside / "secret.txt")
+    assert read_text(outside, tree.context(), roots) == OUTSIDE
+    assert read_text(str(tree.project / "notes.txt"), tree.context(), roots) == "hello"
+
+
+def test_file_relative_paths_use_the_checked_directory_not_cwd(tree: Tree) -> None:
+    """cwd swapped for a link to outside after the check: reads stay in the checked one."""
+    checked = ResolveContext(
+        cwd=str(tree.base / "cwd"), directory=real(tree.project), options=tree.context().options
+    )
+    (tree.base / "cwd").symlink_to(tree.outside)
+    assert read_file_variable("notes.txt", checked) == "hello"
+    assert read_file_variable("secret.txt", checked) == Missing("no such file")
+
+
+def test_file_directory_defaults_to_the_real_cwd(tree: Tree) -> None:
+    (tree.base / "link").symlink_to(tree.project)
+    made = ResolveContext(cwd=str(tree.base / "link"))
+    assert (made.cwd, made.directory) == (str(tree.base / "link"), real(tree.project))
+    assert ResolveContext(cwd=None).directory is None
+
+
+# The read budget of one resolution, and files reached by many names.
+
+
+def _budget(tree: Tree, budget: int) -> ResolveContext:
+    return ResolveContext(
+        cwd=str(tree.project),
+        options=ResolverOptions(
+            allowed_roots=(str(tree.root),), max_file_bytes=LIMIT, max_read_bytes=budget
+        ),
+    )
+
+
+def test_file_read_budget_exhausted_is_missing(tree: Tree) -> None:
+    for name in ("one", "two", "three"):
+        (tree.project / name).write_bytes(name.encode() * 4)
+    limited = _budget(tree, 26)
+    assert read_file_variable("one", limited) == "oneoneoneone"  # 12 bytes
+    assert read_file_variable("two", limited) == "twotwotwotwo"  # 24 bytes: 2 left
+    refused = read_file_variable("three", limited)
+    assert isinstance(refused, Missing)
+    assert "read budget" in refused.reason and "SYSPROMPT_MAX_READ_BYTES" in refused.reason
+    assert read_file_variable("empty.txt", limited) == ""  # what fits still reads
+    assert limited.reads.used == 24
+
+
+def test_file_read_budget_fits_exactly(tree: Tree) -> None:
+    limited = _budget(tree, LIMIT)
+    assert read_file_variable("exact.txt", limited) == "x" * LIMIT
+    assert limited.reads.used == LIMIT
+
+
+def test_file_same_file_by_many_names_is_read_once(tree: Tree) -> None:
+    (tree.project / "links").mkdir()
+    for index in range(50):
+        (tree.project / "links" / f"l{index:03}").symlink_to(tree.project / "exact.txt")
+    limited = _budget(tree, LIMIT)
+    values = [read_file_variable(f"links/l{index:03}", limited) for index in range(50)]
+    assert values == ["x" * LIMIT] * 50
+    assert limited.reads.used == LIMIT
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
+def test_file_read_budget_holds_when_size_is_unknown(tree: Tree) -> None:
+    """``/proc`` files claim size 0: the budget still holds on what is read."""
+    proc = ResolveContext(
+        cwd=None, options=ResolverOptions(allowed_roots=("/proc",), max_read_bytes=16)
+    )
+    refused = read_file_variable("/proc/self/status", proc)
+    assert isinstance(refused, Missing) and "read budget" in refused.reason
+    assert proc.reads.used == 17

@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from sysprompt.template import compile
+from sysprompt.template import PromptTooLarge, compile
 from sysprompt.variables import (
     LazyValues,
     Missing,
     RegistryBuilder,
     ResolveContext,
     Resolver,
+    ResolverOptions,
     Value,
     VariableInfo,
     build_registry,
     resolve_prompt,
 )
-from tests.variables.support import context, make_repo, real, recording, write_script
+from tests.variables.support import context, make_repo, real, recording
 
 SPEC_EXAMPLE = (
     "You are a helpful coding assistant.\n"
@@ -137,15 +137,12 @@ def test_lazy_batch_resolver_resolves_every_reference_of_its_type(project: Path)
     assert counting.calls == []
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell script")
-def test_lazy_git_variables_start_together(project: Path, audit_hook_installed: None) -> None:
-    program = write_script(project / "fake-git", 'case "$*" in *rev-parse*) echo dev;; esac')
-    ctx = context(project, git_executable=program)
+def test_lazy_git_variables_resolve_together(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    ctx = context(repo, roots=(tmp_path,))
     values = LazyValues(["git:branch", "git:status"], ctx, build_registry())
-    with recording() as log:
-        assert values["git:branch"] == "dev"
-    assert len(log.processes()) == 2
-    assert values.looked_up() == {"git:branch": "dev", "git:status": ""}
+    assert values["git:branch"] == "main"
+    assert values.looked_up() == {"git:branch": "main", "git:status": ""}
 
 
 @pytest.mark.parametrize(
@@ -250,6 +247,7 @@ def test_resolve_prompt_without_git_starts_no_process(
     assert resolution.prompt is not None
     assert "one" in resolution.prompt
     assert log.processes() == []
+    assert not any(key.startswith("git:") for key in resolution.values.looked_up())
 
 
 def test_resolve_prompt_with_git_starts_git_positive_control(
@@ -257,8 +255,10 @@ def test_resolve_prompt_with_git_starts_git_positive_control(
 ) -> None:
     repo = make_repo(tmp_path / "repo")
     with recording() as log:
-        assert resolve_prompt("on [git:branch]", context(repo)).prompt == "on main"
-    assert len(log.processes()) == 1
+        resolution = resolve_prompt("on [git:branch]", context(repo, roots=(tmp_path,)))
+    assert resolution.prompt == "on main"
+    assert "git:branch" in resolution.values.looked_up()
+    assert log.processes() == []  # git is read in-process: even a git variable starts none
 
 
 def test_resolve_prompt_untaken_branch_resolves_nothing(
@@ -310,3 +310,42 @@ def test_resolve_prompt_nothing_outside_the_roots_is_opened(
     assert resolution.prompt == "end"
     assert not [path for path in log.opened() if path.startswith(real(outside))]
     assert set(resolution.values.looked_up().values()) == {Missing("outside the allowed roots")}
+
+
+# Bounds: the prompt limit and the read budget of one resolution.
+
+
+def _bounded(project: Path, *, prompt: int = 1048576, read: int = 8388608) -> ResolveContext:
+    options = ResolverOptions(allowed_roots=(), max_prompt_bytes=prompt, max_read_bytes=read)
+    return ResolveContext(cwd=str(project), options=options)
+
+
+def test_resolve_prompt_value_over_limit_is_missing_and_blocks_follow(project: Path) -> None:
+    (project / "big.txt").write_text("b" * 50)
+    template = "[file:big.txt]\n[if file:big.txt]with[else]without[endif]"
+
+    resolution = resolve_prompt(template, _bounded(project, prompt=20))
+
+    assert resolution.prompt == "\nwithout"
+    assert resolution.dropped == frozenset({"file:big.txt"})
+    assert resolution.values.reason("file:big.txt") == (
+        "would make the prompt larger than 20 bytes (SYSPROMPT_MAX_PROMPT_BYTES)"
+    )
+
+
+def test_resolve_prompt_literal_text_over_limit_raises(project: Path) -> None:
+    with pytest.raises(PromptTooLarge, match=r"SYSPROMPT_MAX_PROMPT_BYTES"):
+        resolve_prompt("twelve bytes", _bounded(project, prompt=11))
+
+
+def test_resolve_prompt_each_resolution_has_its_own_read_budget(project: Path) -> None:
+    (project / "a.txt").write_text("a" * 30)
+    shared = _bounded(project, read=40)
+    template = "[file:a.txt][if file:a.txt][endif]"
+
+    first = resolve_prompt(template, shared)
+    second = resolve_prompt(template, shared)
+
+    assert first.prompt == second.prompt == "a" * 30
+    assert first.values.bytes_read == second.values.bytes_read == 30
+    assert shared.reads.used == 0  # the caller's context is not charged

@@ -261,6 +261,7 @@ export function create(options = {}) {
     onSave,
     suggestFiles,
     label = "Template",
+    nonce = "",
   } = options;
 
   const saveKeymap = Prec.highest(
@@ -307,6 +308,8 @@ export function create(options = {}) {
       tagHighlighter,
       theme,
       EditorView.contentAttributes.of({ "aria-label": label }),
+      // The page's Content-Security-Policy allows <style> elements only with its nonce.
+      ...(nonce ? [EditorView.cspNonce.of(nonce)] : []),
       EditorView.updateListener.of((update) => {
         if (update.docChanged && typeof onChange === "function") onChange(update.state.doc.toString());
       }),
