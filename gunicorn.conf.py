@@ -27,7 +27,7 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-wsgi_app = "sysprompt.wsgi:application"
+wsgi_app = "config.wsgi:application"
 proc_name = "sysprompt"
 
 bind = [

@@ -26,14 +26,14 @@ def main() -> None:
     parser.add_argument("--samples", type=int, required=True)
     parser.add_argument("--conversation-id", default="bench-construct-inprocess")
     args = parser.parse_args()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sysprompt.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
 
     from django.contrib.auth import get_user_model
 
     from benchmarks._support import BENCH_USERNAME, git_status_seconds
-    from sysprompt.selectors import prompt_render
-    from sysprompt.services import conversation_prompt_construct
+    from sysprompt.prompts.selectors import prompt_render
+    from sysprompt.prompts.services import conversation_prompt_construct
 
     user = get_user_model()._default_manager.get(username=BENCH_USERNAME)
 

@@ -220,7 +220,7 @@ def gunicorn(
     argv = [
         GUNICORN,
         f"--config={config}",
-        "sysprompt.wsgi:application",
+        "config.wsgi:application",
         f"--bind=127.0.0.1:{port}",
         f"--workers={workers}",
         "--worker-class=gthread",

@@ -29,8 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._support import GIT_IDENTITY, git, git_status_seconds  # noqa: E402
-from sysprompt.variables import ResolveContext, ResolverOptions  # noqa: E402
-from sysprompt.variables.git import GitResolver  # noqa: E402
+from sysprompt_core.variables import ResolveContext, ResolverOptions  # noqa: E402
+from sysprompt_core.variables.git import GitResolver  # noqa: E402
 
 PER_DIRECTORY = 100
 

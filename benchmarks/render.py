@@ -32,10 +32,10 @@ import jinja2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sysprompt.template import compile as compile_template  # noqa: E402
-from sysprompt.template import render  # noqa: E402
-from sysprompt.template.lexer import PATTERN  # noqa: E402
-from sysprompt.template.nodes import Block, Node, Variable  # noqa: E402
+from sysprompt_core.template import compile as compile_template  # noqa: E402
+from sysprompt_core.template import render  # noqa: E402
+from sysprompt_core.template.lexer import PATTERN  # noqa: E402
+from sysprompt_core.template.nodes import Block, Node, Variable  # noqa: E402
 
 VALUES: dict[str, str | None] = {
     "system:time": "2026-11-22T09:15:03.123Z",

@@ -213,7 +213,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from sysprompt import services
+from sysprompt.prompts import services
 
 data = json.loads(DATA)
 User = get_user_model()

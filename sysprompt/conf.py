@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from sysprompt.variables import ResolverOptions
+from sysprompt_core.variables import ResolverOptions
 
 DEFAULT_TEMPLATE = (
     "You are a helpful coding assistant.\n"

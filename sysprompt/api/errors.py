@@ -18,14 +18,14 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from sysprompt.selectors import (
+from sysprompt.prompts.selectors import (
     ConversationForbidden,
     ConversationNotFound,
     InvalidInput,
     TemplateTooLarge,
 )
-from sysprompt.services import PreconditionFailed
-from sysprompt.template import PromptTooLarge
+from sysprompt.prompts.services import PreconditionFailed
+from sysprompt_core.template import PromptTooLarge
 
 logger = logging.getLogger("sysprompt.api")
 

@@ -6,8 +6,12 @@ from typing import Any
 
 from rest_framework import serializers
 
-from sysprompt.models import CONVERSATION_ID_MAX_LENGTH
-from sysprompt.selectors import PREVIEW_SECTION_CHARS, PREVIEW_VALUE_CHARS, template_size_check
+from sysprompt.prompts.models import CONVERSATION_ID_MAX_LENGTH
+from sysprompt.prompts.selectors import (
+    PREVIEW_SECTION_CHARS,
+    PREVIEW_VALUE_CHARS,
+    template_size_check,
+)
 
 CWD_MAX_LENGTH = 4096
 MODEL_MAX_LENGTH = 200

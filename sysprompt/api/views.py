@@ -22,13 +22,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from sysprompt import selectors, services
 from sysprompt.api import schema as _schema  # noqa: F401 - registers the extensions
 from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditTemplate
 from sysprompt.api.pagination import ConversationPagination, VersionPagination
-from sysprompt.models import ConversationPrompt
-from sysprompt.variables import variable_catalog
+from sysprompt.prompts import selectors, services
+from sysprompt.prompts.models import ConversationPrompt
+from sysprompt_core.variables import variable_catalog
 
 ERROR = s.ErrorOutputSerializer
 

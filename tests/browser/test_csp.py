@@ -19,7 +19,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import ConsoleMessage, Error, Page, expect
 
-from sysprompt import services
+from sysprompt.prompts import services
 from tests.browser.conftest import BRANCH, PASSWORD, LoginAs
 
 RECORD_VIOLATIONS = """

@@ -17,8 +17,8 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
-from sysprompt import services
-from sysprompt.models import TemplateVersion
+from sysprompt.prompts import services
+from sysprompt.prompts.models import TemplateVersion
 from tests.browser.conftest import AGENTS_MD, BRANCH, LoginAs, make_user
 
 AT_INDEX = re.compile(r"^https?://[^/]+/$")

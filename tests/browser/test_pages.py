@@ -18,10 +18,10 @@ import pytest
 from django.contrib.auth.models import Group, User
 from playwright.sync_api import Dialog, Locator, Page, expect
 
-from sysprompt import services
-from sysprompt.models import ConversationPrompt, TemplateVersion
-from sysprompt.template.lexer import tokenize
-from sysprompt.template.parser import parse
+from sysprompt.prompts import services
+from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
+from sysprompt_core.template.lexer import tokenize
+from sysprompt_core.template.parser import parse
 from tests.browser.conftest import BRANCH, PASSWORD, LoginAs, make_user
 
 # --- helpers ------------------------------------------------------------------------

@@ -1,0 +1,289 @@
+"""Django settings for sysprompt, read from the environment.
+
+Every variable is listed in README.md ("Configuration"). Application settings live in
+the one ``SYSPROMPT`` dict and are read through ``sysprompt.conf``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+from csp.constants import NONCE, NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_float, env_int, env_list, env_str, local_secret_key
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", default=False)
+
+
+def _secret_key() -> str:
+    """SECRET_KEY from the environment; with DEBUG on, a per-checkout key as fallback.
+
+    Unset with DEBUG off, the key stays empty: Django then refuses anything that signs
+    (sessions, logins), and the WSGI/ASGI entry points refuse to start.
+    """
+    if key := env_str("SECRET_KEY", ""):
+        return key
+    return local_secret_key(BASE_DIR / ".secret_key") if DEBUG else ""
+
+
+SECRET_KEY = _secret_key()
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
+if ALLOWED_HOSTS is None:
+    ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "csp",
+    "axes",
+    "sysprompt.prompts.apps.PromptsConfig",
+    "sysprompt.editor.apps.EditorConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files leave here, far-future cached
+    "config.middleware.NoStoreMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "config.middleware.ErrorResponseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+_CONN_MAX_AGE = env_int("CONN_MAX_AGE")
+if _CONN_MAX_AGE is None:
+    _CONN_MAX_AGE = 60
+
+
+def _database(url: str) -> dict[str, Any]:
+    config: dict[str, Any] = dict(
+        dj_database_url.parse(
+            url,
+            conn_max_age=_CONN_MAX_AGE,
+            conn_health_checks=True,
+        )
+    )
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["OPTIONS"] = {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        }
+    return config
+
+
+DATABASES = {"default": _database(env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"))}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out username+address first
+    "django.contrib.auth.backends.ModelBackend",
+]
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "editor:index"
+LOGOUT_REDIRECT_URL = None  # registration/logged_out.html says so and links back
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+
+def _proxy_ssl_header() -> tuple[str, str] | None:
+    """``SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto``: the TLS proxy in front says https.
+
+    The proxy must set (overwrite) that header on every request it forwards.
+    """
+    name = env_str("SECURE_PROXY_SSL_HEADER", "").strip()
+    if not name:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9-]+", name):
+        raise ImproperlyConfigured(
+            f"SECURE_PROXY_SSL_HEADER={name!r} is not a header name; use e.g. X-Forwarded-Proto."
+        )
+    return ("HTTP_" + name.upper().replace("-", "_"), "https")
+
+
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header()
+if SECURE_PROXY_SSL_HEADER is not None:  # served over HTTPS: cookies never travel in clear
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS") or []
+
+# Content-Security-Policy on every answer (docs/production.md, "Content-Security-Policy").
+# The nonce appears only in answers whose page used request.csp_nonce: the Swagger UI's
+# (templates/api/swagger_ui.html) for drf-spectacular's inline <style>, and the editor's,
+# whose CodeMirror writes its theme into <style> elements carrying that nonce.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
+
+
+# Login throttling with django-axes (docs/production.md, "Login throttling"): after
+# AXES_FAILURE_LIMIT failures of one username from one address, that pair is refused
+# with 429 for AXES_COOLOFF_MINUTES, even with the right password. Never a permanent lock.
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT") or 5
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("AXES_COOLOFF_MINUTES") or 15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # a successful login before the limit starts the count anew
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the pause ends when announced
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_CALLABLE = "config.security.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "config.security.client_ip"
+# Behind proxies that append to X-Forwarded-For, how many: the client's address is that
+# many entries from the right. 0 (the default): REMOTE_ADDR, the direct peer.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT") or 0
+
+
+# Logs go to stderr (gunicorn and systemd collect it): django.request's errors with their
+# traceback, the app's sysprompt.* loggers, at LOG_LEVEL (default INFO).
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO").strip().upper() or "INFO"
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL={LOG_LEVEL!r}: use DEBUG, INFO, WARNING, ERROR or CRITICAL."
+    )
+LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "stderr": {"class": "config.log.StderrHandler", "formatter": "plain"},
+    },
+    "root": {"handlers": ["stderr"], "level": "WARNING"},
+    "loggers": {
+        # Replaces Django's DEBUG-only console handler: everything reaches the root's.
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "sysprompt": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "editor": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "axes": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+    },
+}
+
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "sysprompt.api.auth.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["sysprompt.api.parsers.LimitedJSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "sysprompt.api.errors.exception_handler",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "sysprompt API",
+    "DESCRIPTION": (
+        "Templated system prompts for LLM agents, resolved once per conversation and sent "
+        "byte-identical on every later turn. Authenticate with `Authorization: Token <key>`."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {},
+}
+
+
+def _sysprompt() -> dict[str, Any]:
+    """Only the keys whose variable is set; ``sysprompt.conf`` supplies the defaults."""
+    values: dict[str, Any] = {
+        "ALLOWED_ROOTS": env_list("SYSPROMPT_ALLOWED_ROOTS", separator=":"),
+        "GIT_TIMEOUT": env_float("SYSPROMPT_GIT_TIMEOUT"),
+        "MAX_FILE_BYTES": env_int("SYSPROMPT_MAX_FILE_BYTES"),
+        "MAX_TEMPLATE_BYTES": env_int("SYSPROMPT_MAX_TEMPLATE_BYTES"),
+        "MAX_PROMPT_BYTES": env_int("SYSPROMPT_MAX_PROMPT_BYTES"),
+        "MAX_READ_BYTES": env_int("SYSPROMPT_MAX_READ_BYTES"),
+        "COMPACTION_INSTRUCTIONS": os.environ.get("SYSPROMPT_COMPACTION_INSTRUCTIONS"),
+    }
+    return {key: value for key, value in values.items() if value is not None}
+
+
+SYSPROMPT = _sysprompt()

@@ -1,1 +1,0 @@
-"""The full-page prompt editor (a placeholder until the editor lands)."""

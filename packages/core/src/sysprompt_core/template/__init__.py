@@ -1,0 +1,89 @@
+"""The sysprompt template language (``../shared/spec/template-language.md``).
+
+Pure Python, no Django. The pipeline::
+
+    source ──lexer──▶ tokens ──parser──▶ nodes ──render(values)──▶ text
+
+* ``lexer``  — one verbose regular expression (``PATTERN``) finds the tags; every other
+  character is text. ``split`` gives the flat stream the parser eats; ``tokenize``
+  gives immutable ``Token`` objects with line and column for tooling.
+* ``parser`` — one left-to-right pass with a stack pairs ``[if]``/``[else]``/``[endif]``,
+  applies the standalone-line rule, and turns unmatched tags back into text.
+* ``nodes``  — text, ``Variable`` and ``Block``; ``render_nodes`` walks them with an
+  explicit stack (no recursion) and looks a key up only when the walk reaches it;
+  ``render_nodes_within`` does the same within a size limit (``Template.render_within``).
+* ``lint``   — diagnostics with line and column; rendering itself never fails.
+
+Every step is linear in the size of the source plus the output, whatever the input.
+``compile`` parses once; the resulting ``Template`` renders any number of times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sysprompt_core.template.lint import Diagnostic, Vocabulary, lint
+from sysprompt_core.template.nodes import (
+    Bounded,
+    Node,
+    PromptTooLarge,
+    Values,
+    render_nodes,
+    render_nodes_within,
+)
+from sysprompt_core.template.parser import Finding, parse
+
+__all__ = [
+    "Bounded",
+    "Diagnostic",
+    "PromptTooLarge",
+    "Template",
+    "Values",
+    "Vocabulary",
+    "compile",
+    "lint",
+    "references",
+    "render",
+]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Template:
+    """A parsed template: parse once, render many times."""
+
+    source: str
+    nodes: tuple[Node, ...]
+    references: frozenset[str]
+    findings: tuple[Finding, ...]
+
+    def render(self, values: Values) -> str:
+        """The rendered text; ``values`` is keyed ``"type:name"``, ``None`` = absent."""
+        return render_nodes(self.nodes, values)
+
+    def render_prompt(self, values: Values) -> str | None:
+        """The system prompt: ``None`` when the text is empty or only whitespace (§7)."""
+        text = render_nodes(self.nodes, values)
+        return None if text.isspace() or not text else text
+
+    def render_within(self, values: Values, limit: int) -> Bounded:
+        """The rendered text in at most ``limit`` UTF-8 bytes, and the keys dropped to
+        fit: a value that would cross the limit makes its variable not exist, blocks
+        included (see ``render_nodes_within``); :class:`PromptTooLarge` when the
+        literal text alone is over the limit."""
+        return render_nodes_within(self.nodes, values, limit)
+
+
+def compile(source: str) -> Template:  # noqa: A001 - the name the spec gives it
+    """Parse ``source`` once into a ``Template``."""
+    nodes, refs, findings = parse(source)
+    return Template(source, nodes, refs, findings)
+
+
+def render(template: str, values: Values) -> str:
+    """Render ``template`` with ``values`` (a missing key or ``None`` = does not exist)."""
+    return render_nodes(parse(template).nodes, values)
+
+
+def references(template: str) -> set[str]:
+    """Every ``"type:name"`` the template refers to in variables or structural tags."""
+    return set(parse(template).references)

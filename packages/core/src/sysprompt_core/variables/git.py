@@ -1,0 +1,870 @@
+"""``git:`` variables: the branch and status of the repository at the working directory.
+
+Nothing is started: the repository is read in-process with pygit2 (libgit2), which runs
+no program a repository names (filter drivers, fsmonitor, textconv, hooks) and never
+writes (the index is read, not refreshed). The pipeline of one resolution:
+
+1. **Find** the repository: from the working directory's real path up to the allowed
+   root that holds it (the root itself may be a repository, nothing above it is looked
+   at), stopping at a filesystem boundary as git does. ``GIT_DIR`` and the like in the
+   server's environment are ignored.
+2. **Confine** it before anything in it is read: a ``.git`` file's target, the git
+   directory, its common directory (worktrees), its config and index, the object
+   directory and its alternates, and the work tree (``core.worktree``) must all lie
+   inside the allowed roots; so must every populated submodule's. Otherwise the
+   repository does not exist for ``git:`` and the reason names what lies outside.
+   It is opened with ``RepositoryOpenFlag.NO_SEARCH``.
+3. **Read**, in a worker thread, under ``options.git_timeout``: an in-process read
+   cannot be killed, so at the deadline the answer is "git timed out" and the thread is
+   abandoned; a resolver starts at most :data:`MAX_RUNNING` reads at a time, and answers
+   "busy" rather than starting more while abandoned ones still run.
+4. **Format** as the CLI does. ``branch`` is ``git rev-parse --abbrev-ref HEAD``:
+   ``HEAD`` when detached, missing on an unborn branch (where rev-parse fails), and
+   shortened as unambiguously as git shortens it (``heads/v1`` when a tag ``v1``
+   exists). ``status`` is ``git status --short`` (git 2.39) without its last line
+   ending: index changes against HEAD with renames, work-tree changes, conflicts
+   (``UU``, ``AA``, ``DU``, ``UD``, ``AU``, ``UA``, ``DD``), intent-to-add entries,
+   submodules (``M``, ``m``, ``?``), untracked files and directories (collapsed as git
+   collapses them), paths relative to the working directory and C-quoted as
+   ``core.quotePath`` asks; ``status.showUntrackedFiles``, ``status.relativePaths`` and
+   ``status.renames``/``diff.renames`` and their rename limits are honoured. A status
+   longer than ``options.max_file_bytes`` is missing.
+
+Where the CLI's answer depends on something not reproduced in-process (a filter driver
+or ``working-tree-encoding`` the attributes name, ``status.branch``, copy detection,
+renames between intent-to-add entries and deletions), the status is missing with the
+reason, never a guess.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileMode, RepositoryOpenFlag
+
+from sysprompt_core.variables._text import describe_error
+from sysprompt_core.variables.file import is_inside, real_roots
+from sysprompt_core.variables.registry import (
+    Missing,
+    RegistryBuilder,
+    ResolveContext,
+    Resolver,
+    ResolverOptions,
+    Value,
+    VariableInfo,
+)
+
+VARIABLES: tuple[VariableInfo, ...] = (
+    VariableInfo(
+        "git",
+        "branch",
+        "The current git branch in the working directory (HEAD when detached).",
+    ),
+    VariableInfo(
+        "git",
+        "status",
+        "The short git status of the working directory; empty when the tree is clean.",
+    ),
+)
+
+NAMES = frozenset({"branch", "status"})
+
+# Reads a resolver lets run at once, counting those abandoned at their deadline.
+MAX_RUNNING = 4
+
+# Submodules within submodules that are followed, as git would, before giving up.
+MAX_SUBMODULE_DEPTH = 8
+
+# git's ref_rev_parse_rules, the order in which a short name is resolved.
+_REV_PARSE_RULES = (
+    "{}",
+    "refs/{}",
+    "refs/tags/{}",
+    "refs/heads/{}",
+    "refs/remotes/{}",
+    "refs/remotes/{}/HEAD",
+)
+
+# Index entry flags (git's on-disk values, as libgit2 keeps them).
+_STAGE_SHIFT = 12
+_ASSUME_VALID = 0x8000
+_INTENT_TO_ADD = 1 << 13
+_SKIP_WORKTREE = 1 << 14
+
+_GITLINK = int(FileMode.COMMIT)
+
+_DELTA_CHAR: Mapping[DeltaStatus, str] = {
+    DeltaStatus.ADDED: "A",
+    DeltaStatus.DELETED: "D",
+    DeltaStatus.MODIFIED: "M",
+    DeltaStatus.RENAMED: "R",
+    DeltaStatus.COPIED: "C",
+    DeltaStatus.TYPECHANGE: "T",
+}
+
+# Stage mask (1: base, 2: ours, 4: theirs) -> git's short code for a conflict.
+_CONFLICT = {1: "DD", 2: "AU", 3: "UD", 4: "UA", 5: "DU", 6: "AA", 7: "UU"}
+
+_ATTRIBUTE_DRIVER = re.compile(rb"(?:^|\s)(filter|working-tree-encoding)=(\S+)")
+
+
+class _Unavailable(Exception):
+    """The value cannot be given; the message is the reason shown to people."""
+
+
+# --- 1. and 2.: find and confine -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A confined, opened repository and where the working directory lies in it."""
+
+    repo: pygit2.Repository
+    workdir: str | None  # real path; None when there is no work tree here
+    roots: tuple[str, ...]
+
+
+def _outside(what: str, path: str) -> _Unavailable:
+    return _Unavailable(f"the repository's {what} {path} is outside the allowed roots")
+
+
+def _check_inside(what: str, path: str, roots: Sequence[str]) -> str:
+    real = os.path.realpath(path)
+    if not any(is_inside(real, root) for root in roots):
+        raise _outside(what, real)
+    return real
+
+
+def _read_small(path: str, limit: int = 65536) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def _gitfile_target(path: str, roots: Sequence[str]) -> str:
+    """The git directory a ``.git`` file names, once it is known to lie in the roots."""
+    _check_inside(".git file", path, roots)
+    try:
+        text = _read_small(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _Unavailable(f"the .git file {path} cannot be read") from exc
+    if not text.startswith("gitdir: "):
+        raise _Unavailable(f"the .git file {path} is not a valid gitfile")
+    target = text[len("gitdir: ") :].rstrip("\r\n\t ")
+    return os.path.join(os.path.dirname(path), target)
+
+
+def _common_dir(gitdir: str, roots: Sequence[str]) -> str:
+    """The common directory of ``gitdir`` (itself unless it is a worktree's)."""
+    marker = os.path.join(gitdir, "commondir")
+    if not os.path.lexists(marker):
+        return gitdir
+    try:
+        text = _read_small(marker).decode("utf-8").rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _Unavailable(f"the commondir file of {gitdir} cannot be read") from exc
+    return _check_inside("common directory", os.path.join(gitdir, text), roots)
+
+
+def _is_git_directory(path: str, roots: Sequence[str]) -> bool:
+    """git's is_git_directory: objects and refs directories and a valid HEAD."""
+    try:
+        common = _common_dir(path, roots)
+    except _Unavailable:
+        raise
+    if not (
+        os.path.isdir(os.path.join(common, "objects"))
+        and os.path.isdir(os.path.join(common, "refs"))
+    ):
+        return False
+    head = os.path.join(path, "HEAD")
+    if os.path.islink(head):
+        return os.readlink(head).startswith("refs/")
+    try:
+        text = _read_small(head, 256).decode("utf-8", "replace")
+    except OSError:
+        return False
+    if text.startswith("ref:"):
+        return text[4:].lstrip(" \t").startswith("refs/")
+    return re.fullmatch(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\s*", text) is not None
+
+
+def _confine_gitdir(gitdir: str, roots: Sequence[str]) -> str:
+    """Check every part of the git directory that libgit2 reads; its common dir."""
+    real = _check_inside("git directory", gitdir, roots)
+    common = _common_dir(real, roots)
+    for what, path in (
+        ("config", os.path.join(real, "config")),
+        ("config", os.path.join(common, "config")),
+        ("index", os.path.join(real, "index")),
+        ("HEAD", os.path.join(real, "HEAD")),
+        ("refs directory", os.path.join(common, "refs")),
+        ("packed refs", os.path.join(common, "packed-refs")),
+    ):
+        if os.path.lexists(path):
+            _check_inside(what, path, roots)
+    _confine_objects(os.path.join(common, "objects"), roots, depth=0)
+    return real
+
+
+def _confine_objects(objects: str, roots: Sequence[str], depth: int) -> None:
+    """The object directory and, as libgit2 follows them, its alternates."""
+    real = _check_inside("object directory" if depth == 0 else "object alternate", objects, roots)
+    alternates = os.path.join(real, "info", "alternates")
+    if not os.path.lexists(alternates):
+        return
+    _check_inside("alternates file", alternates, roots)
+    if depth >= 5:
+        return
+    try:
+        lines = _read_small(alternates).decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _Unavailable("the repository's alternates file cannot be read") from exc
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith("#"):
+            _confine_objects(os.path.join(real, line), roots, depth + 1)
+
+
+def _open(path: str, roots: Sequence[str]) -> pygit2.Repository:
+    """Open ``path`` (a work tree top or a git directory) without searching upward."""
+    try:
+        repo = pygit2.Repository(path, flags=RepositoryOpenFlag.NO_SEARCH)
+    except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
+        raise _Unavailable(f"the repository cannot be opened: {describe_error(exc)}") from exc
+    if repo.workdir:
+        _check_inside("work tree", repo.workdir, roots)
+    return repo
+
+
+def _root_of(directory: str, roots: Sequence[str]) -> str | None:
+    holding = [root for root in roots if is_inside(directory, root)]
+    return max(holding, key=len) if holding else None
+
+
+def find_repository(directory: str, options: ResolverOptions) -> _Found:
+    """The confined repository holding ``directory``; raises :class:`_Unavailable`."""
+    roots = tuple(real_roots(options.allowed_roots))
+    root = _root_of(directory, roots)
+    if root is None:
+        raise _Unavailable("the working directory is outside the allowed roots")
+    current = directory
+    device = os.stat(current).st_dev
+    while True:
+        dotgit = os.path.join(current, ".git")
+        gitdir: str | None = None
+        if os.path.isfile(dotgit) or (os.path.islink(dotgit) and not os.path.isdir(dotgit)):
+            gitdir = _gitfile_target(dotgit, roots)
+            _check_inside("git directory", gitdir, roots)
+            if not _is_git_directory(gitdir, roots):
+                raise _Unavailable(f"the .git file {dotgit} names no git directory")
+        elif os.path.isdir(dotgit):
+            _check_inside("git directory", dotgit, roots)
+            if _is_git_directory(dotgit, roots):
+                gitdir = dotgit
+        if gitdir is not None:
+            _confine_gitdir(gitdir, roots)
+            repo = _open(current, roots)
+            _check_inside("git directory", repo.path, roots)
+            workdir = os.path.realpath(repo.workdir) if repo.workdir else None
+            return _Found(repo, workdir, roots)
+        if _is_git_directory(current, roots):  # a bare repository, or inside .git
+            _confine_gitdir(current, roots)
+            return _Found(_open(current, roots), None, roots)
+        parent = os.path.dirname(current)
+        if current == root or parent == current:
+            raise _Unavailable("not a git repository")
+        try:
+            if os.stat(parent).st_dev != device:
+                raise _Unavailable("not a git repository")
+        except OSError as exc:
+            raise _Unavailable("not a git repository") from exc
+        current = parent
+
+
+# --- 4a. the branch --------------------------------------------------------------------
+
+
+def _ref_exists(repo: pygit2.Repository, name: str) -> bool:
+    try:
+        reference = repo.references.get(name)
+        if reference is None:
+            return False
+        reference.resolve()
+    except (pygit2.GitError, KeyError, ValueError):
+        return False
+    return True
+
+
+def shorten_ref(repo: pygit2.Repository, refname: str, strict: bool) -> str:
+    """git's shorten_unambiguous_ref, as ``rev-parse --abbrev-ref`` uses it."""
+    for index in range(len(_REV_PARSE_RULES) - 1, 0, -1):
+        prefix, _, suffix = _REV_PARSE_RULES[index].partition("{}")
+        if not (
+            refname.startswith(prefix)
+            and refname.endswith(suffix)
+            and len(refname) > len(prefix) + len(suffix)
+        ):
+            continue
+        short = refname[len(prefix) : len(refname) - len(suffix)]
+        checked = len(_REV_PARSE_RULES) if strict else index
+        if not any(
+            _ref_exists(repo, _REV_PARSE_RULES[other].format(short))
+            for other in range(checked)
+            if other != index
+        ):
+            return short
+    return refname
+
+
+def read_branch(repo: pygit2.Repository) -> Value:
+    if repo.head_is_detached:
+        return "HEAD"
+    if repo.head_is_unborn:
+        target = repo.references["HEAD"].target
+        name = target.removeprefix("refs/heads/") if isinstance(target, str) else "HEAD"
+        return Missing(f"the branch {name} has no commits yet (git rev-parse fails there)")
+    strict = _config_bool(repo.config, "core.warnAmbiguousRefs", True)
+    return shorten_ref(repo, repo.head.name, strict).strip()
+
+
+# --- 4b. the status --------------------------------------------------------------------
+
+
+def _config_value(config: pygit2.Config, key: str) -> str | None:
+    try:
+        value = config[key]
+    except (KeyError, pygit2.GitError, ValueError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _config_bool(config: pygit2.Config, key: str, default: bool) -> bool:
+    if _config_value(config, key) is None:
+        return default
+    try:
+        return config.get_bool(key)
+    except (pygit2.GitError, ValueError) as exc:
+        raise _Unavailable(f"the config value {key} is not a boolean") from exc
+
+
+def _config_int(config: pygit2.Config, key: str) -> int | None:
+    if _config_value(config, key) is None:
+        return None
+    try:
+        return config.get_int(key)
+    except (pygit2.GitError, ValueError) as exc:
+        raise _Unavailable(f"the config value {key} is not a number") from exc
+
+
+@dataclass(frozen=True)
+class _Settings:
+    untracked: str  # no, normal or all
+    quote_fully: bool
+    relative: bool
+    renames: bool
+    rename_limit: int
+
+
+def _settings(config: pygit2.Config) -> _Settings:
+    untracked = _config_value(config, "status.showUntrackedFiles") or "normal"
+    if untracked not in ("no", "normal", "all"):
+        raise _Unavailable(f"status.showUntrackedFiles is {untracked!r}, which git rejects")
+    if _config_bool(config, "status.branch", False):
+        raise _Unavailable("status.branch=true adds a branch header that is not reproduced")
+    rename_key = "status.renames" if _config_value(config, "status.renames") else "diff.renames"
+    renames_text = (_config_value(config, rename_key) or "true").lower()
+    if renames_text in ("copy", "copies"):
+        raise _Unavailable(f"{rename_key}=copies asks for copy detection, not reproduced")
+    limit = _config_int(config, "status.renameLimit")
+    if limit is None:
+        limit = _config_int(config, "diff.renameLimit")
+    return _Settings(
+        untracked=untracked,
+        quote_fully=_config_bool(config, "core.quotePath", True),
+        relative=_config_bool(config, "status.relativePaths", True),
+        renames=_config_bool(config, rename_key, True),
+        rename_limit=1000 if limit is None else (limit if limit > 0 else 32767),
+    )
+
+
+@dataclass
+class _IndexFacts:
+    stages: dict[bytes, int] = field(default_factory=dict)  # conflicts: path -> mask
+    intent_to_add: set[bytes] = field(default_factory=set)
+    unchanged: set[bytes] = field(default_factory=set)  # skip-worktree, assume-valid
+    gitlinks: dict[bytes, bytes] = field(default_factory=dict)  # path -> commit (hex)
+    attributes: list[bytes] = field(default_factory=list)
+    paths: list[bytes] = field(default_factory=list)  # stage-0 entries
+
+
+def _index_facts(index: pygit2.Index) -> _IndexFacts:
+    """What the diffs do not say about the index: stages and git's entry flags."""
+    from pygit2.ffi import C, ffi  # libgit2's own entries keep the flags
+
+    facts = _IndexFacts()
+    raw: Any = index._index
+    for position in range(C.git_index_entrycount(raw)):
+        entry = C.git_index_get_byindex(raw, position)
+        path = ffi.string(entry.path)
+        stage = (entry.flags >> _STAGE_SHIFT) & 3
+        if stage:
+            facts.stages[path] = facts.stages.get(path, 0) | (1 << (stage - 1))
+            continue
+        facts.paths.append(path)
+        if entry.flags_extended & _INTENT_TO_ADD:
+            facts.intent_to_add.add(path)
+        if entry.flags_extended & _SKIP_WORKTREE or entry.flags & _ASSUME_VALID:
+            facts.unchanged.add(path)
+        if entry.mode == _GITLINK:
+            facts.gitlinks[path] = bytes(ffi.buffer(entry.id.id, 20)).hex().encode()
+        if path == b".gitattributes" or path.endswith(b"/.gitattributes"):
+            facts.attributes.append(path)
+    return facts
+
+
+def _check_drivers(
+    repo: pygit2.Repository, facts: _IndexFacts, untracked: Sequence[bytes], workdir: str
+) -> None:
+    """Refuse when the attributes name a driver git would run (or an encoding)."""
+    config = repo.config
+    names = {b".gitattributes", *facts.attributes}
+    names.update(path for path in untracked if path.endswith(b".gitattributes"))
+    files = [os.path.join(workdir, os.fsdecode(path)) for path in sorted(names)]
+    files.append(os.path.join(repo.path, "info", "attributes"))
+    global_file = _config_value(config, "core.attributesFile")
+    if global_file:
+        files.append(os.path.expanduser(global_file))
+    for path in files:
+        try:
+            text = _read_small(path, 1 << 20)
+        except OSError:
+            continue
+        for kind, value in _ATTRIBUTE_DRIVER.findall(text):
+            name = value.decode("utf-8", "replace")
+            if kind == b"working-tree-encoding":
+                raise _Unavailable(
+                    "the repository's attributes use working-tree-encoding, not reproduced"
+                )
+            if any(_config_value(config, f"filter.{name}.{key}") for key in ("clean", "process")):
+                raise _Unavailable(
+                    f"the repository's attributes use the filter driver {name!r}, whose "
+                    "command git: variables never run"
+                )
+
+
+@dataclass
+class _Line:
+    index: str = " "
+    worktree: str = " "
+    source: bytes | None = None
+
+
+def _quote(path: bytes, quote_fully: bool) -> bytes:
+    """git's quote_path with QUOTE_PATH_QUOTE_SP: C-style, and quoted when spaced."""
+    out = bytearray()
+    quoted = False
+    for byte in path:
+        if byte in b'"\\':
+            out += b"\\" + bytes([byte])
+            quoted = True
+        elif byte < 0x20 or byte == 0x7F or (byte >= 0x80 and quote_fully):
+            short = {7: b"a", 8: b"b", 9: b"t", 10: b"n", 11: b"v", 12: b"f", 13: b"r"}
+            out += b"\\" + short.get(byte, b"%03o" % byte)
+            quoted = True
+        else:
+            out.append(byte)
+    if quoted or b" " in path:
+        return b'"' + bytes(out) + b'"'
+    return bytes(out)
+
+
+def relative_path(path: bytes, prefix: bytes) -> bytes:
+    """git's relative_path for repository paths (``prefix`` ends with ``/``)."""
+    if not path:
+        return b"./"
+    if not prefix:
+        return path
+    i = j = prefix_off = in_off = 0
+    while i < len(prefix) and j < len(path) and prefix[i] == path[j]:
+        if prefix[i] == 0x2F:
+            while i < len(prefix) and prefix[i] == 0x2F:
+                i += 1
+            while j < len(path) and path[j] == 0x2F:
+                j += 1
+            prefix_off, in_off = i, j
+        else:
+            i += 1
+            j += 1
+    if i >= len(prefix) and prefix_off < len(prefix):
+        if j >= len(path):
+            in_off = len(path)
+        elif path[j] == 0x2F:
+            while j < len(path) and path[j] == 0x2F:
+                j += 1
+            in_off = j
+        else:
+            i = prefix_off
+    elif j >= len(path) and in_off < len(path) and i < len(prefix) and prefix[i] == 0x2F:
+        while i < len(prefix) and prefix[i] == 0x2F:
+            i += 1
+        in_off = len(path)
+    rest = path[in_off:]
+    if i >= len(prefix):
+        return rest or b"./"
+    ups = bytearray()
+    while i < len(prefix):
+        if prefix[i] == 0x2F:
+            ups += b"../"
+            while i < len(prefix) and prefix[i] == 0x2F:
+                i += 1
+            continue
+        i += 1
+    if prefix[-1] != 0x2F:
+        ups += b"../"
+    return bytes(ups) + rest
+
+
+@dataclass
+class _Status:
+    changes: dict[bytes, _Line]
+    untracked: list[bytes]
+
+
+def _head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
+    if repo.head_is_unborn:
+        return None
+    return repo.head.peel(pygit2.Tree)
+
+
+def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth: int) -> _Status:
+    """The change and untracked entries of ``repo`` (paths from the work tree's top)."""
+    settings = _settings(repo.config)
+    index = repo.index
+    facts = _index_facts(index)
+    changes: dict[bytes, _Line] = {}
+
+    def line(path: bytes) -> _Line:
+        return changes.setdefault(path, _Line())
+
+    # The index against HEAD.
+    tree = _head_tree(repo)
+    if tree is None:
+        for path in facts.paths:
+            if path not in facts.intent_to_add:
+                line(path).index = "A"
+    else:
+        staged = index.diff_to_tree(tree, flags=DiffOption.INCLUDE_TYPECHANGE)
+        if settings.renames:
+            staged.find_similar(flags=DiffFind.FIND_RENAMES, rename_limit=settings.rename_limit)
+        for delta in staged.deltas:
+            old, new = delta.old_file.raw_path, delta.new_file.raw_path
+            if delta.status == DeltaStatus.CONFLICTED or new in facts.stages:
+                continue
+            if new in facts.intent_to_add:
+                if delta.status == DeltaStatus.RENAMED:
+                    line(old).index = "D"
+                continue
+            char = _DELTA_CHAR.get(delta.status)
+            if char is None:
+                continue
+            entry = line(new)
+            entry.index = char
+            if char == "R":
+                entry.source = old
+
+    # The work tree against the index.
+    flags = DiffOption.INCLUDE_TYPECHANGE | DiffOption.IGNORE_SUBMODULES
+    if settings.untracked != "no":
+        flags |= DiffOption.INCLUDE_UNTRACKED
+        if settings.untracked == "all":
+            flags |= DiffOption.RECURSE_UNTRACKED_DIRS
+    untracked: list[bytes] = []
+    deleted: list[bytes] = []
+    for delta in index.diff_to_workdir(flags=flags).deltas:
+        path = delta.new_file.raw_path
+        if delta.status == DeltaStatus.UNTRACKED:
+            untracked.append(path)
+            continue
+        if (
+            path in facts.stages
+            or path in facts.intent_to_add
+            or path in facts.unchanged
+            or path in facts.gitlinks
+            or delta.status == DeltaStatus.CONFLICTED
+        ):
+            continue
+        char = _DELTA_CHAR.get(delta.status)
+        if char is not None:
+            line(path).worktree = char
+            if char == "D":
+                deleted.append(path)
+
+    _check_drivers(repo, facts, untracked, workdir)
+
+    # Intent-to-add entries: added in the work tree (or gone from it), never staged.
+    for path in facts.intent_to_add:
+        exists = os.path.lexists(os.path.join(workdir, os.fsdecode(path)))
+        line(path).worktree = "A" if exists else "D"
+        if not exists:
+            deleted.append(path)
+    if settings.renames and facts.intent_to_add and deleted:
+        raise _Unavailable(
+            "intent-to-add files beside deleted ones may be shown as renames by git, "
+            "which is not reproduced"
+        )
+
+    for path, commit in facts.gitlinks.items():
+        if path in facts.unchanged:
+            continue
+        char = _submodule_char(repo, workdir, path, commit, roots, depth)
+        if char:
+            line(path).worktree = char
+
+    for path, mask in facts.stages.items():
+        entry = line(path)
+        code = _CONFLICT[mask]
+        entry.index, entry.worktree = code[0], code[1]
+        entry.source = None
+    return _Status(changes, untracked)
+
+
+def _submodule_ignore(repo: pygit2.Repository, workdir: str, path: bytes) -> str:
+    """submodule.<name>.ignore, from the repository's config or ``.gitmodules``."""
+    name: str | None = None
+    modules = os.path.join(workdir, ".gitmodules")
+    values: dict[str, str] = {}
+    if os.path.isfile(modules) and not os.path.islink(modules):
+        try:
+            for entry in pygit2.Config(modules):
+                values[entry.name] = entry.value or ""
+        except (pygit2.GitError, OSError, ValueError):
+            values = {}
+    decoded = os.fsdecode(path)
+    for key, value in values.items():
+        if key.startswith("submodule.") and key.endswith(".path") and value == decoded:
+            name = key[len("submodule.") : -len(".path")]
+            break
+    if name is None:
+        return "none"
+    key = f"submodule.{name}.ignore"
+    return _config_value(repo.config, key) or values.get(key) or "none"
+
+
+def _submodule_char(
+    repo: pygit2.Repository,
+    workdir: str,
+    path: bytes,
+    commit: bytes,
+    roots: Sequence[str],
+    depth: int,
+) -> str:
+    """``M`` (new commits), ``m`` (modified content), ``?`` (untracked content), ``D``
+    (gone) or nothing, as git 2.39's short format shows a submodule."""
+    ignore = _submodule_ignore(repo, workdir, path)
+    if ignore == "all":
+        return ""
+    top = os.path.join(workdir, os.fsdecode(path))
+    if not os.path.lexists(top):
+        return "D"
+    if os.path.islink(top) or not os.path.isdir(top):
+        return "T"
+    dotgit = os.path.join(top, ".git")
+    if not os.path.lexists(dotgit):
+        return ""  # not populated: git shows nothing
+    if depth >= MAX_SUBMODULE_DEPTH:
+        raise _Unavailable("submodules are nested too deeply")
+    try:
+        found = find_repository_at(top, roots)
+    except _Unavailable as exc:
+        raise _Unavailable(f"submodule {os.fsdecode(path)}: {exc}") from exc
+    sub = found.repo
+    head = "" if sub.head_is_unborn or found.workdir is None else str(sub.head.target)
+    if head.encode() != commit:
+        return "M"
+    if ignore == "dirty" or found.workdir is None:
+        return ""
+    status = _collect(sub, found.workdir, roots, depth + 1)
+    if any(not (entry.index == " " and entry.worktree == "?") for entry in status.changes.values()):
+        return "m"
+    nested_untracked = any(entry.worktree == "?" for entry in status.changes.values())
+    if ignore != "untracked" and (status.untracked or nested_untracked):
+        return "?"
+    return ""
+
+
+def find_repository_at(top: str, roots: Sequence[str]) -> _Found:
+    """The repository whose work tree top is ``top`` (a submodule), confined."""
+    dotgit = os.path.join(top, ".git")
+    if os.path.isdir(dotgit) and not os.path.islink(dotgit):
+        gitdir = dotgit
+    else:
+        gitdir = _gitfile_target(dotgit, roots)
+    _confine_gitdir(gitdir, roots)
+    repo = _open(top, roots)
+    _check_inside("git directory", repo.path, roots)
+    workdir = os.path.realpath(repo.workdir) if repo.workdir else None
+    return _Found(repo, workdir, tuple(roots))
+
+
+def read_status(found: _Found, directory: str, limit: int) -> Value:
+    if found.workdir is None:
+        return Missing("the repository has no work tree here (it is bare, or this is .git)")
+    repo = found.repo
+    status = _collect(repo, found.workdir, found.roots, depth=0)
+    settings = _settings(repo.config)
+    prefix = b""
+    if settings.relative and directory != found.workdir and is_inside(directory, found.workdir):
+        prefix = os.fsencode(os.path.relpath(directory, found.workdir)) + b"/"
+
+    def show(path: bytes) -> bytes:
+        return _quote(relative_path(path, prefix), settings.quote_fully)
+
+    lines: list[bytes] = []
+    size = 0
+    for path in sorted(status.changes):
+        entry = status.changes[path]
+        if entry.index == " " and entry.worktree == " ":
+            continue
+        text = f"{entry.index}{entry.worktree} ".encode()
+        if entry.source is not None:
+            text += show(entry.source) + b" -> "
+        lines.append(text + show(path))
+        size += len(lines[-1]) + 1
+        if size > limit + 1:
+            return _too_large(limit)
+    for path in sorted(status.untracked):
+        lines.append(b"?? " + show(path))
+        size += len(lines[-1]) + 1
+        if size > limit + 1:
+            return _too_large(limit)
+    output = b"\n".join(lines)
+    if len(output) > limit:
+        return _too_large(limit)
+    try:
+        return output.decode("utf-8")
+    except UnicodeDecodeError:
+        return Missing(
+            "the git status is not UTF-8 (a file name is not, and core.quotePath is off)"
+        )
+
+
+def _too_large(limit: int) -> Missing:
+    return Missing(f"the git status is larger than the {limit}-byte limit (max_file_bytes)")
+
+
+# --- 3. the read, in a worker thread ---------------------------------------------------
+
+
+def read_repository(
+    names: Sequence[str],
+    directory: str,
+    options: ResolverOptions,
+    publish: Callable[[str, Value], None],
+) -> None:
+    """Read ``names`` in this thread (no time limit here), publishing each value as soon
+    as it is known; never raises."""
+    try:
+        found = find_repository(directory, options)
+    except _Unavailable as exc:
+        for name in names:
+            publish(name, Missing(str(exc)))
+        return
+    for name in names:
+        value: Value
+        try:
+            if name == "branch":
+                value = read_branch(found.repo)
+            else:
+                value = read_status(found, directory, options.max_file_bytes)
+        except _Unavailable as exc:
+            value = Missing(str(exc))
+        except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
+            value = Missing(f"the repository cannot be read: {describe_error(exc)}")
+        publish(name, value)
+
+
+def _directory(context: ResolveContext) -> str | Missing:
+    directory = context.directory
+    if directory is None:
+        return Missing("no working directory was given")
+    if not os.path.isdir(directory):
+        return Missing("the working directory is not a directory")
+    return directory
+
+
+class GitResolver(Resolver):
+    """Reads ``git:`` values in worker threads; at most ``max_running`` at once."""
+
+    type = "git"
+    batch = True
+
+    def __init__(self, max_running: int = MAX_RUNNING) -> None:
+        self.max_running = max_running
+        self._slots = threading.BoundedSemaphore(max_running)
+
+    def variables(self) -> Sequence[VariableInfo]:
+        return VARIABLES
+
+    def resolve(self, names: Sequence[str], context: ResolveContext) -> dict[str, Value]:
+        wanted = tuple(dict.fromkeys(names))
+        values: dict[str, Value] = {
+            name: Missing("unknown variable") for name in wanted if name not in NAMES
+        }
+        known = [name for name in wanted if name in NAMES]
+        if known:
+            values.update(self._read(known, context))
+        return values
+
+    def _read(self, names: Sequence[str], context: ResolveContext) -> dict[str, Value]:
+        directory = _directory(context)
+        if isinstance(directory, Missing):
+            return dict.fromkeys(names, directory)
+        if not self._slots.acquire(blocking=False):
+            return dict.fromkeys(
+                names,
+                Missing(
+                    f"busy: {self.max_running} earlier git reads are still running "
+                    "(they outlived their time limit); try again shortly"
+                ),
+            )
+        options = context.options
+        values: dict[str, Value] = {}
+        lock = threading.Lock()
+        finished = threading.Event()
+
+        def publish(name: str, value: Value) -> None:
+            with lock:
+                values[name] = value
+
+        def work() -> None:
+            try:
+                read_repository(names, directory, options, publish)
+            except Exception as exc:  # a worker must never die with an exception
+                reason = f"the repository cannot be read: {describe_error(exc)}"
+                for name in names:
+                    publish(name, Missing(reason))
+            finally:
+                self._slots.release()
+                finished.set()
+
+        threading.Thread(target=work, name="sysprompt-git-read", daemon=True).start()
+        finished.wait(options.git_timeout)
+        timed_out = Missing(f"git timed out after {options.git_timeout:g}s")
+        with lock:
+            return {name: values.get(name, timed_out) for name in names}
+
+
+def register(registry_builder: RegistryBuilder) -> None:
+    registry_builder.register(GitResolver())

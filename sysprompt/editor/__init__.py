@@ -1,0 +1,1 @@
+"""The editor: full-page template editor, live preview, history and conversations."""

@@ -1,0 +1,38 @@
+"""Input of the editor's htmx requests: shapes only; the checks that read the disk or the
+database (cwd, template size, conversation id) live in ``sysprompt.prompts.selectors``."""
+
+from __future__ import annotations
+
+from django import forms
+
+from sysprompt.prompts.models import CONVERSATION_ID_MAX_LENGTH
+
+
+class PreviewForm(forms.Form):
+    template = forms.CharField(required=False, strip=False)
+    cwd = forms.CharField(required=False, max_length=4096)
+    model = forms.CharField(required=False, max_length=200)
+    conversation_id = forms.CharField(required=False, max_length=CONVERSATION_ID_MAX_LENGTH)
+
+
+class SaveForm(forms.Form):
+    template = forms.CharField(required=False, strip=False)
+    base_etag = forms.CharField(required=False, max_length=200)
+
+
+class HistoryForm(forms.Form):
+    before = forms.IntegerField(required=False, min_value=1)
+
+
+class DiffForm(forms.Form):
+    template = forms.CharField(required=False, strip=False)
+
+
+class FileSuggestForm(forms.Form):
+    cwd = forms.CharField(max_length=4096)
+    q = forms.CharField(required=False, max_length=4096)
+
+
+class ConversationSearchForm(forms.Form):
+    q = forms.CharField(required=False, max_length=CONVERSATION_ID_MAX_LENGTH)
+    before = forms.IntegerField(required=False, min_value=1)

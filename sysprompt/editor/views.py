@@ -1,0 +1,444 @@
+"""Editor pages and the htmx partials they swap in.
+
+Views only read the request, call one selector or service, and render a template:
+full pages for plain requests, partials (``editor/_*.html``) for htmx requests. Every
+write is a POST through Django's CSRF middleware; htmx sends the token in a header that
+``base.html`` sets on ``<body>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from itertools import groupby
+from typing import Any
+
+from django import forms as django_forms
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.utils.http import parse_etags
+from django.views import View
+from django_htmx.http import reswap, retarget, trigger_client_event
+from django_htmx.middleware import HtmxDetails
+
+from sysprompt.conf import app_settings
+from sysprompt.editor import forms
+from sysprompt.prompts import selectors, services
+from sysprompt.prompts.diffs import text_diff
+from sysprompt.prompts.models import (
+    CONVERSATION_VIEW_PERMISSION,
+    TEMPLATE_EDIT_PERMISSION,
+    ConversationPrompt,
+    TemplateVersion,
+)
+from sysprompt_core.template import PromptTooLarge
+from sysprompt_core.variables import CatalogEntry, variable_catalog
+from sysprompt_core.variables.file import real_roots
+
+PREVIEW_DEBOUNCE_MS = 250
+PARTIAL_HEADER = "X-Sysprompt-Partial"
+HISTORY_PAGE_SIZE = 25
+CONVERSATION_PAGE_SIZE = 50
+# The overview counts conversations up to this many ("10000+"): never a full scan.
+COUNT_CAP = 10_000
+# A rough count for people (about four characters per token in English prose); the
+# editor labels it as an estimate.
+CHARACTERS_PER_TOKEN = 4
+
+
+class EditorPageView(LoginRequiredMixin, View):
+    """The main page; ``open_editor`` shows it with the editor modal already open."""
+
+    open_editor = False
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        current = selectors.template_current()
+        catalog = variable_catalog()
+        cwd = _default_cwd()
+        preview = _preview_context(text=current.text, cwd=cwd, model="", conversation_id="")
+        config = {
+            "template": current.text,
+            "etag": current.etag,
+            "version": current.version,
+            "canEdit": request.user.has_perm(TEMPLATE_EDIT_PERMISSION),
+            # CodeMirror's <style> elements carry it (the page's Content-Security-Policy).
+            "cspNonce": str(getattr(request, "csp_nonce", "")),
+            "catalog": catalog,
+            "debounceMs": PREVIEW_DEBOUNCE_MS,
+            "urls": {
+                "index": reverse("editor:index"),
+                "editor": reverse("editor:editor"),
+                "files": reverse("editor:files"),
+                "version": reverse("editor:version", args=[0]).replace("/0.json", "/{n}.json"),
+            },
+        }
+        context = {
+            "current": current,
+            "open_editor": self.open_editor,
+            "config": config,
+            "catalog_groups": _catalog_groups(catalog),
+            # Only prompt authors see conversations here; others get no count at all.
+            "conversation_count": (
+                selectors.conversation_prompts(user=request.user)[: COUNT_CAP + 1].count()
+                if request.user.has_perm(CONVERSATION_VIEW_PERMISSION)
+                else None
+            ),
+            "conversation_count_cap": COUNT_CAP,
+            "cwd": cwd,
+            **preview,
+        }
+        return render(request, "editor/index.html", context)
+
+
+class PreviewView(LoginRequiredMixin, View):
+    """The preview partial for the editor's text; nothing is stored."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = forms.PreviewForm(request.POST)
+        if not form.is_valid():
+            return _form_errors(request, form)
+        data = form.cleaned_data
+        context = _preview_context(
+            text=data["template"],
+            cwd=data["cwd"],
+            model=data["model"],
+            conversation_id=data["conversation_id"],
+        )
+        return render(request, "editor/_preview.html", context)
+
+
+class SaveView(LoginRequiredMixin, View):
+    """Save the editor's text as a new version, only if the base version is current."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        if not request.user.has_perm(TEMPLATE_EDIT_PERMISSION):
+            return _save_problem(
+                request,
+                "You may preview but not save: ask an administrator to add you to the "
+                "“Prompt authors” group.",
+                status=403,
+            )
+        form = forms.SaveForm(request.POST)
+        if not form.is_valid():
+            return _form_errors(request, form)
+        text = form.cleaned_data["template"]
+        base = form.cleaned_data["base_etag"]
+        try:
+            version = services.template_save(
+                text=text, author=request.user, if_match=parse_etags(base) if base else None
+            )
+        except selectors.TemplateTooLarge as exc:
+            return _save_problem(request, str(exc), status=413)
+        except services.PreconditionFailed as exc:
+            return _conflict(request, theirs=exc.current, mine=text)
+        saved = selectors.template_of(version)
+        response = render(request, "editor/_save_status.html", {"saved": saved})
+        return trigger_client_event(
+            response,
+            "sysprompt:saved",
+            {"version": saved.version, "etag": saved.etag, "author": saved.author or ""},
+        )
+
+
+class HistoryView(LoginRequiredMixin, View):
+    """A page of versions, newest first (``before`` continues after a number)."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        form = forms.HistoryForm(request.GET)
+        before = form.cleaned_data["before"] if form.is_valid() else None
+        versions = selectors.template_versions()
+        if before:
+            versions = versions.filter(number__lt=before)
+        page = list(versions.defer("text")[: HISTORY_PAGE_SIZE + 1])
+        more = len(page) > HISTORY_PAGE_SIZE
+        page = page[:HISTORY_PAGE_SIZE]
+        context = {
+            "versions": page,
+            "next_before": page[-1].number if more else None,
+            "continuation": bool(before),
+            # The current version is the newest, so only a first page can hold it.
+            "current_version": page[0].number if page and not before else None,
+        }
+        return render(request, "editor/_history.html", context)
+
+
+class VersionDiffView(LoginRequiredMixin, View):
+    """A version against the editor's text."""
+
+    def post(self, request: HttpRequest, number: int) -> HttpResponse:
+        version = _version(number)
+        form = forms.DiffForm(request.POST)
+        if not form.is_valid():
+            return _form_errors(request, form)
+        diff = text_diff(version.text, form.cleaned_data["template"])
+        context = {"diff": diff, "version": version, "old_label": f"version {version.number}"}
+        return render(request, "editor/_version_diff.html", context)
+
+
+class VersionTextView(LoginRequiredMixin, View):
+    """A version's text as JSON, for restoring it into the editor."""
+
+    def get(self, request: HttpRequest, number: int) -> JsonResponse:
+        version = _version(number)
+        return JsonResponse({"version": version.number, "template": version.text})
+
+
+class FileSuggestView(LoginRequiredMixin, View):
+    """File names under a cwd for ``[file:…]``: JSON, confined to the allowed roots."""
+
+    def get(self, request: HttpRequest) -> JsonResponse:
+        form = forms.FileSuggestForm(request.GET)
+        if not form.is_valid():
+            return JsonResponse({"files": [], "error": "Give a cwd."}, status=400)
+        try:
+            files = selectors.files_suggest(
+                cwd=form.cleaned_data["cwd"], query=form.cleaned_data["q"]
+            )
+        except selectors.InvalidInput as exc:
+            return JsonResponse({"files": [], "error": exc.message}, status=400)
+        return JsonResponse({"files": files})
+
+
+class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
+    """The Conversations pages are for prompt authors: a user without the view
+    permission is answered 403 (anonymous users go to the login page). What each
+    author may do with a conversation is decided by the selectors and services."""
+
+    permission_required = CONVERSATION_VIEW_PERMISSION
+
+
+class ConversationListView(ConversationPagesMixin, View):
+    """Stored prompts, searchable by id; htmx requests get the rows alone."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        form = forms.ConversationSearchForm(request.GET)
+        query = ""
+        before = None
+        if form.is_valid():
+            query = form.cleaned_data["q"] or ""
+            before = form.cleaned_data["before"]
+        prompts = selectors.conversation_prompts_search(user=request.user, query=query)
+        if before:
+            prompts = prompts.filter(id__lt=before)
+        page = list(prompts[: CONVERSATION_PAGE_SIZE + 1])
+        more = len(page) > CONVERSATION_PAGE_SIZE
+        page = page[:CONVERSATION_PAGE_SIZE]
+        context = {
+            "prompts": page,
+            "query": query,
+            "next_before": page[-1].id if more else None,
+            "paged": before is not None,
+        }
+        template = (
+            "editor/_conversation_rows.html"
+            if HtmxDetails(request)
+            else "editor/conversations.html"
+        )
+        response = render(request, template, context)
+        patch_vary_headers(response, ("HX-Request",))
+        return response
+
+
+class ConversationDetailView(ConversationPagesMixin, View):
+    """One stored prompt. Reading it resolves nothing: what compaction would change is
+    rendered only when asked for (:class:`ConversationCompactionView`)."""
+
+    def get(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
+        return _conversation_page(request, _conversation(conversation_id, request), preview=None)
+
+
+class ConversationCompactionView(ConversationPagesMixin, View):
+    """What compaction would change (POST: it reads files and runs git in the stored
+    cwd); htmx requests get the partial, others the page with it."""
+
+    def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
+        stored = _conversation(conversation_id, request)
+        with _conversation_rules():
+            preview = selectors.conversation_compaction_preview(
+                stored.conversation_id, user=request.user
+            )
+        if HtmxDetails(request):
+            return render(request, "editor/_conversation_compaction.html", {"preview": preview})
+        return _conversation_page(request, preview.stored, preview=preview)
+
+
+class ConversationConstructView(ConversationPagesMixin, View):
+    """Re-construct a conversation's prompt from the current template (POST)."""
+
+    def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
+        stored = _conversation(conversation_id, request)
+        try:
+            with _conversation_rules():
+                services.conversation_prompt_construct(
+                    conversation_id=stored.conversation_id,
+                    cwd=stored.cwd,
+                    model=stored.model,
+                    user=request.user,
+                )
+        except selectors.InvalidInput as exc:
+            messages.error(request, f"Not re-constructed: {exc.message}")
+        else:
+            messages.success(request, "Re-constructed from the current template.")
+        return redirect("editor:conversation", conversation_id=stored.conversation_id)
+
+
+class ConversationForgetView(ConversationPagesMixin, View):
+    """Forget a conversation's prompt (POST); its next turn constructs a new one."""
+
+    def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
+        stored = _conversation(conversation_id, request)
+        with _conversation_rules():
+            services.conversation_prompt_delete(
+                conversation_id=stored.conversation_id, user=request.user
+            )
+        messages.success(request, f"Forgot the prompt of {stored.conversation_id}.")
+        return redirect("editor:conversations")
+
+
+@dataclass(frozen=True)
+class CatalogGroup:
+    type: str
+    entries: list[CatalogEntry]
+
+
+def _catalog_groups(catalog: list[CatalogEntry]) -> list[CatalogGroup]:
+    return [
+        CatalogGroup(type=kind, entries=list(entries))
+        for kind, entries in groupby(catalog, key=lambda entry: entry["type"])
+    ]
+
+
+def _default_cwd() -> str:
+    roots = real_roots(app_settings().allowed_roots)
+    return roots[0] if roots else ""
+
+
+def _preview_context(*, text: str, cwd: str, model: str, conversation_id: str) -> dict[str, Any]:
+    """Everything ``_preview.html`` shows: lint always, the render when the input allows."""
+    context: dict[str, Any] = {"cwd": cwd, "model": model, "conversation_id": conversation_id}
+    try:
+        selectors.template_size_check(text)
+    except selectors.TemplateTooLarge as exc:
+        return {**context, "template_error": str(exc), "diagnostics": []}
+    errors: dict[str, str] = {}
+    if not cwd.strip():
+        errors["cwd"] = "Give the absolute path of a working directory to preview against."
+    if conversation_id:
+        try:
+            selectors.conversation_id_check(conversation_id)
+        except selectors.InvalidInput as exc:
+            errors["conversation_id"] = exc.message
+    preview = None
+    if not errors:
+        try:
+            preview = selectors.template_preview(
+                cwd=cwd, model=model, conversation_id=conversation_id or None, template=text
+            )
+        except selectors.InvalidInput as exc:
+            errors[exc.field] = exc.message
+        except PromptTooLarge as exc:
+            context["template_error"] = str(exc)
+    diagnostics = preview.diagnostics if preview is not None else selectors.template_lint(text)
+    context.update(errors=errors, diagnostics=diagnostics, preview=preview)
+    if preview is not None:
+        prompt = preview.rendered.prompt
+        context.update(
+            prompt=prompt,
+            characters=len(prompt or ""),
+            tokens=-(-len(prompt or "") // CHARACTERS_PER_TOKEN),
+            lines=len((prompt or "").splitlines()),
+            # Each distinct value once, capped: 1,000 names of one large file must not
+            # make a page of a gigabyte.
+            variables=[asdict(v) for v in selectors.preview_variables(preview.rendered.values)],
+        )
+    context["diagnostics_data"] = [
+        {"line": d.line, "column": d.column, "severity": d.severity, "message": d.message}
+        for d in diagnostics
+    ]
+    return context
+
+
+def _form_errors(request: HttpRequest, form: django_forms.Form) -> HttpResponse:
+    message = "; ".join(
+        f"{field}: {' '.join(str(error) for error in errors)}"
+        for field, errors in form.errors.items()
+    )
+    return _save_problem(request, message, status=400)
+
+
+def _save_problem(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
+    response = render(request, "editor/_save_status.html", {"problem": message}, status=status)
+    return _partial(response)
+
+
+def _partial(response: HttpResponse) -> HttpResponse:
+    """Mark an error answer as a partial for htmx to swap (``static/js/app.js``)."""
+    response[PARTIAL_HEADER] = "1"
+    return response
+
+
+def _conflict(
+    request: HttpRequest, *, theirs: selectors.CurrentTemplate, mine: str
+) -> HttpResponse:
+    context = {
+        "theirs": theirs,
+        "diff": text_diff(theirs.text, mine),
+        "old_label": f"their version {theirs.version}",
+        "new_label": "your text",
+        "theirs_data": {"template": theirs.text, "etag": theirs.etag, "version": theirs.version},
+    }
+    response = _partial(render(request, "editor/_conflict.html", context, status=412))
+    response = retarget(response, "#conflict-body")
+    response = reswap(response, "innerHTML")
+    return trigger_client_event(
+        response, "sysprompt:conflict", {"version": theirs.version, "etag": theirs.etag}
+    )
+
+
+def _version(number: int) -> TemplateVersion:
+    try:
+        return selectors.template_versions().get(number=number)
+    except TemplateVersion.DoesNotExist:
+        raise Http404(f"There is no version {number}.") from None
+
+
+@contextmanager
+def _conversation_rules() -> Iterator[None]:
+    """The selectors' and services' refusals as the editor's 404 and 403 pages."""
+    try:
+        yield
+    except selectors.ConversationNotFound:
+        raise Http404("No such conversation.") from None
+    except selectors.ConversationForbidden as exc:
+        raise PermissionDenied(str(exc)) from None
+
+
+def _conversation(conversation_id: str, request: HttpRequest) -> ConversationPrompt:
+    try:
+        selectors.conversation_id_check(conversation_id)
+    except selectors.InvalidInput:
+        raise Http404("No such conversation.") from None
+    with _conversation_rules():
+        return selectors.conversation_prompt_visible(conversation_id, user=request.user)
+
+
+def _conversation_page(
+    request: HttpRequest,
+    stored: ConversationPrompt,
+    *,
+    preview: selectors.CompactionPreview | None,
+) -> HttpResponse:
+    context = {
+        "stored": stored,
+        "owner": stored.owner.get_username() if stored.owner else None,
+        "access": selectors.conversation_access(stored, user=request.user),
+        "preview": preview,
+        "instructions": app_settings().compaction_instructions,
+    }
+    return render(request, "editor/conversation.html", context)

@@ -1,0 +1,69 @@
+"""First run: migrate the database, create the groups, make sure someone can log in."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from sysprompt.prompts.services import (
+    AdminBootstrap,
+    AdminBootstrapError,
+    admin_ensure,
+    groups_ensure,
+)
+
+
+def manage_py() -> str:
+    """How to run ``manage.py`` from the checkout, as this process was run."""
+    venv_python = Path(settings.BASE_DIR) / ".venv" / "bin" / "python"
+    python = ".venv/bin/python" if Path(sys.executable) == venv_python else "python"
+    return f"{python} manage.py"
+
+
+class Command(BaseCommand):
+    help = (
+        "Apply migrations, create the groups 'Prompt authors' and 'Agent hosts', then create "
+        "the 'admin' superuser if there is no superuser yet (password from "
+        "SYSPROMPT_ADMIN_PASSWORD, else random) and print how to log in and get API tokens. "
+        "Safe to run again."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--base-url",
+            default=f"http://127.0.0.1:{os.environ.get('PORT', '8000')}",
+            help="where the server is reached (default: http://127.0.0.1:$PORT, PORT=8000)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        groups_ensure()
+        try:
+            admin = admin_ensure(password=os.environ.get("SYSPROMPT_ADMIN_PASSWORD") or None)
+        except AdminBootstrapError as error:
+            raise CommandError(str(error)) from error
+        self.stdout.write(self._report(options["base_url"].rstrip("/"), admin))
+
+    def _report(self, base_url: str, admin: AdminBootstrap) -> str:
+        manage = manage_py()
+        login = f"Log in at {base_url}/accounts/login/"
+        if admin.password is None:
+            login += (
+                f" with your existing credentials (superuser {admin.username!r}; "
+                f"forgot the password? run `{manage} changepassword {admin.username}`)."
+            )
+        else:
+            login += f"\n  username: {admin.username}\n  password: {admin.password}"
+        tokens = {
+            f"for {admin.username}:": f"{manage} drf_create_token {admin.username}",
+            "for an agent host:": f"{manage} create_agent_host my-host",
+        }
+        width = max(map(len, tokens))
+        lines = [f"  {label:<{width}} {command}" for label, command in tokens.items()]
+        return "\n".join([login, "API tokens (send as `Authorization: Token <key>`):", *lines])

@@ -1,0 +1,119 @@
+"""What sysprompt stores: the global template's history and one prompt per conversation.
+
+* :class:`TemplateVersion` is append-only. Saving the template adds a version with the
+  next number; the one with the highest number is current. A version is never changed
+  or deleted, so a stored prompt can always name the version it came from.
+* :class:`ConversationPrompt` is the system prompt a conversation's first turn froze
+  (or its last ``construct``/``compact`` replaced), byte for byte, with its SHA-256, and
+  its owner: the user whose call created it (see :mod:`sysprompt.prompts.selectors` for who may
+  see and change it).
+
+Writes go through :mod:`sysprompt.prompts.services`; reads through
+:mod:`sysprompt.prompts.selectors`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+CONVERSATION_ID_MAX_LENGTH = 200
+TEMPLATE_EDIT_PERMISSION = "sysprompt.change_templateversion"
+"""What changing the template takes (PUT /api/system-prompt, adding a version in the admin)."""
+CONVERSATION_VIEW_PERMISSION = "sysprompt.view_conversationprompt"
+"""What seeing every conversation takes, not only one's own (prompt authors)."""
+CONVERSATION_CHANGE_PERMISSION = "sysprompt.change_conversationprompt"
+"""What constructing or compacting someone else's conversation takes."""
+CONVERSATION_DELETE_PERMISSION = "sysprompt.delete_conversationprompt"
+"""What deleting (forgetting) someone else's conversation takes."""
+
+
+class TemplateVersionImmutable(Exception):
+    """An attempt to change or delete a stored template version."""
+
+
+class TemplateVersion(models.Model):
+    """One saved state of the global template; the highest ``number`` is current."""
+
+    number = models.PositiveIntegerField(unique=True, editable=False)
+    text = models.TextField(blank=True, editable=False)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+    created_at = models.DateTimeField(editable=False)
+
+    class Meta:
+        ordering = ["-number"]
+        get_latest_by = "number"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(number__gte=1), name="sysprompt_template_version_number_gte_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"version {self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise TemplateVersionImmutable(f"Template {self} is stored; add a new version.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise TemplateVersionImmutable(f"Template {self} is part of the history; it stays.")
+
+
+class ConversationPrompt(models.Model):
+    """The system prompt persisted for one conversation."""
+
+    conversation_id = models.CharField(max_length=CONVERSATION_ID_MAX_LENGTH, unique=True)
+    system_prompt = models.TextField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64, null=True, blank=True)
+    template_version = models.ForeignKey(
+        TemplateVersion,
+        to_field="number",
+        db_column="template_version",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The version it was built from; empty for the built-in default template.",
+    )
+    cwd = models.TextField()
+    model = models.CharField(max_length=200, blank=True)
+    constructed_at = models.DateTimeField()
+    created_at = models.DateTimeField(editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+        db_index=False,  # the (owner, id) index below serves every lookup by owner
+        help_text=(
+            "The user whose call created it; empty for rows stored before conversations "
+            "had owners (or whose owner was deleted): only prompt authors see those."
+        ),
+    )
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["owner", "id"], name="sysprompt_conv_owner_id_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.conversation_id
+
+    @property
+    def template_version_number(self) -> int:
+        """The template version's number; 0 for the built-in default template."""
+        return self.template_version_id or 0

@@ -1,0 +1,470 @@
+"""The REST API against its own OpenAPI schema: schemathesis fuzzing, and the schema itself.
+
+Schemathesis generates requests from the schema that ``/api/schema/`` serves and sends
+them in-process to the real Django WSGI app, authenticated with a real DRF token of a
+superuser. Every answer must agree with the schema: no 5xx, a documented status code and
+content type, a body that conforms. The plain tests below check the schema against the
+contract (``../shared/spec/api.md``) and the pages that serve it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from unittest import mock
+from urllib.parse import parse_qs, urlsplit
+
+import hypothesis
+import pytest
+import schemathesis
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.core.signals import request_finished, request_started
+from django.db import OperationalError, close_old_connections
+from django.test import Client
+from drf_spectacular.generators import SchemaGenerator
+from hypothesis import strategies as st
+from pytest_django import Settings
+from rest_framework.authtoken.models import Token
+from schemathesis.checks import CheckFunction, not_a_server_error
+from schemathesis.specs.openapi.checks import positive_data_acceptance
+
+from config.wsgi import application
+from sysprompt.api.serializers import CWD_MAX_LENGTH
+from sysprompt.prompts import selectors
+
+TEMPLATE = "/api/system-prompt"
+VARIABLES = "/api/system-prompt/variables"
+VERSIONS = "/api/system-prompt/versions"
+PREVIEW = "/api/system-prompt/preview"
+CONVERSATIONS = "/api/conversations"
+CONVERSATION = "/api/conversations/{conversation_id}/system-prompt"
+HEALTH = "/api/health"
+
+VALID_CWD = "/<valid cwd>"
+"""Stands for an existing directory inside the allowed roots; the test fills it in."""
+
+# A cwd's validity depends on the server's folders and settings, which the schema cannot
+# say: a schema-valid cwd may rightly answer 400, which this check would call a failure.
+EXCLUDED_CHECKS: list[CheckFunction] = [positive_data_acceptance]
+
+
+def _generated_schema() -> dict[str, Any]:
+    """What ``/api/schema/`` serves (test_schema_endpoint_serves_the_fuzzed_schema), as JSON."""
+    generator = SchemaGenerator()  # type: ignore[no-untyped-call]
+    document = generator.get_schema(request=None, public=True)  # type: ignore[no-untyped-call]
+    loaded: dict[str, Any] = json.loads(json.dumps(document))
+    return loaded
+
+
+schema = schemathesis.openapi.from_dict(_generated_schema())
+schema.app = application
+
+
+@schema.hook
+def flatmap_body(context: schemathesis.HookContext, body: Any) -> st.SearchStrategy[Any]:
+    """Half of the bodies with a valid ``cwd`` name a directory that exists and is allowed.
+
+    Only a ``cwd`` the schema allows is replaced, so a case generated to break the schema
+    in ``cwd`` still does.
+    """
+    cwd = body.get("cwd") if isinstance(body, dict) else None
+    if isinstance(cwd, str) and 1 <= len(cwd) <= CWD_MAX_LENGTH:
+        return st.sampled_from([body, {**body, "cwd": VALID_CWD}])
+    return st.just(body)
+
+
+@pytest.fixture
+def in_process_requests() -> Iterator[None]:
+    """Keep the test's database connection across requests, as Django's test client does.
+
+    The WSGI handler closes connections when a request starts and ends; inside the
+    test's transaction that would close the connection under the test.
+    """
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def superuser(db: None) -> User:
+    return User.objects.create_superuser("fuzzer", "", "not-used-here")
+
+
+@pytest.fixture
+def auth(superuser: User, in_process_requests: None) -> dict[str, str]:
+    """Headers with a real API token of a superuser."""
+    return {"Authorization": f"Token {Token.objects.create(user=superuser).key}"}
+
+
+@pytest.fixture
+def fuzz_root(tmp_path: Path, settings: Settings) -> Path:
+    """The only allowed root, with an AGENTS.md for the default template's ``file:``."""
+    settings.SYSPROMPT = {"ALLOWED_ROOTS": [str(tmp_path)]}
+    (tmp_path / "AGENTS.md").write_text("Run the tests before you commit.\n")
+    return tmp_path
+
+
+@schema.parametrize()
+@hypothesis.settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[
+        # One database transaction and one allowed root per operation, shared by its cases.
+        hypothesis.HealthCheck.function_scoped_fixture,
+        # Each case is a request through the whole app and its database.
+        hypothesis.HealthCheck.too_slow,
+    ],
+)
+def test_api_conforms_to_its_schema(
+    case: schemathesis.Case[Any], auth: dict[str, str], fuzz_root: Path
+) -> None:
+    if isinstance(case.body, dict) and case.body.get("cwd") == VALID_CWD:
+        case.body["cwd"] = str(fuzz_root)
+
+    case.call_and_validate(headers=auth, excluded_checks=EXCLUDED_CHECKS)
+
+
+# Explicit cases, sent and checked like the fuzzer's: each answer schemathesis found
+# contradicting the schema, and one answer of each documented error.
+
+
+def _call(
+    path: str,
+    method: str,
+    headers: dict[str, str] | None = None,
+    *,
+    expect_server_error: bool = False,
+    **case: Any,
+) -> schemathesis.Response:
+    """Send one explicit case to the WSGI app; fail when the answer contradicts the schema."""
+    made = schema[path][method].Case(**case)
+    excluded: list[CheckFunction] = [*EXCLUDED_CHECKS]
+    if expect_server_error:
+        excluded.append(not_a_server_error)
+    return made.call_and_validate(headers=headers, excluded_checks=excluded)
+
+
+def _cursor(link: str) -> str:
+    values = parse_qs(urlsplit(link).query)["cursor"]
+    return values[0]
+
+
+@pytest.mark.parametrize("path", [VERSIONS, CONVERSATIONS])
+def test_list_answers_the_documented_page_when_called(
+    auth: dict[str, str], fuzz_root: Path, path: str
+) -> None:
+    for index in range(3):
+        _call(TEMPLATE, "PUT", auth, body={"template": f"v{index}"})
+        _call(
+            CONVERSATION + "/resolve",
+            "POST",
+            auth,
+            path_parameters={"conversation_id": f"c{index}"},
+            body={"cwd": str(fuzz_root)},
+        )
+
+    first = _call(path, "GET", auth, query={"page_size": "2"})
+    rest = _call(path, "GET", auth, query={"cursor": _cursor(first.json()["next"])})
+
+    assert sorted(first.json()) == ["next", "previous", "results"]
+    assert len(first.json()["results"]) == 2
+    assert len(rest.json()["results"]) == 1
+    assert rest.json()["next"] is None
+
+
+@pytest.mark.parametrize("path", [VERSIONS, CONVERSATIONS])
+@pytest.mark.parametrize("page_size", ["0", "-1", "abc", "1.5", "", " 2", "²", "null"])
+def test_list_refuses_page_size_when_not_a_whole_number_from_1(
+    auth: dict[str, str], path: str, page_size: str
+) -> None:
+    response = _call(path, "GET", auth, query={"page_size": page_size})
+
+    assert response.status_code == 400
+    assert "whole number from 1" in response.json()["page_size"][0]
+
+
+@pytest.mark.parametrize("page_size", ["1000", "9" * 5000])
+def test_list_caps_page_size_when_over_the_maximum(auth: dict[str, str], page_size: str) -> None:
+    for index in range(3):
+        _call(TEMPLATE, "PUT", auth, body={"template": f"v{index}"})
+
+    response = _call(VERSIONS, "GET", auth, query={"page_size": page_size})
+
+    assert response.status_code == 200
+    assert len(response.json()["results"]) == 3
+
+
+@pytest.mark.parametrize("if_match", ["", ",", "0-abc", '"unterminated', "version 1"])
+def test_put_refuses_if_match_when_not_an_entity_tag(auth: dict[str, str], if_match: str) -> None:
+    response = _call(TEMPLATE, "PUT", {**auth, "If-Match": if_match}, body={"template": "new"})
+
+    assert response.status_code == 400
+    assert "is not an entity tag" in response.json()["If-Match"][0]
+    assert _call(TEMPLATE, "GET", auth).json()["is_default"] is True
+
+
+def test_put_answers_412_with_the_current_etag_when_if_match_is_stale(
+    auth: dict[str, str],
+) -> None:
+    stale = _call(TEMPLATE, "GET", auth).headers["etag"][0]
+    _call(TEMPLATE, "PUT", auth, body={"template": "one"})
+
+    response = _call(TEMPLATE, "PUT", {**auth, "If-Match": stale}, body={"template": "two"})
+
+    assert response.status_code == 412
+    assert response.headers["etag"] == _call(TEMPLATE, "GET", auth).headers["etag"]
+
+
+def test_put_saves_when_if_match_is_a_star(auth: dict[str, str]) -> None:
+    response = _call(TEMPLATE, "PUT", {**auth, "If-Match": "*"}, body={"template": "new"})
+
+    assert response.status_code == 200
+    assert response.json()["template"] == "new"
+
+
+CONVERSATION_OPERATIONS = [
+    (CONVERSATION, "GET"),
+    (CONVERSATION, "DELETE"),
+    (CONVERSATION + "/resolve", "POST"),
+    (CONVERSATION + "/construct", "POST"),
+    (CONVERSATION + "/compact", "POST"),
+]
+
+
+@pytest.mark.parametrize(("path", "method"), CONVERSATION_OPERATIONS)
+@pytest.mark.parametrize("conversation_id", ["a/b", "a/b/system-prompt", "x" * 201, "a b", "é"])
+def test_conversation_refuses_id_with_400_when_invalid(
+    auth: dict[str, str], fuzz_root: Path, path: str, method: str, conversation_id: str
+) -> None:
+    body: dict[str, Any] = {"body": {"cwd": str(fuzz_root)}} if method == "POST" else {}
+    response = _call(
+        path, method, auth, path_parameters={"conversation_id": conversation_id}, **body
+    )
+
+    assert response.status_code == 400
+    assert "is not a valid conversation id" in response.json()["conversation_id"][0]
+
+
+@pytest.mark.parametrize("suffix", ["", "/resolve"])
+@pytest.mark.parametrize("encoded_id", ["", "line%0Abreak", "%0A"])
+def test_conversation_refuses_id_with_400_when_empty_or_with_a_line_break(
+    auth: dict[str, str], fuzz_root: Path, suffix: str, encoded_id: str
+) -> None:
+    # Sent with Django's client: the HTTP clients schemathesis uses drop "//" and "\n".
+    url = f"/api/conversations/{encoded_id}/system-prompt{suffix}"
+    client = Client(headers=auth)
+    response = (
+        client.post(url, {"cwd": str(fuzz_root)}, content_type="application/json")
+        if suffix
+        else client.get(url)
+    )
+
+    assert response.status_code == 400
+    assert "is not a valid conversation id" in response.json()["conversation_id"][0]
+
+
+@pytest.mark.parametrize("model", ["\v" + "m" * 200, "m" * 200 + " "])
+def test_conversation_refuses_model_when_over_200_characters_with_whitespace(
+    auth: dict[str, str], fuzz_root: Path, model: str
+) -> None:
+    response = _call(
+        CONVERSATION + "/construct",
+        "POST",
+        auth,
+        path_parameters={"conversation_id": "c1"},
+        body={"cwd": str(fuzz_root), "model": model},
+    )
+
+    assert response.status_code == 400
+    assert "model" in response.json()
+
+
+def test_conversation_stores_model_byte_for_byte_when_resolved(
+    auth: dict[str, str], fuzz_root: Path
+) -> None:
+    _call(
+        CONVERSATION + "/resolve",
+        "POST",
+        auth,
+        path_parameters={"conversation_id": "c1"},
+        body={"cwd": str(fuzz_root), "model": " gpt\t"},
+    )
+
+    listed = _call(CONVERSATIONS, "GET", auth).json()["results"]
+
+    assert [item["model"] for item in listed] == [" gpt\t"]
+
+
+OPERATIONS: dict[tuple[str, str], set[int]] = {
+    # Every operation of ../shared/spec/api.md: every status its view can answer.
+    (TEMPLATE, "GET"): {200, 401, 403, 503},
+    (TEMPLATE, "PUT"): {200, 400, 401, 403, 412, 413, 415, 503},
+    (VARIABLES, "GET"): {200, 401, 403, 503},
+    (VERSIONS, "GET"): {200, 400, 401, 403, 404, 503},
+    (PREVIEW, "POST"): {200, 400, 401, 403, 413, 415, 503},
+    (CONVERSATION + "/resolve", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
+    (CONVERSATION + "/construct", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
+    (CONVERSATION, "GET"): {200, 400, 401, 403, 404, 503},
+    (CONVERSATION + "/compact", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
+    (CONVERSATION, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (CONVERSATIONS, "GET"): {200, 400, 401, 403, 404, 503},
+}
+NOT_IN_THE_CONTRACT = {(HEALTH, "GET"): {200, 401, 403, 503}}
+
+
+def _case_arguments(path: str) -> dict[str, Any]:
+    return {"path_parameters": {"conversation_id": "c1"}} if "{conversation_id}" in path else {}
+
+
+@pytest.mark.parametrize(("path", "method"), [*OPERATIONS, *NOT_IN_THE_CONTRACT])
+def test_operation_answers_401_when_no_credentials(
+    in_process_requests: None, db: None, path: str, method: str
+) -> None:
+    response = _call(path, method, None, **_case_arguments(path))
+
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == ["Token"]
+
+
+def test_put_answers_403_when_the_user_may_not_edit(in_process_requests: None, db: None) -> None:
+    user = User.objects.create_user("agent-host", "", "not-used-here")
+    token = Token.objects.create(user=user).key
+
+    response = _call(TEMPLATE, "PUT", {"Authorization": f"Token {token}"}, body={"template": ""})
+
+    assert response.status_code == 403
+    assert "sysprompt.change_templateversion" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(("path", "size"), [(TEMPLATE, 9), (PREVIEW, 9), (TEMPLATE, 100_000)])
+def test_answers_413_when_the_template_is_over_the_limit(
+    auth: dict[str, str], fuzz_root: Path, settings: Settings, path: str, size: int
+) -> None:
+    settings.SYSPROMPT = {"ALLOWED_ROOTS": [str(fuzz_root)], "MAX_TEMPLATE_BYTES": 8}
+    method = "PUT" if path == TEMPLATE else "POST"
+
+    response = _call(path, method, auth, body={"template": "x" * size, "cwd": str(fuzz_root)})
+
+    assert response.status_code == 413
+    assert "the limit is" in response.json()["detail"]
+
+
+def test_put_answers_415_when_the_body_is_not_json(auth: dict[str, str]) -> None:
+    response = _call(TEMPLATE, "PUT", auth, body="template", media_type="text/plain")
+
+    assert response.status_code == 415
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "arguments"),
+    [
+        (CONVERSATION, "GET", {"path_parameters": {"conversation_id": "never"}}),
+        (CONVERSATION, "DELETE", {"path_parameters": {"conversation_id": "never"}}),
+        (VERSIONS, "GET", {"query": {"cursor": "not-a-cursor"}}),
+        (CONVERSATIONS, "GET", {"query": {"cursor": "not-a-cursor"}}),
+    ],
+)
+def test_answers_404_when_there_is_nothing_there(
+    auth: dict[str, str], path: str, method: str, arguments: dict[str, Any]
+) -> None:
+    response = _call(path, method, auth, **arguments)
+
+    assert response.status_code == 404
+
+
+def test_answers_503_when_the_database_is_unreachable(auth: dict[str, str]) -> None:
+    gone = OperationalError("connection refused")
+    with mock.patch.object(selectors, "template_current", side_effect=gone):
+        response = _call(TEMPLATE, "GET", auth, expect_server_error=True)
+
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == ["5"]
+
+
+# The schema itself
+
+
+def _documented() -> dict[tuple[str, str], set[int]]:
+    paths: dict[str, dict[str, Any]] = schema.raw_schema["paths"]
+    return {
+        (path, method.upper()): {int(code) for code in operation["responses"]}
+        for path, operations in paths.items()
+        for method, operation in operations.items()
+    }
+
+
+def test_schema_documents_every_endpoint_of_the_contract() -> None:
+    documented = set(_documented())
+
+    assert set(OPERATIONS) <= documented
+    assert documented - set(OPERATIONS) == set(NOT_IN_THE_CONTRACT)
+
+
+@pytest.mark.parametrize(("path", "method"), [*OPERATIONS, *NOT_IN_THE_CONTRACT])
+def test_schema_documents_every_status_the_operation_answers(path: str, method: str) -> None:
+    answers = {**OPERATIONS, **NOT_IN_THE_CONTRACT}[path, method]
+
+    assert answers <= _documented()[path, method]
+
+
+def test_schema_generates_without_warnings(tmp_path: Path) -> None:
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "s.yml"))
+
+
+def test_schema_endpoint_answers_401_when_no_credentials(client: Client, db: None) -> None:
+    response = client.get("/api/schema/", {"format": "json"})
+
+    assert response.status_code == 401
+    assert json.loads(response.content) == {
+        "detail": "Authentication credentials were not provided."
+    }
+
+
+def test_schema_endpoint_serves_the_fuzzed_schema_when_a_token_is_given(
+    auth: dict[str, str],
+) -> None:
+    response = Client(headers=auth).get("/api/schema/", {"format": "json"})
+
+    assert response.status_code == 200
+    assert json.loads(response.content) == schema.raw_schema
+
+
+def test_docs_redirect_to_login_when_not_logged_in(client: Client, db: None) -> None:
+    response = client.get("/api/docs/")
+
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=/api/docs/"
+
+
+def test_docs_use_only_local_assets_when_logged_in(client: Client, superuser: User) -> None:
+    client.force_login(superuser)
+
+    response = client.get("/api/docs/")
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert not re.search(r"https?://", html), "the docs page must not load from a CDN"
+    assets = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert any("swagger-ui-bundle" in url for url in assets)
+    # The page's own start-up script is served by the docs view (no inline script, so
+    # the Content-Security-Policy needs no exception); it points at the schema.
+    scripts = [url for url in assets if url.startswith("/api/docs/?script")]
+    assert len(scripts) == 1
+    script = client.get(scripts[0].replace("&amp;", "&"))
+    assert script.status_code == 200
+    assert "/api/schema/" in script.content.decode()
+    for url in assets:
+        if url in scripts:
+            continue
+        assert url.startswith("/static/"), url
+        asset = client.get(url)
+        asset.close()
+        assert asset.status_code == 200, url

@@ -1,0 +1,383 @@
+"""The SYSPROMPT app settings, and the Django settings read from the environment."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+from django.core.exceptions import ImproperlyConfigured
+from pytest_django import Settings
+
+from config.env import env_bool, local_secret_key
+from sysprompt.conf import (
+    DEFAULT_COMPACTION_INSTRUCTIONS,
+    DEFAULT_TEMPLATE,
+    AppSettings,
+    app_settings,
+    resolver_options,
+)
+from sysprompt.prompts.checks import check_app_settings
+from sysprompt_core.variables import ResolverOptions
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG_VARIABLES = ("SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "DATABASE_URL")
+
+
+def test_app_settings_defaults_when_unset(settings: Settings) -> None:
+    settings.SYSPROMPT = {}
+
+    assert app_settings() == AppSettings(
+        allowed_roots=(os.path.expanduser("~"),),
+        git_timeout=2.0,
+        max_file_bytes=1_048_576,
+        max_template_bytes=262_144,
+        default_template=DEFAULT_TEMPLATE,
+        compaction_instructions=DEFAULT_COMPACTION_INSTRUCTIONS,
+        max_prompt_bytes=1_048_576,
+        max_read_bytes=8 * 1_048_576,
+    )
+
+
+def test_default_template_is_the_documented_one() -> None:
+    assert DEFAULT_TEMPLATE == (
+        "You are a helpful coding assistant.\n[if file:AGENTS.md]\n[file:AGENTS.md]\n"
+        "[endif]\nThe current working directory is [prompt:cwd].\n"
+    )
+
+
+def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> None:
+    del settings.SYSPROMPT
+
+    assert app_settings().git_timeout == 2.0
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "attribute", "expected"),
+    [
+        ("ALLOWED_ROOTS", ["/srv/a", "/srv/b/"], "allowed_roots", ("/srv/a", "/srv/b")),
+        ("ALLOWED_ROOTS", ("/x",), "allowed_roots", ("/x",)),
+        ("ALLOWED_ROOTS", [], "allowed_roots", ()),
+        ("GIT_TIMEOUT", 0.25, "git_timeout", 0.25),
+        ("GIT_TIMEOUT", 3, "git_timeout", 3.0),
+        ("MAX_FILE_BYTES", 10, "max_file_bytes", 10),
+        ("DEFAULT_TEMPLATE", "Hi [prompt:model]", "default_template", "Hi [prompt:model]"),
+        ("DEFAULT_TEMPLATE", "", "default_template", ""),
+        ("MAX_TEMPLATE_BYTES", 1000, "max_template_bytes", 1000),
+        ("MAX_PROMPT_BYTES", 1, "max_prompt_bytes", 1),
+        ("MAX_PROMPT_BYTES", 5_000_000, "max_prompt_bytes", 5_000_000),
+        ("MAX_READ_BYTES", 4096, "max_read_bytes", 4096),
+        ("COMPACTION_INSTRUCTIONS", "Summarise.", "compaction_instructions", "Summarise."),
+    ],
+)
+def test_app_settings_override_when_set(
+    settings: Settings, key: str, value: object, attribute: str, expected: object
+) -> None:
+    settings.SYSPROMPT = {key: value}
+
+    assert getattr(app_settings(), attribute) == expected
+
+
+def test_app_settings_rereads_when_settings_change(settings: Settings) -> None:
+    settings.SYSPROMPT = {"GIT_TIMEOUT": 1.0}
+    assert app_settings().git_timeout == 1.0
+
+    settings.SYSPROMPT = {"GIT_TIMEOUT": 5.0}
+    assert app_settings().git_timeout == 5.0
+
+
+def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
+    settings.SYSPROMPT = {"GIT_TIMOUT": 1.0}
+
+    with pytest.raises(ImproperlyConfigured) as caught:
+        app_settings()
+
+    message = str(caught.value)
+    assert "'GIT_TIMOUT'" in message
+    assert "Did you mean 'GIT_TIMEOUT'?" in message
+    assert (
+        "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, GIT_TIMEOUT, "
+        "MAX_FILE_BYTES, MAX_PROMPT_BYTES, MAX_READ_BYTES, MAX_TEMPLATE_BYTES" in message
+    )
+
+
+def test_app_settings_unknown_key_without_near_miss_has_no_hint(
+    settings: Settings,
+) -> None:
+    settings.SYSPROMPT = {"COLOUR": "blue"}
+
+    with pytest.raises(ImproperlyConfigured, match="'COLOUR'") as caught:
+        app_settings()
+
+    assert "Did you mean" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("ALLOWED_ROOTS", "/home/ada"),
+        ("ALLOWED_ROOTS", ["relative/path"]),
+        ("ALLOWED_ROOTS", [3]),
+        ("GIT_TIMEOUT", "2"),
+        ("GIT_TIMEOUT", True),
+        ("GIT_TIMEOUT", 0),
+        ("GIT_TIMEOUT", -1.0),
+        ("GIT_TIMEOUT", math.inf),
+        ("GIT_TIMEOUT", math.nan),
+        ("MAX_FILE_BYTES", 1.5),
+        ("MAX_FILE_BYTES", True),
+        ("MAX_FILE_BYTES", 0),
+        ("MAX_FILE_BYTES", "1MB"),
+        ("DEFAULT_TEMPLATE", None),
+        ("DEFAULT_TEMPLATE", b"bytes"),
+        ("MAX_TEMPLATE_BYTES", 0),
+        ("MAX_TEMPLATE_BYTES", "256KB"),
+        ("MAX_PROMPT_BYTES", 0),
+        ("MAX_PROMPT_BYTES", -1),
+        ("MAX_PROMPT_BYTES", 1.0),
+        ("MAX_PROMPT_BYTES", "1MB"),
+        ("MAX_READ_BYTES", 0),
+        ("MAX_READ_BYTES", True),
+        ("MAX_READ_BYTES", "8MiB"),
+        ("COMPACTION_INSTRUCTIONS", None),
+    ],
+)
+def test_app_settings_wrong_type_is_refused(settings: Settings, key: str, value: object) -> None:
+    settings.SYSPROMPT = {key: value}
+
+    with pytest.raises(ImproperlyConfigured, match=rf"settings\.SYSPROMPT\['{key}'\] must be"):
+        app_settings()
+
+
+def test_app_settings_not_a_dict_is_refused(settings: Settings) -> None:
+    settings.SYSPROMPT = [("GIT_TIMEOUT", 1.0)]
+
+    with pytest.raises(ImproperlyConfigured, match="must be a dict"):
+        app_settings()
+
+
+def test_resolver_options_follow_app_settings(settings: Settings) -> None:
+    settings.SYSPROMPT = {
+        "ALLOWED_ROOTS": ["/srv"],
+        "GIT_TIMEOUT": 0.5,
+        "MAX_FILE_BYTES": 64,
+        "MAX_READ_BYTES": 128,
+        "MAX_PROMPT_BYTES": 256,
+    }
+
+    assert resolver_options() == ResolverOptions(
+        git_timeout=0.5,
+        allowed_roots=("/srv",),
+        max_file_bytes=64,
+        max_read_bytes=128,
+        max_prompt_bytes=256,
+    )
+
+
+def test_check_app_settings_reports_bad_settings(settings: Settings) -> None:
+    settings.SYSPROMPT = {"NOPE": 1}
+
+    [error] = check_app_settings()
+
+    assert error.id == "sysprompt.E001"
+    assert "'NOPE'" in error.msg
+
+
+def test_check_app_settings_passes_good_settings(settings: Settings) -> None:
+    settings.SYSPROMPT = {"GIT_TIMEOUT": 1}
+
+    assert check_app_settings() == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("1", True), ("true", True), ("Yes", True), (" ON ", True), ("0", False), ("", False)]
+    + [("false", False), ("No", False), ("off", False)],
+)
+def test_env_bool_parses_when_set(raw: str, expected: bool) -> None:
+    assert env_bool("DEBUG", default=not expected, environ={"DEBUG": raw}) is expected
+
+
+def test_env_bool_refuses_when_unrecognised() -> None:
+    with pytest.raises(ImproperlyConfigured, match="DEBUG='maybe'"):
+        env_bool("DEBUG", default=False, environ={"DEBUG": "maybe"})
+
+
+def test_local_secret_key_creates_private_file_when_missing(tmp_path: Path) -> None:
+    path = tmp_path / ".secret_key"
+
+    key = local_secret_key(path)
+
+    assert len(key) >= 50
+    assert path.read_text().strip() == key
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_local_secret_key_is_stable_when_file_exists(tmp_path: Path) -> None:
+    path = tmp_path / ".secret_key"
+
+    assert local_secret_key(path) == local_secret_key(path)
+
+
+def test_local_secret_key_falls_back_when_unwritable(tmp_path: Path) -> None:
+    path = tmp_path / "missing-dir" / ".secret_key"
+
+    assert len(local_secret_key(path)) >= 50
+    assert not path.exists()
+
+
+def test_tests_run_with_a_secret_key() -> None:
+    assert django_settings.SECRET_KEY
+
+
+# Settings read from the environment: a fresh interpreter per case.
+
+_DUMP = """
+import json
+import django
+from django.conf import settings
+django.setup()
+db = settings.DATABASES["default"]
+print(json.dumps({
+    "DEBUG": settings.DEBUG,
+    "ALLOWED_HOSTS": settings.ALLOWED_HOSTS,
+    "SYSPROMPT": settings.SYSPROMPT,
+    "ENGINE": db["ENGINE"],
+    "NAME": str(db["NAME"]),
+    "OPTIONS": db.get("OPTIONS", {}),
+}))
+"""
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in CONFIG_VARIABLES and not key.startswith(("SYSPROMPT_", "DJANGO_"))
+    }
+    clean |= {"DJANGO_SETTINGS_MODULE": "config.settings", "SECRET_KEY": "k" * 50} | env
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _settings_from(**env: str) -> dict[str, Any]:
+    result = _python(_DUMP, **env)
+    assert result.returncode == 0, result.stderr
+    loaded: dict[str, Any] = json.loads(result.stdout)
+    return loaded
+
+
+def test_settings_defaults_when_environment_empty() -> None:
+    loaded = _settings_from()
+
+    assert loaded["DEBUG"] is False
+    assert loaded["ALLOWED_HOSTS"] == ["127.0.0.1", "localhost"]
+    assert loaded["SYSPROMPT"] == {}
+    assert loaded["ENGINE"] == "django.db.backends.sqlite3"
+    assert loaded["NAME"] == str(REPO / "db.sqlite3")
+    assert loaded["OPTIONS"] == {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    }
+
+
+@pytest.mark.parametrize(
+    ("env", "key", "expected"),
+    [
+        ({"SYSPROMPT_ALLOWED_ROOTS": "/srv/a:/srv/b"}, "ALLOWED_ROOTS", ["/srv/a", "/srv/b"]),
+        ({"SYSPROMPT_ALLOWED_ROOTS": "/srv/a::"}, "ALLOWED_ROOTS", ["/srv/a"]),
+        ({"SYSPROMPT_ALLOWED_ROOTS": ""}, "ALLOWED_ROOTS", []),
+        ({"SYSPROMPT_GIT_TIMEOUT": "0.5"}, "GIT_TIMEOUT", 0.5),
+        ({"SYSPROMPT_MAX_FILE_BYTES": "2048"}, "MAX_FILE_BYTES", 2048),
+        ({"SYSPROMPT_MAX_PROMPT_BYTES": "4096"}, "MAX_PROMPT_BYTES", 4096),
+        ({"SYSPROMPT_MAX_READ_BYTES": "65536"}, "MAX_READ_BYTES", 65536),
+    ],
+)
+def test_settings_sysprompt_when_environment_set(
+    env: dict[str, str], key: str, expected: object
+) -> None:
+    assert _settings_from(**env)["SYSPROMPT"] == {key: expected}
+
+
+def test_settings_hosts_and_debug_when_environment_set() -> None:
+    loaded = _settings_from(DEBUG="true", ALLOWED_HOSTS="example.com, .example.org")
+
+    assert loaded["DEBUG"] is True
+    assert loaded["ALLOWED_HOSTS"] == ["example.com", ".example.org"]
+
+
+def test_settings_postgres_when_database_url_set() -> None:
+    loaded = _settings_from(DATABASE_URL="postgres://u:p@127.0.0.1:5432/sysprompt")
+
+    assert loaded["ENGINE"] == "django.db.backends.postgresql"
+    assert loaded["NAME"] == "sysprompt"
+    assert loaded["OPTIONS"] == {}
+
+
+@pytest.mark.parametrize(
+    ("env", "needle"),
+    [
+        ({"SYSPROMPT_GIT_TIMEOUT": "soon"}, "SYSPROMPT_GIT_TIMEOUT='soon' is not a number"),
+        ({"SYSPROMPT_MAX_FILE_BYTES": "1MB"}, "SYSPROMPT_MAX_FILE_BYTES='1MB' is not a whole"),
+        ({"SYSPROMPT_MAX_PROMPT_BYTES": "1M"}, "SYSPROMPT_MAX_PROMPT_BYTES='1M' is not a whole"),
+        ({"SYSPROMPT_MAX_READ_BYTES": "8M"}, "SYSPROMPT_MAX_READ_BYTES='8M' is not a whole"),
+        ({"DEBUG": "maybe"}, "DEBUG='maybe' is not a boolean"),
+    ],
+)
+def test_settings_refused_when_environment_malformed(env: dict[str, str], needle: str) -> None:
+    result = _python(_DUMP, **env)
+
+    assert result.returncode != 0
+    assert needle in result.stderr
+
+
+def test_manage_check_fails_when_allowed_roots_relative() -> None:
+    result = _python(
+        "import sys; from django.core.management import execute_from_command_line;"
+        "execute_from_command_line(['manage.py', 'check'])",
+        SYSPROMPT_ALLOWED_ROOTS="relative/dir",
+    )
+
+    assert result.returncode != 0
+    assert "sysprompt.E001" in result.stderr
+
+
+@pytest.mark.parametrize("variable", ["SYSPROMPT_MAX_PROMPT_BYTES", "SYSPROMPT_MAX_READ_BYTES"])
+def test_manage_check_fails_when_bound_not_positive(variable: str) -> None:
+    result = _python(
+        "import sys; from django.core.management import execute_from_command_line;"
+        "execute_from_command_line(['manage.py', 'check'])",
+        **{variable: "0"},
+    )
+
+    assert result.returncode != 0
+    assert "sysprompt.E001" in result.stderr
+    assert "a positive whole number" in result.stderr
+
+
+def test_wsgi_refuses_to_start_when_secret_key_missing() -> None:
+    result = _python("import config.wsgi", SECRET_KEY="")
+
+    assert result.returncode != 0
+    assert "The SECRET_KEY setting must not be empty" in result.stderr
+
+
+def test_wsgi_starts_when_secret_key_set() -> None:
+    result = _python("import config.wsgi")
+
+    assert result.returncode == 0, result.stderr

@@ -1,0 +1,129 @@
+"""Helpers for the variable tests: real observation of opens and processes, real git.
+
+Python audit hooks cannot be removed, so the one hook the session installs records
+only while :func:`recording` is active in the current context, and is inert otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sysprompt_core.variables import ResolveContext, ResolverOptions
+
+Event = tuple[str, tuple[object, ...]]
+AUDITED = frozenset({"open", "subprocess.Popen"})
+
+_LOG: ContextVar[list[Event] | None] = ContextVar("variables_audit_log", default=None)
+
+
+def audit_hook(event: str, args: tuple[object, ...]) -> None:
+    log = _LOG.get()
+    if log is not None and event in AUDITED:
+        log.append((event, args))
+
+
+def install_audit_hook() -> None:
+    sys.addaudithook(audit_hook)
+
+
+@dataclass
+class AuditLog:
+    events: list[Event] = field(default_factory=list)
+
+    def opened(self) -> set[str]:
+        """Real paths of everything opened (file descriptors are left out)."""
+        paths = (args[0] for event, args in self.events if event == "open")
+        return {
+            os.path.realpath(os.fsdecode(path)) for path in paths if isinstance(path, str | bytes)
+        }
+
+    def processes(self) -> list[list[str]]:
+        """The argv of every process started."""
+        argvs = (args[1] for event, args in self.events if event == "subprocess.Popen")
+        return [[os.fsdecode(arg) for arg in argv] for argv in argvs if isinstance(argv, list)]
+
+
+@contextmanager
+def recording() -> Iterator[AuditLog]:
+    log = AuditLog()
+    token = _LOG.set(log.events)
+    try:
+        yield log
+    finally:
+        _LOG.reset(token)
+
+
+def real(path: Path | str) -> str:
+    return os.path.realpath(path)
+
+
+def context(
+    cwd: Path | str | None,
+    *,
+    roots: tuple[Path | str, ...] = (),
+    git_timeout: float = 2.0,
+    max_file_bytes: int = 1048576,
+) -> ResolveContext:
+    """A context whose allowed roots are exactly ``roots`` (not the home directory)."""
+    options = ResolverOptions(
+        allowed_roots=tuple(str(root) for root in roots),
+        git_timeout=git_timeout,
+        max_file_bytes=max_file_bytes,
+    )
+    return ResolveContext(cwd=None if cwd is None else str(cwd), options=options)
+
+
+GIT_IDENTITY = (
+    "-c",
+    "user.name=Test",
+    "-c",
+    "user.email=test@example.com",
+    "-c",
+    "commit.gpgsign=false",
+)
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run the real git in ``repo`` and return its output."""
+    done = subprocess.run(
+        ["git", *GIT_IDENTITY, *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def make_repo(path: Path, branch: str = "main") -> Path:
+    """A repository with one commit of ``a.txt`` on ``branch``."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "--quiet", f"--initial-branch={branch}")
+    (path / "a.txt").write_text("one\n")
+    git(path, "add", "a.txt")
+    git(path, "commit", "--quiet", "-m", "first")
+    return path
+
+
+def write_script(path: Path, body: str) -> str:
+    """An executable ``/bin/sh`` script at ``path``."""
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return str(path)
+
+
+def process_is_dead(pid: int) -> bool:
+    """Whether ``pid`` no longer runs: gone, or a zombie someone else must reap."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True

@@ -1,0 +1,214 @@
+"""git: variables on real repositories: values, where they are read, what is never done,
+and the time limit. (The values against the git CLI: test_git_differential.py; attacks:
+test_git_attacks.py.)"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from sysprompt_core.variables import Missing, ResolveContext, Value
+from sysprompt_core.variables.git import MAX_RUNNING, GitResolver
+from tests.core.variables.support import context, git, make_repo, recording
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell scripts")
+
+BOTH = ("branch", "status")
+
+
+def resolve(ctx: ResolveContext, *names: str) -> dict[str, Value]:
+    return GitResolver().resolve(names or BOTH, ctx)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+def test_git_branch_and_clean_status(tmp_path: Path, repo: Path) -> None:
+    assert resolve(context(repo, roots=(tmp_path,))) == {"branch": "main", "status": ""}
+
+
+def test_git_branch_with_slash(tmp_path: Path, repo: Path) -> None:
+    git(repo, "checkout", "--quiet", "-b", "feature/lazy-values")
+    assert resolve(context(repo, roots=(tmp_path,)), "branch") == {"branch": "feature/lazy-values"}
+
+
+def test_git_detached_head_is_head(tmp_path: Path, repo: Path) -> None:
+    git(repo, "checkout", "--quiet", "--detach")
+    assert resolve(context(repo, roots=(tmp_path,)), "branch") == {"branch": "HEAD"}
+
+
+def test_git_dirty_status_keeps_leading_space(tmp_path: Path, repo: Path) -> None:
+    (repo / "a.txt").write_text("two\n")
+    (repo / "b.txt").write_text("new\n")
+    assert resolve(context(repo, roots=(tmp_path,)), "status") == {"status": " M a.txt\n?? b.txt"}
+
+
+def test_git_staged_status(tmp_path: Path, repo: Path) -> None:
+    (repo / "a.txt").write_text("two\n")
+    git(repo, "add", "a.txt")
+    assert resolve(context(repo, roots=(tmp_path,)), "status") == {"status": "M  a.txt"}
+
+
+def test_git_works_from_a_subdirectory(tmp_path: Path, repo: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "a.txt").write_text("two\n")
+    assert resolve(context(repo / "src", roots=(tmp_path,))) == {
+        "branch": "main",
+        "status": " M ../a.txt",
+    }
+
+
+def test_git_cwd_with_shell_characters_runs_no_shell(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "a b;$(touch pwned)`touch pwned2`")
+    assert resolve(context(repo, roots=(tmp_path,)), "branch") == {"branch": "main"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [repo.name]
+
+
+def test_git_ignores_git_dir_of_the_server_environment(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = make_repo(tmp_path / "other", branch="elsewhere")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    assert resolve(context(repo, roots=(tmp_path,)), "branch") == {"branch": "main"}
+
+
+def test_git_status_never_writes_the_index(tmp_path: Path, repo: Path) -> None:
+    index = repo / ".git" / "index"
+    os.utime(repo / "a.txt", (2_000_000_000, 2_000_000_000))
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    assert resolve(context(repo, roots=(tmp_path,)), "status") == {"status": ""}
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+    assert sorted(p.name for p in (repo / ".git").iterdir() if p.suffix == ".lock") == []
+
+
+@pytest.mark.parametrize(
+    ("cwd", "reason"),
+    [
+        ("plain", "not a git repository"),
+        ("missing", "the working directory is not a directory"),
+        ("file.txt", "the working directory is not a directory"),
+        (None, "no working directory was given"),
+    ],
+)
+def test_git_without_repository_is_missing(tmp_path: Path, cwd: str | None, reason: str) -> None:
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "file.txt").write_text("x")
+    ctx = context(None if cwd is None else tmp_path / cwd, roots=(tmp_path,))
+    assert resolve(ctx) == dict.fromkeys(BOTH, Missing(reason))
+
+
+def test_git_resolver_is_batch_with_fixed_names() -> None:
+    resolver = GitResolver()
+    assert resolver.batch
+    assert resolver.names() == frozenset(BOTH)
+
+
+def test_git_unknown_name_is_missing_and_starts_nothing(
+    tmp_path: Path, repo: Path, audit_hook_installed: None
+) -> None:
+    with recording() as log:
+        values = resolve(context(repo, roots=(tmp_path,)), "nope")
+    assert values == {"nope": Missing("unknown variable")}
+    assert log.processes() == []
+
+
+def test_git_values_start_no_process(
+    tmp_path: Path, repo: Path, audit_hook_installed: None
+) -> None:
+    (repo / "a.txt").write_text("two\n")
+    with recording() as log:
+        values = resolve(context(repo, roots=(tmp_path,)))
+    assert values == {"branch": "main", "status": " M a.txt"}
+    assert log.processes() == []
+
+
+def test_git_working_directory_outside_the_roots_is_missing(tmp_path: Path, repo: Path) -> None:
+    other = tmp_path / "other-root"
+    other.mkdir()
+    reason = "the working directory is outside the allowed roots"
+    assert resolve(context(repo, roots=(other,))) == dict.fromkeys(BOTH, Missing(reason))
+
+
+def test_git_root_that_is_a_repository_is_found(tmp_path: Path, repo: Path) -> None:
+    (repo / "src").mkdir()
+    assert resolve(context(repo / "src", roots=(repo,))) == {"branch": "main", "status": ""}
+
+
+def test_git_branch_named_like_a_tag_is_what_rev_parse_says(tmp_path: Path, repo: Path) -> None:
+    git(repo, "tag", "v1")
+    git(repo, "checkout", "--quiet", "-b", "v1")
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "heads/v1"
+    assert resolve(context(repo, roots=(tmp_path,)), "branch") == {"branch": "heads/v1"}
+
+
+def test_git_status_larger_than_the_limit_is_missing(tmp_path: Path, repo: Path) -> None:
+    for n in range(20):
+        (repo / f"untracked-{n:02}.txt").write_text("x\n")
+    small = context(repo, roots=(tmp_path,), max_file_bytes=100)
+    reason = "the git status is larger than the 100-byte limit (max_file_bytes)"
+    assert resolve(small, "status") == {"status": Missing(reason)}
+    full = resolve(context(repo, roots=(tmp_path,)), "status")["status"]
+    assert isinstance(full, str)
+    assert len(full) == 20 * 20 - 1
+
+
+# The time limit. A read that cannot finish: the index is a FIFO nobody writes to, so
+# libgit2 blocks reading it (in a worker thread) until the test opens the FIFO's other
+# end, which lets the abandoned read finish.
+
+
+@contextmanager
+def blocked_index(repo: Path) -> Iterator[None]:
+    index = repo / ".git" / "index"
+    index.unlink()
+    os.mkfifo(index)
+    try:
+        yield
+    finally:
+        # Opening the write end and closing it gives each blocked reader end-of-file.
+        for _ in range(MAX_RUNNING + 4):
+            try:
+                os.close(os.open(index, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                break  # no reader is left
+            time.sleep(0.05)
+
+
+def test_git_timeout_answers_at_the_deadline_and_keeps_the_branch(
+    tmp_path: Path, repo: Path
+) -> None:
+    resolver = GitResolver()
+    with blocked_index(repo):
+        started = time.monotonic()
+        values = resolver.resolve(BOTH, context(repo, roots=(tmp_path,), git_timeout=0.5))
+        elapsed = time.monotonic() - started
+    assert values == {"branch": "main", "status": Missing("git timed out after 0.5s")}
+    assert 0.45 < elapsed < 1.0
+
+
+def test_git_too_many_abandoned_reads_answer_busy(tmp_path: Path, repo: Path) -> None:
+    resolver = GitResolver(max_running=2)
+    ctx = context(repo, roots=(tmp_path,), git_timeout=0.2)
+    timed_out = Missing("git timed out after 0.2s")
+    with blocked_index(repo):
+        assert resolver.resolve(["status"], ctx) == {"status": timed_out}
+        assert resolver.resolve(["status"], ctx) == {"status": timed_out}
+        started = time.monotonic()
+        busy = resolver.resolve(["status"], ctx)
+        assert time.monotonic() - started < 0.1
+        assert GitResolver().resolve(["branch"], ctx) == {"branch": "main"}
+    reason = "busy: 2 earlier git reads are still running (they outlived their time limit); "
+    assert busy == {"status": Missing(reason + "try again shortly")}
+    deadline = time.monotonic() + 5
+    while resolver.resolve(["branch"], ctx) != {"branch": "main"}:
+        assert time.monotonic() < deadline, "the abandoned reads never finished"
+        time.sleep(0.05)
