@@ -2,7 +2,7 @@
 
 Run by ``api_load.py`` in a child process with the server's environment (Django can be
 set up once per process, and each database needs its own settings). Prints one JSON
-object: the seconds of each construct, of each render alone (``selectors.prompt_render``:
+object: the seconds of each construct, of each render alone (``rendering.prompt_render``:
 template, variables, git; no write) and of each interleaved ``git status --short``.
 """
 
@@ -32,7 +32,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from benchmarks._support import BENCH_USERNAME, git_status_seconds
-    from sysprompt.prompts.selectors import prompt_render
+    from sysprompt.prompts.rendering import prompt_render
     from sysprompt.prompts.services import conversation_prompt_construct
 
     user = get_user_model()._default_manager.get(username=BENCH_USERNAME)

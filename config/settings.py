@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "csp",
     "axes",
     "sysprompt.prompts.apps.PromptsConfig",
+    "sysprompt.accounts.apps.AccountsConfig",
     "sysprompt.editor.apps.EditorConfig",
 ]
 

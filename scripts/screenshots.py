@@ -213,18 +213,19 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from sysprompt.accounts import services as accounts
 from sysprompt.prompts import services
 
 data = json.loads(DATA)
 User = get_user_model()
-services.groups_ensure()
-authors = Group.objects.get(name=services.PROMPT_AUTHORS_GROUP)
+accounts.groups_ensure()
+authors = Group.objects.get(name=accounts.PROMPT_AUTHORS_GROUP)
 users = {}
 for name in ("ada", "grace", "linus"):
     users[name] = User.objects.create_user(username=name, password=data["password"])
     users[name].groups.add(authors)
 # The conversations belong to the agent host whose turns created them.
-host = User.objects.get(username=services.agent_host_ensure(name="claude-code").username)
+host = User.objects.get(username=accounts.agent_host_ensure(name="claude-code").username)
 now = timezone.now()
 
 def at(minutes_ago):

@@ -17,6 +17,13 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from sysprompt_core.limits import (
+    DEFAULT_GIT_TIMEOUT,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_PROMPT_BYTES,
+    DEFAULT_MAX_READ_BYTES,
+    DEFAULT_MAX_TEMPLATE_BYTES,
+)
 from sysprompt_core.variables import ResolverOptions
 
 DEFAULT_TEMPLATE = (
@@ -34,25 +41,6 @@ DEFAULT_COMPACTION_INSTRUCTIONS = (
     "open questions, and the next steps. Keep exact names, paths, identifiers and error "
     "messages. Leave out pleasantries and dead ends that no longer matter."
 )
-DEFAULT_GIT_TIMEOUT = 2.0
-DEFAULT_MAX_FILE_BYTES = 1_048_576
-DEFAULT_MAX_TEMPLATE_BYTES = 262_144
-DEFAULT_MAX_PROMPT_BYTES = 1_048_576
-"""The largest rendered prompt, in UTF-8 bytes (``SYSPROMPT_MAX_PROMPT_BYTES``).
-
-A variable whose value would take the prompt past it does not exist; a template whose
-literal text alone is over it is refused (413). 1 MiB is about 250,000 tokens, beyond
-any model's context window, so no useful prompt is refused."""
-DEFAULT_MAX_READ_BYTES = 8 * 1_048_576
-"""What the resolvers of one resolution may read from files together, in bytes
-(``SYSPROMPT_MAX_READ_BYTES``).
-
-8 MiB is eight files of the largest size ``MAX_FILE_BYTES`` admits, or thousands of
-ordinary ``AGENTS.md``-sized ones: eight times what one prompt can hold, so a template
-that reads a few large files and tests others with ``[if]`` still works. It bounds the
-memory one request can take for file text (the text and the values the preview keeps,
-a few times 8 MiB at most), where before the template size alone bounded it (26,000
-references to a 1 MB file fitted in a template: 26 GB)."""
 KEYS = (
     "ALLOWED_ROOTS",
     "COMPACTION_INSTRUCTIONS",

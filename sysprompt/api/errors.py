@@ -1,7 +1,8 @@
 """Errors in DRF's shapes, each with a message a person can act on.
 
-Domain exceptions from services and selectors become their HTTP status here, so views
-stay thin; an unreachable database becomes 503, never a traceback.
+The server's exceptions (``sysprompt.errors``) become their HTTP status here and
+nowhere else (:data:`STATUS`), so views stay thin; an unreachable database becomes 503,
+and anything unexpected a logged 500 in JSON, never a traceback.
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from rest_framework import status
-from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from sysprompt.prompts.selectors import (
+from sysprompt.errors import (
+    BodyTooLarge,
     ConversationForbidden,
     ConversationNotFound,
     InvalidInput,
+    PreconditionFailed,
     TemplateTooLarge,
 )
-from sysprompt.prompts.services import PreconditionFailed
 from sysprompt_core.template import PromptTooLarge
 
 logger = logging.getLogger("sysprompt.api")
@@ -33,48 +35,56 @@ DATABASE_RETRY_AFTER_SECONDS = 5
 SERVER_ERROR_DETAIL = "The server failed to answer; the error is in its log."
 
 
-class PayloadTooLarge(APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_detail = "The request body is too large."
-    default_code = "too_large"
-
-
-class PreconditionFailedError(APIException):
-    status_code = status.HTTP_412_PRECONDITION_FAILED
-    default_detail = "The resource has changed since you loaded it."
-    default_code = "precondition_failed"
-
-
-class DatabaseUnavailable(APIException):
+class _DatabaseUnavailable(APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = "The database is unavailable; try again shortly."
     default_code = "database_unavailable"
 
 
-def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    headers: dict[str, str] = {}
+# Every exception of the server's hierarchy that reaches the API, and its status; the
+# first matching class wins. Anything else is DRF's own, or a bug (500).
+STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (InvalidInput, status.HTTP_400_BAD_REQUEST),
+    (ConversationForbidden, status.HTTP_403_FORBIDDEN),
+    # 404 whether absent or someone else's: the same answer, so no existence oracle.
+    (ConversationNotFound, status.HTTP_404_NOT_FOUND),
+    (PreconditionFailed, status.HTTP_412_PRECONDITION_FAILED),
+    (BodyTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
+    (TemplateTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
+    (PromptTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
+    (RequestDataTooBig, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
+)
+
+
+def _domain_response(exc: Exception) -> Response | None:
+    """The answer for an exception of :data:`STATUS`, or None for any other."""
+    code = next((code for kind, code in STATUS if isinstance(exc, kind)), None)
+    if code is None:
+        return None
     if isinstance(exc, InvalidInput):
-        exc = ValidationError({exc.field: [exc.message]})
-    elif isinstance(exc, TemplateTooLarge | PromptTooLarge):
-        exc = PayloadTooLarge(str(exc))
-    elif isinstance(exc, ConversationNotFound | ConversationForbidden):
-        # 404 whether absent or someone else's: the same answer, so no existence oracle.
-        exc = (
-            NotFound(str(exc))
-            if isinstance(exc, ConversationNotFound)
-            else PermissionDenied(str(exc))
+        return Response({exc.field: [exc.message]}, status=code)
+    if isinstance(exc, RequestDataTooBig):  # Django's own check, when DRF reads .body
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0
+        return Response(
+            {"detail": f"The request body is over the limit of {limit:,} bytes."}, status=code
         )
-    elif isinstance(exc, PreconditionFailed):
-        headers["ETag"] = exc.current.etag
-        exc = PreconditionFailedError(str(exc))
-    elif isinstance(exc, OperationalError | InterfaceError):
+    response = Response({"detail": str(exc)}, status=code)
+    if isinstance(exc, PreconditionFailed):
+        response["ETag"] = exc.current.etag
+    return response
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    response = _domain_response(exc)
+    if response is not None:
+        set_rollback()
+        return response
+    headers: dict[str, str] = {}
+    if isinstance(exc, OperationalError | InterfaceError):
         logger.error("database unavailable: %s", exc)
         set_rollback()
         headers["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
-        exc = DatabaseUnavailable()
-    elif isinstance(exc, RequestDataTooBig):  # Django's own check, when DRF reads .body
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0
-        exc = PayloadTooLarge(f"The request body is over the limit of {limit:,} bytes.")
+        exc = _DatabaseUnavailable()
     response = drf_exception_handler(exc, context)
     if response is None:  # a bug: log it with its traceback, answer JSON without it
         request = context.get("request")

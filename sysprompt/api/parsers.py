@@ -9,8 +9,8 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from sysprompt.api.errors import PayloadTooLarge
 from sysprompt.conf import app_settings
+from sysprompt.errors import BodyTooLarge
 
 JSON_OVERHEAD_BYTES = 65_536
 
@@ -49,9 +49,7 @@ class LimitedJSONParser(JSONParser):
         length = request.META.get("CONTENT_LENGTH") if request is not None else None
         size = int(length) if length and length.isdigit() else 0
         if (limit := body_limit(size)) is not None:
-            raise PayloadTooLarge(
-                f"The request body is {size:,} bytes; the limit is {limit:,} bytes."
-            )
+            raise BodyTooLarge(size, limit)
         try:
             return super().parse(stream, media_type, parser_context)
         except RecursionError:

@@ -6,15 +6,9 @@ from typing import Any
 
 from rest_framework import serializers
 
-from sysprompt.prompts.models import CONVERSATION_ID_MAX_LENGTH
-from sysprompt.prompts.selectors import (
-    PREVIEW_SECTION_CHARS,
-    PREVIEW_VALUE_CHARS,
-    template_size_check,
-)
-
-CWD_MAX_LENGTH = 4096
-MODEL_MAX_LENGTH = 200
+from sysprompt.prompts.rendering import PREVIEW_SECTION_CHARS, PREVIEW_VALUE_CHARS
+from sysprompt.prompts.validation import template_size_check
+from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CWD_MAX_LENGTH, MODEL_MAX_LENGTH
 
 
 class StrictCharField(serializers.CharField):

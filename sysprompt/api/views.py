@@ -22,12 +22,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from sysprompt import errors
 from sysprompt.api import schema as _schema  # noqa: F401 - registers the extensions
 from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditTemplate
 from sysprompt.api.pagination import ConversationPagination, VersionPagination
-from sysprompt.prompts import selectors, services
+from sysprompt.prompts import rendering, selectors, services
 from sysprompt.prompts.models import ConversationPrompt
+from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CONVERSATION_ID_PATTERN
 from sysprompt_core.variables import variable_catalog
 
 ERROR = s.ErrorOutputSerializer
@@ -56,8 +58,8 @@ CONVERSATION_ID = OpenApiParameter(
     "conversation_id",
     OpenApiTypes.STR,
     OpenApiParameter.PATH,
-    description="1–200 characters: letters, digits and . _ : -",
-    pattern=r"^[A-Za-z0-9._:-]{1,200}$",
+    description=f"1–{CONVERSATION_ID_MAX_LENGTH} characters: letters, digits and . _ : -",
+    pattern=f"^{CONVERSATION_ID_PATTERN}$",
 )
 PAGE_SIZE = {"type": "integer", "minimum": 1}
 IF_MATCH = OpenApiParameter(
@@ -197,8 +199,8 @@ class PreviewApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = s.PreviewInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        preview = selectors.template_preview(**serializer.validated_data)
-        shown = selectors.preview_variables(preview.rendered.values)
+        preview = rendering.template_preview(**serializer.validated_data)
+        shown = rendering.preview_variables(preview.rendered.values)
         data = {
             "system_prompt": preview.rendered.prompt,
             "diagnostics": [asdict(d) for d in preview.diagnostics],
@@ -340,7 +342,7 @@ class ConversationPromptDeleteApi(APIView):
         if not services.conversation_prompt_delete(
             conversation_id=conversation_id, user=request.user
         ):
-            raise selectors.ConversationNotFound(conversation_id)
+            raise errors.ConversationNotFound(conversation_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from django import forms
 
-from sysprompt.prompts.models import CONVERSATION_ID_MAX_LENGTH
+from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CWD_MAX_LENGTH, MODEL_MAX_LENGTH
 
 
 class PreviewForm(forms.Form):
     template = forms.CharField(required=False, strip=False)
-    cwd = forms.CharField(required=False, max_length=4096)
-    model = forms.CharField(required=False, max_length=200)
+    cwd = forms.CharField(required=False, max_length=CWD_MAX_LENGTH)
+    model = forms.CharField(required=False, max_length=MODEL_MAX_LENGTH)
     conversation_id = forms.CharField(required=False, max_length=CONVERSATION_ID_MAX_LENGTH)
 
 
@@ -29,8 +29,8 @@ class DiffForm(forms.Form):
 
 
 class FileSuggestForm(forms.Form):
-    cwd = forms.CharField(max_length=4096)
-    q = forms.CharField(required=False, max_length=4096)
+    cwd = forms.CharField(max_length=CWD_MAX_LENGTH)
+    q = forms.CharField(required=False, max_length=CWD_MAX_LENGTH)
 
 
 class ConversationSearchForm(forms.Form):

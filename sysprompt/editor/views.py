@@ -27,9 +27,10 @@ from django.views import View
 from django_htmx.http import reswap, retarget, trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
+from sysprompt import errors
 from sysprompt.conf import app_settings
 from sysprompt.editor import forms
-from sysprompt.prompts import selectors, services
+from sysprompt.prompts import files, rendering, selectors, services, validation
 from sysprompt.prompts.diffs import text_diff
 from sysprompt.prompts.models import (
     CONVERSATION_VIEW_PERMISSION,
@@ -133,9 +134,9 @@ class SaveView(LoginRequiredMixin, View):
             version = services.template_save(
                 text=text, author=request.user, if_match=parse_etags(base) if base else None
             )
-        except selectors.TemplateTooLarge as exc:
+        except errors.TemplateTooLarge as exc:
             return _save_problem(request, str(exc), status=413)
-        except services.PreconditionFailed as exc:
+        except errors.PreconditionFailed as exc:
             return _conflict(request, theirs=exc.current, mine=text)
         saved = selectors.template_of(version)
         response = render(request, "editor/_save_status.html", {"saved": saved})
@@ -197,12 +198,10 @@ class FileSuggestView(LoginRequiredMixin, View):
         if not form.is_valid():
             return JsonResponse({"files": [], "error": "Give a cwd."}, status=400)
         try:
-            files = selectors.files_suggest(
-                cwd=form.cleaned_data["cwd"], query=form.cleaned_data["q"]
-            )
-        except selectors.InvalidInput as exc:
+            found = files.files_suggest(cwd=form.cleaned_data["cwd"], query=form.cleaned_data["q"])
+        except errors.InvalidInput as exc:
             return JsonResponse({"files": [], "error": exc.message}, status=400)
-        return JsonResponse({"files": files})
+        return JsonResponse({"files": found})
 
 
 class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
@@ -260,7 +259,7 @@ class ConversationCompactionView(ConversationPagesMixin, View):
     def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
         stored = _conversation(conversation_id, request)
         with _conversation_rules():
-            preview = selectors.conversation_compaction_preview(
+            preview = rendering.conversation_compaction_preview(
                 stored.conversation_id, user=request.user
             )
         if HtmxDetails(request):
@@ -281,7 +280,7 @@ class ConversationConstructView(ConversationPagesMixin, View):
                     model=stored.model,
                     user=request.user,
                 )
-        except selectors.InvalidInput as exc:
+        except errors.InvalidInput as exc:
             messages.error(request, f"Not re-constructed: {exc.message}")
         else:
             messages.success(request, "Re-constructed from the current template.")
@@ -323,29 +322,29 @@ def _preview_context(*, text: str, cwd: str, model: str, conversation_id: str) -
     """Everything ``_preview.html`` shows: lint always, the render when the input allows."""
     context: dict[str, Any] = {"cwd": cwd, "model": model, "conversation_id": conversation_id}
     try:
-        selectors.template_size_check(text)
-    except selectors.TemplateTooLarge as exc:
+        validation.template_size_check(text)
+    except errors.TemplateTooLarge as exc:
         return {**context, "template_error": str(exc), "diagnostics": []}
-    errors: dict[str, str] = {}
+    problems: dict[str, str] = {}
     if not cwd.strip():
-        errors["cwd"] = "Give the absolute path of a working directory to preview against."
+        problems["cwd"] = "Give the absolute path of a working directory to preview against."
     if conversation_id:
         try:
-            selectors.conversation_id_check(conversation_id)
-        except selectors.InvalidInput as exc:
-            errors["conversation_id"] = exc.message
+            validation.conversation_id_check(conversation_id)
+        except errors.InvalidInput as exc:
+            problems["conversation_id"] = exc.message
     preview = None
-    if not errors:
+    if not problems:
         try:
-            preview = selectors.template_preview(
+            preview = rendering.template_preview(
                 cwd=cwd, model=model, conversation_id=conversation_id or None, template=text
             )
-        except selectors.InvalidInput as exc:
-            errors[exc.field] = exc.message
+        except errors.InvalidInput as exc:
+            problems[exc.field] = exc.message
         except PromptTooLarge as exc:
             context["template_error"] = str(exc)
-    diagnostics = preview.diagnostics if preview is not None else selectors.template_lint(text)
-    context.update(errors=errors, diagnostics=diagnostics, preview=preview)
+    diagnostics = preview.diagnostics if preview is not None else rendering.template_lint(text)
+    context.update(errors=problems, diagnostics=diagnostics, preview=preview)
     if preview is not None:
         prompt = preview.rendered.prompt
         context.update(
@@ -355,7 +354,7 @@ def _preview_context(*, text: str, cwd: str, model: str, conversation_id: str) -
             lines=len((prompt or "").splitlines()),
             # Each distinct value once, capped: 1,000 names of one large file must not
             # make a page of a gigabyte.
-            variables=[asdict(v) for v in selectors.preview_variables(preview.rendered.values)],
+            variables=[asdict(v) for v in rendering.preview_variables(preview.rendered.values)],
         )
     context["diagnostics_data"] = [
         {"line": d.line, "column": d.column, "severity": d.severity, "message": d.message}
@@ -413,16 +412,16 @@ def _conversation_rules() -> Iterator[None]:
     """The selectors' and services' refusals as the editor's 404 and 403 pages."""
     try:
         yield
-    except selectors.ConversationNotFound:
+    except errors.ConversationNotFound:
         raise Http404("No such conversation.") from None
-    except selectors.ConversationForbidden as exc:
+    except errors.ConversationForbidden as exc:
         raise PermissionDenied(str(exc)) from None
 
 
 def _conversation(conversation_id: str, request: HttpRequest) -> ConversationPrompt:
     try:
-        selectors.conversation_id_check(conversation_id)
-    except selectors.InvalidInput:
+        validation.conversation_id_check(conversation_id)
+    except errors.InvalidInput:
         raise Http404("No such conversation.") from None
     with _conversation_rules():
         return selectors.conversation_prompt_visible(conversation_id, user=request.user)
@@ -432,7 +431,7 @@ def _conversation_page(
     request: HttpRequest,
     stored: ConversationPrompt,
     *,
-    preview: selectors.CompactionPreview | None,
+    preview: rendering.CompactionPreview | None,
 ) -> HttpResponse:
     context = {
         "stored": stored,

@@ -27,7 +27,8 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 
-from sysprompt.prompts import selectors, services
+from sysprompt import errors
+from sysprompt.prompts import selectors, services, validation
 from sysprompt.prompts.models import TEMPLATE_EDIT_PERMISSION, ConversationPrompt, TemplateVersion
 
 if TYPE_CHECKING:
@@ -86,8 +87,8 @@ class TemplateVersionAddForm(_VersionForm):
         # Browsers send a textarea's line breaks as CRLF, whatever was typed or pasted.
         text: str = self.cleaned_data["template"].replace("\r\n", "\n")
         try:
-            selectors.template_size_check(text)
-        except selectors.TemplateTooLarge as error:
+            validation.template_size_check(text)
+        except errors.TemplateTooLarge as error:
             raise forms.ValidationError(str(error), code="too_large") from error
         return text
 

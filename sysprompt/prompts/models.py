@@ -19,7 +19,9 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-CONVERSATION_ID_MAX_LENGTH = 200
+from sysprompt.errors import TemplateVersionImmutable
+from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, MODEL_MAX_LENGTH
+
 TEMPLATE_EDIT_PERMISSION = "sysprompt.change_templateversion"
 """What changing the template takes (PUT /api/system-prompt, adding a version in the admin)."""
 CONVERSATION_VIEW_PERMISSION = "sysprompt.view_conversationprompt"
@@ -28,10 +30,6 @@ CONVERSATION_CHANGE_PERMISSION = "sysprompt.change_conversationprompt"
 """What constructing or compacting someone else's conversation takes."""
 CONVERSATION_DELETE_PERMISSION = "sysprompt.delete_conversationprompt"
 """What deleting (forgetting) someone else's conversation takes."""
-
-
-class TemplateVersionImmutable(Exception):
-    """An attempt to change or delete a stored template version."""
 
 
 class TemplateVersion(models.Model):
@@ -87,7 +85,7 @@ class ConversationPrompt(models.Model):
         help_text="The version it was built from; empty for the built-in default template.",
     )
     cwd = models.TextField()
-    model = models.CharField(max_length=200, blank=True)
+    model = models.CharField(max_length=MODEL_MAX_LENGTH, blank=True)
     constructed_at = models.DateTimeField()
     created_at = models.DateTimeField(editable=False)
     owner = models.ForeignKey(

@@ -19,7 +19,7 @@ from django.test import Client
 from pytest_django import Settings
 from rest_framework.authtoken.models import Token
 
-from sysprompt.prompts.services import AGENT_HOSTS_GROUP, PROMPT_AUTHORS_GROUP
+from sysprompt.accounts.services import AGENT_HOSTS_GROUP, PROMPT_AUTHORS_GROUP
 
 REPO = Path(__file__).resolve().parents[2]
 DIAGNOSTIC = re.compile(r"^\d+:\d+: (error|warning): \S.*$")

@@ -33,8 +33,8 @@ from schemathesis.checks import CheckFunction, not_a_server_error
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from config.wsgi import application
-from sysprompt.api.serializers import CWD_MAX_LENGTH
 from sysprompt.prompts import selectors
+from sysprompt_core.limits import CWD_MAX_LENGTH
 
 TEMPLATE = "/api/system-prompt"
 VARIABLES = "/api/system-prompt/variables"

@@ -73,6 +73,18 @@ def cursor(page: Page) -> int:
     )
 
 
+def selected_text(page: Page) -> str:
+    return cast(
+        str,
+        page.evaluate(
+            """() => {
+                const { state } = window.syspromptEditor.editor.view;
+                return state.sliceDoc(state.selection.main.from, state.selection.main.to);
+            }"""
+        ),
+    )
+
+
 def cursor_line(page: Page) -> int:
     return cast(
         int,
@@ -83,6 +95,31 @@ def cursor_line(page: Page) -> int:
             }"""
         ),
     )
+
+
+def expect_prompt(page: Page, expected: str) -> None:
+    """Wait until the preview shows exactly ``expected`` (whitespace and all)."""
+    try:
+        page.wait_for_function(
+            """(expected) => {
+                const pre = document.getElementById("preview-prompt");
+                return pre !== null && pre.textContent === expected;
+            }""",
+            arg=expected,
+        )
+    except Exception:
+        actual = page.evaluate("() => document.getElementById('preview-prompt')?.textContent")
+        pytest.fail(f"the preview shows {actual!r}, not {expected!r}")
+
+
+def wrap_with_block(page: Page, block: str, condition: str | None = None) -> None:
+    """Press a block button and confirm the dialog (with ``condition``, or its default)."""
+    page.locator(f'button[data-block="{block}"]').click()
+    expect(page.locator("#variable-dialog")).to_be_visible()
+    if condition is not None:
+        page.locator("#condition-select").select_option(condition)
+    page.locator("#variable-dialog-insert").click()
+    expect(page.locator("#variable-dialog")).to_be_hidden()
 
 
 def is_dirty(page: Page) -> bool:
@@ -314,8 +351,8 @@ def test_block_button_with_selection_wraps_it(
 ) -> None:
     page = author_page
     open_editor(page, cwd=project)
-    set_text(page, "Intro\nkeep this\nOutro\n")
-    select(page, len("Intro\n"), len("Intro\nkeep this"))
+    set_text(page, "Intro\nSay keep this now\nOutro\n")
+    select(page, len("Intro\nSay "), len("Intro\nSay keep this"))
     page.locator(f'button[data-block="{block}"]').click()
     expect(page.locator("#variable-dialog")).to_be_visible()
     expect(page.locator("#condition-select")).to_be_focused()
@@ -328,21 +365,131 @@ def test_block_button_with_selection_wraps_it(
     expect(page.locator("#variable-dialog-insert")).to_have_text("Wrap")
     page.locator("#variable-dialog-insert").click()
     expect(page.locator("#variable-dialog")).to_be_hidden()
-    assert text_of(page) == f"Intro\n{expected}\nOutro\n"
+    assert text_of(page) == f"Intro\nSay {expected} now\nOutro\n"
     expect_editor_focused(page)
 
 
 def test_if_else_button_leaves_cursor_in_else_branch(author_page: Page) -> None:
     page = author_page
     open_editor(page)
-    set_text(page, "keep this\n")
-    select(page, 0, len("keep this"))
+    set_text(page, "Say keep this\n")
+    select(page, len("Say "), len("Say keep this"))
     page.locator('button[data-block="if-else"]').click()
     page.locator("#condition-select").select_option("git:branch")
     page.locator("#variable-dialog-insert").click()
     expect_editor_focused(page)
     page.keyboard.type("otherwise")
-    assert text_of(page) == "[if git:branch]keep this[else]otherwise[endif]\n"
+    assert text_of(page) == "Say [if git:branch]keep this[else]otherwise[endif]\n"
+
+
+def test_if_button_whole_lines_puts_tags_on_own_lines(author_page: Page, project: Path) -> None:
+    page = author_page
+    open_editor(page, cwd=project)
+    set_text(page, "Intro\nline one\nline two\nOutro\n")
+    # From the start of "line one" to the end of "line two" (as Home, Shift+Down, Shift+End).
+    select(page, len("Intro\n"), len("Intro\nline one\nline two"))
+    wrap_with_block(page, "if", "git:branch")
+    assert text_of(page) == "Intro\n[if git:branch]\nline one\nline two\n[endif]\nOutro\n"
+    expect_editor_focused(page)
+    assert selected_text(page) == "line one\nline two"  # still selected
+    # The tags' lines vanish from the prompt: no blank line where they stood.
+    expect_prompt(page, "Intro\nline one\nline two\nOutro\n")
+
+
+def test_if_not_button_whole_lines_through_next_line_start_puts_tags_on_own_lines(
+    author_page: Page, project: Path
+) -> None:
+    page = author_page
+    open_editor(page, cwd=project)
+    set_text(page, "Intro\nline one\nline two\nOutro")
+    # A selection that ends at the start of the next line (Shift+Down) covers two lines.
+    select(page, len("Intro\n"), len("Intro\nline one\nline two\n"))
+    wrap_with_block(page, "if-not", "git:branch")
+    assert text_of(page) == "Intro\n[if !git:branch]\nline one\nline two\n[endif]\nOutro"
+    expect_prompt(page, "Intro\nOutro")
+
+
+def test_if_else_button_whole_lines_puts_else_on_own_line(author_page: Page, project: Path) -> None:
+    page = author_page
+    open_editor(page, cwd=project)
+    set_text(page, "Intro\nOn a branch.\nOutro\n")
+    select(page, len("Intro\nOn a branch.\n"), len("Intro\n"))  # backwards, through the line end
+    wrap_with_block(page, "if-else", "git:branch")
+    assert text_of(page) == "Intro\n[if git:branch]\nOn a branch.\n[else]\n\n[endif]\nOutro\n"
+    expect_editor_focused(page)
+    assert cursor_line(page) == 5  # the empty line of the else branch
+    page.keyboard.type("No branch.")
+    assert text_of(page) == (
+        "Intro\n[if git:branch]\nOn a branch.\n[else]\nNo branch.\n[endif]\nOutro\n"
+    )
+    expect_prompt(page, "Intro\nOn a branch.\nOutro\n")
+
+
+def test_if_button_empty_line_puts_tags_on_own_lines(author_page: Page, project: Path) -> None:
+    page = author_page
+    open_editor(page, cwd=project)
+    set_text(page, "Intro\n\nOutro\n")
+    jump_to(page, 2, 1)
+    wrap_with_block(page, "if", "git:branch")
+    assert text_of(page) == "Intro\n[if git:branch]\n\n[endif]\nOutro\n"
+    assert cursor_line(page) == 3
+    page.keyboard.type("Branch: [git:branch].")
+    assert text_of(page) == "Intro\n[if git:branch]\nBranch: [git:branch].\n[endif]\nOutro\n"
+    expect_prompt(page, f"Intro\nBranch: {BRANCH}.\nOutro\n")
+
+
+def test_if_button_whole_lines_crlf_keeps_crlf(author_page: Page, project: Path) -> None:
+    page = author_page
+    open_editor(page, cwd=project)
+    set_text(page, "Intro\r\nline\r\nOutro\r\n")
+    select(page, len("Intro\r\n"), len("Intro\r\nline"))
+    wrap_with_block(page, "if", "git:branch")
+    assert text_of(page) == "Intro\r\n[if git:branch]\r\nline\r\n[endif]\r\nOutro\r\n"
+
+
+def test_if_button_last_line_without_line_end_puts_endif_on_own_line(
+    author_page: Page, project: Path
+) -> None:
+    page = author_page
+    open_editor(page, cwd=project)
+    set_text(page, "Intro\nlast")
+    select(page, len("Intro\n"), len("Intro\nlast"))
+    wrap_with_block(page, "if", "git:branch")
+    assert text_of(page) == "Intro\n[if git:branch]\nlast\n[endif]"
+    expect_prompt(page, "Intro\nlast\n")
+
+
+def test_condition_dialog_default_is_git_branch(author_page: Page, project: Path) -> None:
+    page = author_page
+    open_editor(page, cwd=project)
+    set_text(page, "Say keep this\n")
+    select(page, len("Say "), len("Say keep this"))
+    page.locator('button[data-block="if"]').click()
+    condition = page.locator("#condition-select")
+    expect(condition).to_be_focused()
+    expect(condition).to_have_value("git:branch")
+    # Variables that always exist come last, marked as such.
+    options = cast(
+        list[list[str]],
+        condition.evaluate(
+            "(select) => [...select.options].map((o) => [o.value, o.textContent.trim()])"
+        ),
+    )
+    always = ["system:time", "system:date", "system:os", "system:hostname", "prompt:cwd"]
+    assert sorted(value for value, _ in options[-len(always) :]) == sorted(always)
+    for value, label in options:
+        assert label.endswith("(always exists)") == (value in always), (value, label)
+    assert [value for value, _ in options[: -len(always)]] == [
+        "prompt:model",
+        "prompt:conversation_id",
+        "git:branch",
+        "git:status",
+        "file:",
+    ]
+    expect(page.locator("#condition-help")).to_contain_text("always exists is always kept")
+    # Confirming the default wraps in [if git:branch].
+    page.locator("#variable-dialog-insert").click()
+    assert text_of(page) == "Say [if git:branch]keep this[endif]\n"
 
 
 def test_autocomplete_on_bracket_offers_and_accepts_variable(author_page: Page) -> None:
@@ -355,14 +502,17 @@ def test_autocomplete_on_bracket_offers_and_accepts_variable(author_page: Page) 
     expect(tooltip).to_be_visible()
     expect(tooltip.locator("li", has_text="git:branch")).to_have_count(1)
     selected = tooltip.locator("li[aria-selected]")
-    expect(selected).to_contain_text("git:branch")
+    # Nothing is picked until an arrow key picks it (Enter alone starts a new line).
+    expect(selected).to_have_count(0)
     # CodeMirror ignores the arrows and Enter for 75 ms after the list opens (so that a
-    # key meant for the text does not pick an option): move down until the list answers,
-    # then back up to git:branch, and accept it.
+    # key meant for the text does not pick an option): move down until the list answers
+    # (the first press picks git:branch), on to git:status, back up, and accept it.
     for _ in range(200):
         page.keyboard.press("ArrowDown")
-        if "git:status" in selected.inner_text():
+        if selected.count() and "git:branch" in selected.inner_text():
             break
+    expect(selected).to_contain_text("git:branch")
+    page.keyboard.press("ArrowDown")
     expect(selected).to_contain_text("git:status")
     page.keyboard.press("ArrowUp")
     expect(selected).to_contain_text("git:branch")
@@ -371,6 +521,66 @@ def test_autocomplete_on_bracket_offers_and_accepts_variable(author_page: Page) 
     assert text_of(page) == "Branch: [git:branch]"
     page.keyboard.type(".")
     assert text_of(page) == "Branch: [git:branch]."
+
+
+def test_autocomplete_enter_without_pick_inserts_newline(author_page: Page) -> None:
+    page = author_page
+    open_editor(page)
+    set_text(page, "")
+    page.locator("#template-editor .cm-content").click()
+    page.keyboard.type("Note [")
+    tooltip = page.locator(".cm-tooltip-autocomplete")
+    expect(tooltip).to_be_visible()
+    page.wait_for_timeout(300)  # well past CodeMirror's 75 ms in which Enter is ignored
+    page.keyboard.press("Enter")
+    assert text_of(page) == "Note [\n"
+    expect(tooltip).to_be_hidden()
+    page.keyboard.type("Next line.")
+    assert text_of(page) == "Note [\nNext line."
+
+
+def test_autocomplete_bare_bracket_lists_variables_before_keywords(author_page: Page) -> None:
+    page = author_page
+    open_editor(page)
+    set_text(page, "")
+    page.locator("#template-editor .cm-content").click()
+    page.keyboard.type("[")
+    options = page.locator(".cm-tooltip-autocomplete li")
+    expect(options.first).to_be_visible()
+    labels = [label.strip() for label in options.locator(".cm-completionLabel").all_inner_texts()]
+    assert labels[-3:] == ["else", "endif", "if"]
+    assert all(":" in label for label in labels[:-3]), labels
+    assert "git:branch" in labels
+
+
+def test_autocomplete_tab_accepts_first_or_picked(author_page: Page) -> None:
+    page = author_page
+    open_editor(page)
+    set_text(page, "")
+    page.locator("#template-editor .cm-content").click()
+    page.keyboard.type("Branch: [gi")
+    tooltip = page.locator(".cm-tooltip-autocomplete")
+    expect(tooltip).to_be_visible()
+    page.keyboard.press("Tab")  # nothing picked: Tab takes the first, git:branch
+    expect(tooltip).to_be_hidden()
+    assert text_of(page) == "Branch: [git:branch]"
+    expect_editor_focused(page)
+    page.keyboard.type(" [gi")
+    expect(tooltip).to_be_visible()
+    selected = tooltip.locator("li[aria-selected]")
+    for _ in range(200):
+        page.keyboard.press("ArrowDown")
+        if selected.count() and "git:branch" in selected.inner_text():
+            break
+    page.keyboard.press("ArrowDown")
+    expect(selected).to_contain_text("git:status")
+    page.keyboard.press("Tab")
+    expect(tooltip).to_be_hidden()
+    assert text_of(page) == "Branch: [git:branch] [git:status]"
+    expect_editor_focused(page)
+    # With no list open, Tab still leaves the editor.
+    page.keyboard.press("Tab")
+    assert not focus_in(page, "#template-editor")
 
 
 # --- saving ----------------------------------------------------------------------------------

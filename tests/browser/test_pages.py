@@ -18,6 +18,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from playwright.sync_api import Dialog, Locator, Page, expect
 
+from sysprompt.accounts import services as accounts
 from sysprompt.prompts import services
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from sysprompt_core.template.lexer import tokenize
@@ -32,8 +33,8 @@ def author(transactional_db: None) -> User:
     """A prompt author, in the "Prompt authors" group: the Conversations pages need its
     view permission, Re-construct and the compaction diff its change, Forget its delete."""
     user = make_user("ada")
-    services.groups_ensure()
-    user.groups.add(Group.objects.get(name=services.PROMPT_AUTHORS_GROUP))
+    accounts.groups_ensure()
+    user.groups.add(Group.objects.get(name=accounts.PROMPT_AUTHORS_GROUP))
     return user
 
 

@@ -20,6 +20,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils.html import escape
 from pytest_django import Settings
 
+from sysprompt.accounts import services as accounts
 from sysprompt.prompts import selectors, services
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from sysprompt_core.variables import variable_catalog
@@ -44,9 +45,9 @@ def author_web(author: User) -> Client:
 def authors_web(db: None) -> Client:
     """A member of the "Prompt authors" group: sees, re-constructs and forgets every
     conversation (the Conversations pages need it)."""
-    services.groups_ensure()
+    accounts.groups_ensure()
     member = User.objects.create_user("grace", "", PASSWORD)
-    member.groups.add(Group.objects.get(name=services.PROMPT_AUTHORS_GROUP))
+    member.groups.add(Group.objects.get(name=accounts.PROMPT_AUTHORS_GROUP))
     client = Client()
     client.force_login(member)
     return client

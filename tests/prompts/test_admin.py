@@ -13,6 +13,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from pytest_django import Settings
 
+from sysprompt.accounts import services as accounts
 from sysprompt.prompts import services
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 
@@ -183,9 +184,9 @@ def test_version_add_refuses_when_template_too_large(
 
 
 def test_version_add_allowed_when_prompt_author(client: Client) -> None:
-    services.groups_ensure()
+    accounts.groups_ensure()
     author = User.objects.create_user("ada", "", "pw-for-ada-123", is_staff=True)
-    author.groups.add(Group.objects.get(name=services.PROMPT_AUTHORS_GROUP))
+    author.groups.add(Group.objects.get(name=accounts.PROMPT_AUTHORS_GROUP))
     client.force_login(author)
 
     response = client.post(VERSIONS + "add/", {"template": "by ada"})

@@ -16,7 +16,7 @@ from django.test import Client
 from pytest_django import Settings
 from rest_framework.test import APIClient
 
-from sysprompt.prompts import selectors, services
+from sysprompt.prompts import rendering, services
 from sysprompt.prompts.models import ConversationPrompt
 
 PREVIEW = "/api/system-prompt/preview"
@@ -53,7 +53,7 @@ def test_bounds_preview_of_1000_links_to_one_file_is_bounded(
     assert size <= 3 * MIB  # was 2.1 GB
     assert body["system_prompt"] == "0123456789" * 100_000  # l000 fits; no value is cut
     variables, reasons = body["variables"], body["reasons"]
-    assert len(variables["file:l000"]) == selectors.PREVIEW_VALUE_CHARS
+    assert len(variables["file:l000"]) == rendering.PREVIEW_VALUE_CHARS
     assert body["truncated"] == ["file:l000"]
     for index in range(1, 1000):
         key = f"file:l{index:03}"
@@ -122,7 +122,7 @@ def test_bounds_dropped_variable_takes_the_else_branch_when_stored(
     _limits(settings, MAX_PROMPT_BYTES=30)
     (workdir / "x").write_text("y" * 40)
     services.template_save(text="[file:x]\n[if file:x]has x[else]no x[endif]\n")
-    preview = selectors.template_preview(cwd=str(workdir))
+    preview = rendering.template_preview(cwd=str(workdir))
     stored = services.conversation_prompt_resolve(
         conversation_id="bounded", cwd=str(workdir), user=agent_host
     )
@@ -188,8 +188,8 @@ def test_bounds_preview_section_is_capped(author_client: APIClient, workdir: Pat
 
     assert status == 200
     shown = body["variables"]
-    assert sum(len(value) for value in shown.values()) == selectors.PREVIEW_SECTION_CHARS
-    assert all(len(value) <= selectors.PREVIEW_VALUE_CHARS for value in shown.values())
+    assert sum(len(value) for value in shown.values()) == rendering.PREVIEW_SECTION_CHARS
+    assert all(len(value) <= rendering.PREVIEW_VALUE_CHARS for value in shown.values())
     assert body["truncated"] == sorted(shown)
 
 
@@ -210,7 +210,7 @@ def test_bounds_editor_preview_shows_caps_and_duplicates(
 
     assert response.status_code == 200
     assert len(content) < 1_200_000  # the prompt once (1 MB), the value capped
-    assert f"… {1_000_000 - selectors.PREVIEW_VALUE_CHARS:,} more characters".replace(
+    assert f"… {1_000_000 - rendering.PREVIEW_VALUE_CHARS:,} more characters".replace(
         ",", ""
     ) in content.replace(",", "")
     assert "same value as <code>[file:small]</code>" in content

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from sysprompt.prompts import selectors, services
+from sysprompt import errors
+from sysprompt.prompts import rendering, services
 from sysprompt.prompts.models import ConversationPrompt
 
 SECRET = "SECRET-7f3a9c-outside-the-roots"
@@ -103,13 +104,13 @@ def _attack(thread: threading.Thread, cwd: Path, template: str, user: User) -> O
         try:
             if outcome.previews < MAX_PREVIEWS:
                 outcome.previews += 1
-                preview = selectors.template_preview(cwd=str(cwd), template=template)
+                preview = rendering.template_preview(cwd=str(cwd), template=template)
                 texts.append(preview.rendered.prompt)
                 texts.extend(v for v in preview.rendered.values.values() if isinstance(v, str))
             if outcome.resolves < MAX_RESOLVES:
                 outcome.resolves += 1
                 texts.append(_resolve(f"race-{outcome.resolves}", cwd, user))
-        except selectors.InvalidInput:
+        except errors.InvalidInput:
             outcome.refused += 1  # cwd_check caught the swap: refused, nothing read
         except OSError as exc:  # would be a 500
             outcome.crashed.append(repr(exc))

@@ -25,6 +25,7 @@ from django.test import Client
 from pytest_django import DjangoAssertNumQueries
 from rest_framework.test import APIClient
 
+from sysprompt.accounts import services as accounts
 from sysprompt.prompts import services
 from sysprompt.prompts.models import ConversationPrompt
 from tests.conftest import token_client
@@ -66,7 +67,7 @@ class Opened:
 
 
 def _host(name: str) -> tuple[User, APIClient]:
-    host = services.agent_host_ensure(name=name)
+    host = accounts.agent_host_ensure(name=name)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {host.token}")
     return User.objects.get(username=name), client
@@ -102,8 +103,8 @@ def _user(username: str, *codenames: str) -> User:
 def _prompt_author(username: str) -> User:
     """A member of the "Prompt authors" group, as ``groups_ensure`` sets it up."""
     user = User.objects.create_user(username=username, password=None)
-    services.groups_ensure()
-    user.groups.add(Group.objects.get(name=services.PROMPT_AUTHORS_GROUP))
+    accounts.groups_ensure()
+    user.groups.add(Group.objects.get(name=accounts.PROMPT_AUTHORS_GROUP))
     return user
 
 

@@ -13,11 +13,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from pytest_django import Settings
 
+from sysprompt import errors
 from sysprompt.conf import DEFAULT_COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE
-from sysprompt.prompts import selectors, services
+from sysprompt.errors import InvalidInput, TemplateTooLarge, TemplateVersionImmutable
+from sysprompt.prompts import rendering, selectors, services, validation
 from sysprompt.prompts.cache import ParsedTemplates
-from sysprompt.prompts.models import ConversationPrompt, TemplateVersion, TemplateVersionImmutable
-from sysprompt.prompts.selectors import InvalidInput, TemplateTooLarge
+from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 
 pytestmark = pytest.mark.django_db
 
@@ -104,7 +105,7 @@ def test_template_save_with_stale_etag_changes_nothing() -> None:
     stale = selectors.template_current().etag
     services.template_save(text="one")
 
-    with pytest.raises(services.PreconditionFailed, match="version 1") as caught:
+    with pytest.raises(errors.PreconditionFailed, match="version 1") as caught:
         services.template_save(text="two", if_match=[stale])
 
     assert caught.value.current.version == 1
@@ -301,8 +302,8 @@ def test_parsed_template_is_parsed_once_per_text(workdir: Path) -> None:
         resolve(workdir, conversation_id=f"c{number}")
 
     text = selectors.template_current().text
-    assert selectors.parsed_template(text) is selectors.parsed_template(text)
-    assert selectors.parsed_template(text) is not selectors.parsed_template(text + " ")
+    assert rendering.parsed_template(text) is rendering.parsed_template(text)
+    assert rendering.parsed_template(text) is not rendering.parsed_template(text + " ")
 
 
 @pytest.mark.parametrize(
@@ -365,11 +366,11 @@ def test_cwd_with_tilde_root_is_expanded(settings: Settings) -> None:
     settings.SYSPROMPT = {"ALLOWED_ROOTS": ["/"]}
     home = os.path.expanduser("~")
 
-    assert selectors.cwd_check(home + "/") == home
+    assert validation.cwd_check(home + "/") == home
 
 
 def test_preview_renders_draft_and_stores_nothing(workdir: Path) -> None:
-    preview = selectors.template_preview(
+    preview = rendering.template_preview(
         cwd=str(workdir),
         model="m",
         conversation_id="c9",

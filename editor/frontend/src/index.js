@@ -19,10 +19,13 @@ import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { lintGutter, lintKeymap, setDiagnostics } from "@codemirror/lint";
 import {
   autocompletion,
+  acceptCompletion,
   closeCompletion,
   completionKeymap,
   completionStatus,
   pickedCompletion,
+  selectedCompletionIndex,
+  setSelectedCompletion,
   startCompletion,
 } from "@codemirror/autocomplete";
 
@@ -155,10 +158,13 @@ function completionSource(catalog, suggestFiles) {
       refs.push({ label: ref, detail: entry.description || "", type: "variable", apply: applyText(ref) });
     }
   }
+  // After a bare "[" every label matches equally and CodeMirror would sort them by name,
+  // putting "else]" and "endif]" before the variables: the boost lists the keywords
+  // last. Once a letter is typed, how well it matches decides ("[e" offers else first).
   const keywords = [
-    { label: "if ", displayLabel: "if", detail: "start a block: [if type:name]", type: "keyword", apply: applyText("if ", { close: false, more: true }) },
-    { label: "else]", displayLabel: "else", detail: "the block's other branch", type: "keyword", apply: applyText("else") },
-    { label: "endif]", displayLabel: "endif", detail: "end the block", type: "keyword", apply: applyText("endif") },
+    { label: "if ", displayLabel: "if", detail: "start a block: [if type:name]", type: "keyword", boost: -1, apply: applyText("if ", { close: false, more: true }) },
+    { label: "else]", displayLabel: "else", detail: "the block's other branch", type: "keyword", boost: -1, apply: applyText("else") },
+    { label: "endif]", displayLabel: "endif", detail: "end the block", type: "keyword", boost: -1, apply: applyText("endif") },
   ];
   const filesEnabled = typeof suggestFiles === "function" && seenDynamic.has("file");
 
@@ -202,6 +208,61 @@ function completionSource(catalog, suggestFiles) {
       validFor: (text) => PARTIAL_REF.test(text) && !(filesEnabled && text.startsWith("file:")),
     };
   };
+}
+
+// Tab while a list is open accepts the option picked with the arrows, or else the first
+// one; with no list (or one still being computed) Tab leaves the editor as usual. Enter
+// accepts only a picked option: the list opens with nothing selected (selectOnOpen), so
+// Enter after "Note [" still starts a new line.
+function acceptWithTab(view) {
+  if (completionStatus(view.state) !== "active") return false;
+  if (selectedCompletionIndex(view.state) === null) {
+    view.dispatch({ effects: setSelectedCompletion(0) });
+  }
+  if (acceptCompletion(view)) return true;
+  // CodeMirror ignores picks for a moment after the list opens (its interactionDelay, so
+  // that a key meant for the text picks nothing); Tab is never meant for the text, so
+  // accept once that moment has passed, unless the text changed meanwhile.
+  const doc = view.state.doc;
+  setTimeout(() => {
+    if (view.state.doc === doc) acceptCompletion(view);
+  }, TAB_RETRY_MS);
+  return true;
+}
+
+const TAB_RETRY_MS = 80;
+
+// ---------------------------------------------------------------------------
+// Whole lines
+
+const BLANK_BEFORE = /^[ \t]*$/;
+const BLANK_AFTER = /^[ \t]*\r?$/;
+
+// The lines a selection covers whole, or null when it starts or ends inside a line. It
+// covers them whole when it starts at a line's start and ends at a line's end or at the
+// start of a later line (spaces and tabs around it do not count); a cursor on a blank
+// line covers that line. `eol` is the line ending to insert: "\r\n" in CRLF text.
+function wholeLines(doc, range) {
+  const first = doc.lineAt(range.from);
+  let last = doc.lineAt(range.to);
+  if (!range.empty && range.to === last.from && last.number > first.number) {
+    last = doc.line(last.number - 1);
+  }
+  const before = doc.sliceString(first.from, range.from);
+  const after = range.to > last.to ? "" : doc.sliceString(range.to, last.to);
+  if (!BLANK_BEFORE.test(before) || !BLANK_AFTER.test(after)) return null;
+  const crlf = first.text.endsWith("\r") || last.text.endsWith("\r");
+  return { first, last, eol: crlf ? "\r\n" : "\n", ended: last.number < doc.lines };
+}
+
+// Where to insert a closing text on lines of its own after `lines.last`, and that text:
+// at the start of the next line, or after a line ending when the last line has none.
+function closingLines(lines, tags) {
+  const { last, eol, ended } = lines;
+  const body = tags.join(eol);
+  return ended
+    ? { at: last.to + 1, insert: body + eol, offset: 0 }
+    : { at: last.to, insert: eol + body, offset: eol.length };
 }
 
 // ---------------------------------------------------------------------------
@@ -274,6 +335,7 @@ export function create(options = {}) {
           return true;
         },
       },
+      { key: "Tab", run: acceptWithTab },
       {
         // A completion still being computed (up to 100 ms after a keystroke) would
         // swallow Escape although no list shows: cancel it and let Escape through to
@@ -303,7 +365,11 @@ export function create(options = {}) {
       highlightSelectionMatches(),
       EditorView.lineWrapping,
       lintGutter(),
-      autocompletion({ override: [completionSource(catalog, suggestFiles)], icons: false }),
+      autocompletion({
+        override: [completionSource(catalog, suggestFiles)],
+        icons: false,
+        selectOnOpen: false,
+      }),
       keymap.of([...completionKeymap, ...searchKeymap, ...historyKeymap, ...lintKeymap, ...defaultKeymap]),
       tagHighlighter,
       theme,
@@ -343,10 +409,25 @@ export function create(options = {}) {
       view.dispatch(view.state.replaceSelection(String(text)), { scrollIntoView: true, userEvent: "input" });
       view.focus();
     },
+    // Block buttons. A selection of whole lines (or a cursor on a blank line) gets the
+    // tags on lines of their own, which the standalone-line rule removes from the
+    // prompt; inside a line the tags go around the selection.
     wrap(before, after) {
       before = String(before);
       after = String(after);
       replaceByRange((range) => {
+        const lines = wholeLines(view.state.doc, range);
+        if (lines) {
+          const open = before + lines.eol;
+          const close = closingLines(lines, [after]);
+          return {
+            changes: [
+              { from: lines.first.from, insert: open },
+              { from: close.at, insert: close.insert },
+            ],
+            range: EditorSelection.range(range.anchor + open.length, range.head + open.length),
+          };
+        }
         if (range.empty) {
           return {
             changes: { from: range.from, insert: before + after },
@@ -366,15 +447,32 @@ export function create(options = {}) {
       before = String(before);
       middle = String(middle);
       after = String(after);
-      replaceByRange((range) => ({
-        changes: range.empty
-          ? { from: range.from, insert: before + middle + after }
-          : [
-              { from: range.from, insert: before },
-              { from: range.to, insert: middle + after },
+      replaceByRange((range) => {
+        const lines = wholeLines(view.state.doc, range);
+        if (lines) {
+          // [if …] / the lines / [else] / an empty line for the cursor / [endif]
+          const open = before + lines.eol;
+          const close = closingLines(lines, [middle, "", after]);
+          return {
+            changes: [
+              { from: lines.first.from, insert: open },
+              { from: close.at, insert: close.insert },
             ],
-        range: EditorSelection.cursor(range.to + before.length + middle.length),
-      }));
+            range: EditorSelection.cursor(
+              close.at + open.length + close.offset + middle.length + lines.eol.length,
+            ),
+          };
+        }
+        return {
+          changes: range.empty
+            ? { from: range.from, insert: before + middle + after }
+            : [
+                { from: range.from, insert: before },
+                { from: range.to, insert: middle + after },
+              ],
+          range: EditorSelection.cursor(range.to + before.length + middle.length),
+        };
+      });
     },
     focus() {
       view.focus();

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sysprompt_core.errors import PromptTooLarge
 from sysprompt_core.template.lint import Diagnostic, Vocabulary, lint
 from sysprompt_core.template.nodes import (
     Bounded,
     Node,
-    PromptTooLarge,
     Values,
     render_nodes,
     render_nodes_within,

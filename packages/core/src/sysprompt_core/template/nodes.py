@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple, TypeAlias
 
+from sysprompt_core.errors import PromptTooLarge
+
 
 class Variable(NamedTuple):
     """``[type:name]``: replaced by the value of ``key``, or nothing."""
@@ -70,20 +72,6 @@ def render_nodes(nodes: tuple[Node, ...], values: Values) -> str:
 # How many times ``render_nodes_within`` renders at most; each pass after the first
 # only happens because the one before dropped a key that a block tests.
 MAX_PASSES = 8
-
-
-class PromptTooLarge(ValueError):
-    """The template's literal text alone renders to more than the limit (UTF-8 bytes)."""
-
-    def __init__(self, size: int, limit: int, setting: str | None = None) -> None:
-        where = f" ({setting})" if setting else ""
-        super().__init__(
-            f"The template's text alone, without any variable, renders to {size:,} bytes "
-            f"in UTF-8; a prompt may have at most {limit:,} bytes{where}."
-        )
-        self.size = size
-        self.limit = limit
-        self.setting = setting
 
 
 class Bounded(NamedTuple):

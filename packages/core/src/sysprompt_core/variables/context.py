@@ -2,7 +2,7 @@
 
 :class:`ResolveContext` carries the working directory twice: ``cwd`` as given (what
 ``[prompt:cwd]`` shows) and ``directory``, its real path as checked once when the
-request came in (``selectors.cwd_check`` opens the directory and asks the kernel for
+request came in (``validation.cwd_check`` opens the directory and asks the kernel for
 the path of what it opened). Every resolver works in ``directory``; none resolves
 ``cwd`` again, so swapping a symlink after the check cannot move the resolution
 elsewhere. ``reads`` accounts for the bytes the resolvers read in one resolution
@@ -14,6 +14,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+from sysprompt_core.limits import (
+    DEFAULT_GIT_TIMEOUT,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_PROMPT_BYTES,
+    DEFAULT_MAX_READ_BYTES,
+)
 
 
 def _home_root() -> tuple[str, ...]:
@@ -28,11 +35,11 @@ def _utc_now() -> datetime:
 class ResolverOptions:
     """Limits and paths that the resolvers obey (the SYSPROMPT settings feed these)."""
 
-    git_timeout: float = 2.0
+    git_timeout: float = DEFAULT_GIT_TIMEOUT
     allowed_roots: tuple[str, ...] = field(default_factory=_home_root)
-    max_file_bytes: int = 1048576
-    max_read_bytes: int = 8 * 1048576
-    max_prompt_bytes: int = 1048576
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    max_read_bytes: int = DEFAULT_MAX_READ_BYTES
+    max_prompt_bytes: int = DEFAULT_MAX_PROMPT_BYTES
 
     def __post_init__(self) -> None:
         if self.git_timeout <= 0:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import ClassVar, NoReturn
 
+from sysprompt_core.errors import RegistryError
 from sysprompt_core.variables.context import ResolveContext, ResolverOptions
 
 __all__ = [
@@ -65,10 +66,6 @@ class Missing:
 
 
 Value = str | Missing
-
-
-class RegistryError(ValueError):
-    """A resolver module or registration is wrong: a programming error, raised early."""
 
 
 class Resolver(abc.ABC):

@@ -6,12 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sysprompt.prompts.services import (
-    AGENT_HOSTS_GROUP,
-    AgentHost,
-    AgentHostError,
-    agent_host_ensure,
-)
+from sysprompt.accounts.services import AGENT_HOSTS_GROUP, AgentHost, agent_host_ensure
+from sysprompt.errors import AgentHostError
 
 
 class Command(BaseCommand):

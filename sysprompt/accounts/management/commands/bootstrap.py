@@ -11,12 +11,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sysprompt.prompts.services import (
-    AdminBootstrap,
-    AdminBootstrapError,
-    admin_ensure,
-    groups_ensure,
-)
+from sysprompt.accounts.services import AdminBootstrap, admin_ensure, groups_ensure
+from sysprompt.errors import AdminBootstrapError
 
 
 def manage_py() -> str:

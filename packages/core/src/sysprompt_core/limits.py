@@ -1,0 +1,41 @@
+"""Every default and limit the core and the server share, each defined once.
+
+The server's settings (``SYSPROMPT_*``) default to these; the resolvers' options
+(:class:`~sysprompt_core.variables.ResolverOptions`) too; the API's and the editor's
+input checks and the database columns take their lengths from here.
+"""
+
+from __future__ import annotations
+
+CONVERSATION_ID_MAX_LENGTH = 200
+CONVERSATION_ID_CHARACTERS = "A-Za-z0-9._:-"
+CONVERSATION_ID_PATTERN = rf"[{CONVERSATION_ID_CHARACTERS}]{{1,{CONVERSATION_ID_MAX_LENGTH}}}"
+"""A conversation id: 1–200 letters, digits and ``. _ : -`` (a regular expression)."""
+CWD_MAX_LENGTH = 4096
+"""The longest working directory path accepted (Linux's PATH_MAX)."""
+MODEL_MAX_LENGTH = 200
+"""The longest model name accepted and stored."""
+
+DEFAULT_GIT_TIMEOUT = 2.0
+"""Seconds reading a repository for ``git:`` may take (``SYSPROMPT_GIT_TIMEOUT``)."""
+DEFAULT_MAX_FILE_BYTES = 1_048_576
+"""The largest file ``file:`` reads, and the largest ``git:status``
+(``SYSPROMPT_MAX_FILE_BYTES``)."""
+DEFAULT_MAX_TEMPLATE_BYTES = 262_144
+"""The largest template, in UTF-8 bytes (``SYSPROMPT_MAX_TEMPLATE_BYTES``)."""
+DEFAULT_MAX_PROMPT_BYTES = 1_048_576
+"""The largest rendered prompt, in UTF-8 bytes (``SYSPROMPT_MAX_PROMPT_BYTES``).
+
+A variable whose value would take the prompt past it does not exist; a template whose
+literal text alone is over it is refused (413). 1 MiB is about 250,000 tokens, beyond
+any model's context window, so no useful prompt is refused."""
+DEFAULT_MAX_READ_BYTES = 8 * 1_048_576
+"""What the resolvers of one resolution may read from files together, in bytes
+(``SYSPROMPT_MAX_READ_BYTES``).
+
+8 MiB is eight files of the largest size ``MAX_FILE_BYTES`` admits, or thousands of
+ordinary ``AGENTS.md``-sized ones: eight times what one prompt can hold, so a template
+that reads a few large files and tests others with ``[if]`` still works. It bounds the
+memory one request can take for file text (the text and the values the preview keeps,
+a few times 8 MiB at most), where before the template size alone bounded it (26,000
+references to a 1 MB file fitted in a template: 26 GB)."""

@@ -1,0 +1,1 @@
+"""The accounts app: agent hosts, groups and the first administrator (no models)."""

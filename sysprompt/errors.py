@@ -1,0 +1,93 @@
+"""The server's exceptions: one hierarchy under :class:`SyspromptError`.
+
+Services, selectors and validation raise them; ``sysprompt.api.errors`` maps each to
+its HTTP status in one table, and the editor shows their messages. Each says what was
+wrong and what to do; none leaves anything half-written.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sysprompt.prompts.selectors import CurrentTemplate
+
+
+class SyspromptError(Exception):
+    """Something the caller asked for cannot be done; nothing was written."""
+
+
+class InvalidInput(SyspromptError, ValueError):
+    """Input that names ``field`` and what is wrong with it; nothing was read or written."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+class BodyTooLarge(SyspromptError):
+    """A request body over the limit; refused before it was read."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"The request body is {size:,} bytes; the limit is {limit:,} bytes.")
+        self.size = size
+        self.limit = limit
+
+
+class TemplateTooLarge(SyspromptError):
+    """A template over ``SYSPROMPT["MAX_TEMPLATE_BYTES"]``; nothing was written."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"The template is {size:,} bytes in UTF-8; the limit is {limit:,} bytes "
+            "(SYSPROMPT_MAX_TEMPLATE_BYTES)."
+        )
+        self.size = size
+        self.limit = limit
+
+
+class ConversationNotFound(SyspromptError):
+    """No stored prompt under this id that the user may see (the API's 404).
+
+    The message is the same whether there is no row or someone else's, so an answer
+    tells no more than "not yours"."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"Conversation {conversation_id!r} has no stored system prompt.")
+        self.conversation_id = conversation_id
+
+
+class ConversationForbidden(SyspromptError):
+    """A conversation the user may see but not change or delete (the API's 403)."""
+
+    def __init__(self, conversation_id: str, permission: str) -> None:
+        super().__init__(
+            f"Conversation {conversation_id!r} belongs to another user; changing or "
+            f"deleting it needs the permission {permission}."
+        )
+        self.conversation_id = conversation_id
+        self.permission = permission
+
+
+class AdminBootstrapError(SyspromptError):
+    """The admin cannot be created: a user named ``admin`` exists but is no superuser."""
+
+
+class PreconditionFailed(SyspromptError):
+    """``If-Match`` named a version that is no longer current; nothing was written."""
+
+    def __init__(self, current: CurrentTemplate) -> None:
+        super().__init__(
+            f"The template has changed since you loaded it: version {current.version} "
+            f"(ETag {current.etag}) is current. Reload it, merge, and save again."
+        )
+        self.current = current
+
+
+class AgentHostError(SyspromptError):
+    """The agent host cannot be set up under that name; nothing was written."""
+
+
+class TemplateVersionImmutable(SyspromptError):
+    """An attempt to change or delete a stored template version."""
