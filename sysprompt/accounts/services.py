@@ -16,7 +16,7 @@ from django.db.models import Field
 from rest_framework.authtoken.models import Token
 
 from sysprompt.errors import AdminBootstrapError, AgentHostError
-from sysprompt.prompts.models import (
+from sysprompt.prompts.permissions import (
     CONVERSATION_CHANGE_PERMISSION,
     CONVERSATION_DELETE_PERMISSION,
     CONVERSATION_VIEW_PERMISSION,

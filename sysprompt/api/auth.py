@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from sysprompt.prompts.models import TEMPLATE_EDIT_PERMISSION
+from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 
 if TYPE_CHECKING:  # DRF imports the authentication classes while rest_framework.views loads
     from rest_framework.request import Request

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from itertools import groupby
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms as django_forms
 from django.contrib import messages
@@ -32,15 +32,13 @@ from sysprompt.conf import app_settings
 from sysprompt.editor import forms
 from sysprompt.prompts import files, rendering, selectors, services, validation
 from sysprompt.prompts.diffs import text_diff
-from sysprompt.prompts.models import (
-    CONVERSATION_VIEW_PERMISSION,
-    TEMPLATE_EDIT_PERMISSION,
-    ConversationPrompt,
-    TemplateVersion,
-)
+from sysprompt.prompts.permissions import CONVERSATION_VIEW_PERMISSION, TEMPLATE_EDIT_PERMISSION
 from sysprompt_core.template import PromptTooLarge
 from sysprompt_core.variables import CatalogEntry, variable_catalog
 from sysprompt_core.variables.file import real_roots
+
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 
 PREVIEW_DEBOUNCE_MS = 250
 PARTIAL_HEADER = "X-Sysprompt-Partial"
@@ -86,7 +84,7 @@ class EditorPageView(LoginRequiredMixin, View):
             "catalog_groups": _catalog_groups(catalog),
             # Only prompt authors see conversations here; others get no count at all.
             "conversation_count": (
-                selectors.conversation_prompts(user=request.user)[: COUNT_CAP + 1].count()
+                selectors.conversation_count(user=request.user, cap=COUNT_CAP)
                 if request.user.has_perm(CONVERSATION_VIEW_PERMISSION)
                 else None
             ),
@@ -153,9 +151,7 @@ class HistoryView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest) -> HttpResponse:
         form = forms.HistoryForm(request.GET)
         before = form.cleaned_data["before"] if form.is_valid() else None
-        versions = selectors.template_versions()
-        if before:
-            versions = versions.filter(number__lt=before)
+        versions = selectors.template_versions(before=before or None)
         page = list(versions.defer("text")[: HISTORY_PAGE_SIZE + 1])
         more = len(page) > HISTORY_PAGE_SIZE
         page = page[:HISTORY_PAGE_SIZE]
@@ -222,9 +218,9 @@ class ConversationListView(ConversationPagesMixin, View):
         if form.is_valid():
             query = form.cleaned_data["q"] or ""
             before = form.cleaned_data["before"]
-        prompts = selectors.conversation_prompts_search(user=request.user, query=query)
-        if before:
-            prompts = prompts.filter(id__lt=before)
+        prompts = selectors.conversation_prompts_search(
+            user=request.user, query=query, before=before or None
+        )
         page = list(prompts[: CONVERSATION_PAGE_SIZE + 1])
         more = len(page) > CONVERSATION_PAGE_SIZE
         page = page[:CONVERSATION_PAGE_SIZE]
@@ -401,10 +397,10 @@ def _conflict(
 
 
 def _version(number: int) -> TemplateVersion:
-    try:
-        return selectors.template_versions().get(number=number)
-    except TemplateVersion.DoesNotExist:
-        raise Http404(f"There is no version {number}.") from None
+    version = selectors.template_version(number)
+    if version is None:
+        raise Http404(f"There is no version {number}.")
+    return version
 
 
 @contextmanager

@@ -29,7 +29,8 @@ from django.utils.safestring import SafeString
 
 from sysprompt import errors
 from sysprompt.prompts import selectors, services, validation
-from sysprompt.prompts.models import TEMPLATE_EDIT_PERMISSION, ConversationPrompt, TemplateVersion
+from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
+from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 
 if TYPE_CHECKING:
     _VersionAdmin = admin.ModelAdmin[TemplateVersion]

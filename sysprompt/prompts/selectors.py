@@ -22,12 +22,11 @@ from django.db.models import QuerySet
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import ConversationForbidden, ConversationNotFound
-from sysprompt.prompts.models import (
+from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
+from sysprompt.prompts.permissions import (
     CONVERSATION_CHANGE_PERMISSION,
     CONVERSATION_DELETE_PERMISSION,
     CONVERSATION_VIEW_PERMISSION,
-    ConversationPrompt,
-    TemplateVersion,
 )
 from sysprompt.prompts.validation import conversation_id_check
 
@@ -72,9 +71,22 @@ def template_of(version: TemplateVersion) -> CurrentTemplate:
     )
 
 
-def template_versions() -> QuerySet[TemplateVersion]:
-    """Every stored version, newest first."""
-    return TemplateVersion.objects.select_related("author").order_by("-number")
+def template_versions(*, before: int | None = None) -> QuerySet[TemplateVersion]:
+    """Every stored version, newest first; only those numbered below ``before`` if given."""
+    versions = TemplateVersion.objects.select_related("author").order_by("-number")
+    return versions if before is None else versions.filter(number__lt=before)
+
+
+def template_version(number: int) -> TemplateVersion | None:
+    """The stored version ``number``, or None."""
+    return template_versions().filter(number=number).first()
+
+
+def database_check() -> None:
+    """One round trip to the database; raises its error when it cannot be reached."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
 
 
 def conversation_prompt_get(conversation_id: str) -> ConversationPrompt | None:
@@ -182,9 +194,19 @@ def conversation_prompts(*, user: Actor) -> QuerySet[ConversationPrompt]:
     return prompts.filter(owner_id=user.pk)
 
 
-def conversation_prompts_search(*, user: Actor, query: str = "") -> QuerySet[ConversationPrompt]:
+def conversation_prompts_search(
+    *, user: Actor, query: str = "", before: int | None = None
+) -> QuerySet[ConversationPrompt]:
     """The conversation prompts ``user`` may see whose id contains ``query`` (any case),
-    newest first, with their owners."""
+    newest first, with their owners; only rows older than the row id ``before`` if given
+    (keyset paging, no count)."""
     prompts = conversation_prompts(user=user).select_related("owner")
     query = query.strip()
-    return prompts.filter(conversation_id__icontains=query) if query else prompts
+    if query:
+        prompts = prompts.filter(conversation_id__icontains=query)
+    return prompts if before is None else prompts.filter(id__lt=before)
+
+
+def conversation_count(*, user: Actor, cap: int) -> int:
+    """How many conversations ``user`` may see, counting at most ``cap + 1`` rows."""
+    return conversation_prompts(user=user)[: cap + 1].count()

@@ -18,11 +18,8 @@ from django.utils import timezone
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import PreconditionFailed
-from sysprompt.prompts.models import (
-    CONVERSATION_DELETE_PERMISSION,
-    ConversationPrompt,
-    TemplateVersion,
-)
+from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
+from sysprompt.prompts.permissions import CONVERSATION_DELETE_PERMISSION
 from sysprompt.prompts.rendering import Rendered, prompt_render
 from sysprompt.prompts.selectors import (
     Actor,

@@ -73,11 +73,6 @@ def test_lint_ordered_by_position_when_many() -> None:
     assert [(d.line, d.column) for d in diagnostics] == [(1, 1), (2, 1), (2, 7), (3, 1)]
 
 
-def test_lint_default_vocabulary_when_none_given() -> None:
-    assert brief(lint("[system:os] [prompt:cwd] [git:status] [file:x]")) == []
-    assert "unknown variable type 'sytem'" in lint("[sytem:os]")[0].message
-
-
 def test_lint_linear_when_200k_unmatched_tags() -> None:
     diagnostics = lint("[if a:b]\n" * 100_000 + "[endif ]" * 100_000, {"a": None})
     assert len(diagnostics) == 200_000

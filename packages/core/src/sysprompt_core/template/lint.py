@@ -43,10 +43,12 @@ class Diagnostic:
     message: str
 
 
-def lint(source: str, vocabulary: Vocabulary | None = None) -> list[Diagnostic]:
-    """Return the diagnostics of ``source``, ordered by position."""
-    if vocabulary is None:
-        vocabulary = _builtin_vocabulary()
+def lint(source: str, vocabulary: Vocabulary) -> list[Diagnostic]:
+    """Return the diagnostics of ``source``, ordered by position.
+
+    ``vocabulary`` names the variable types and names lint knows; the engine has none of
+    its own (``sysprompt_core.variables.lint`` passes the registry's).
+    """
     tags = list(tokenize(source))
     findings = parse(source).findings
     literal = {finding.ordinal for finding in findings}
@@ -57,12 +59,6 @@ def lint(source: str, vocabulary: Vocabulary | None = None) -> list[Diagnostic]:
     diagnostics += _near_misses(source, tags, vocabulary)
     diagnostics.sort(key=lambda d: (d.line, d.column))
     return diagnostics
-
-
-def _builtin_vocabulary() -> Vocabulary:
-    from sysprompt_core.variables import default_registry
-
-    return default_registry().vocabulary()
 
 
 def _at(tag: Token, severity: Severity, message: str) -> Diagnostic:

@@ -3,12 +3,15 @@
 Pure Python, no Django. One module per variable type (``system``, ``prompt``, ``git``,
 ``file``), each adding its resolver to a :class:`Registry` through ``register(builder)``.
 :func:`resolve_prompt` renders a template with :class:`LazyValues`, which resolves a
-variable only when the rendering reaches it (spec §6: a template without ``git:``
-variables starts no process; an unreferenced file is never opened).
+variable only when the rendering reaches it (a template without ``git:`` variables
+reads no repository; an unreferenced file is never opened). :func:`lint` is the
+engine's lint with the registry's vocabulary.
 """
 
 from __future__ import annotations
 
+from sysprompt_core.template import Diagnostic
+from sysprompt_core.template import lint as engine_lint
 from sysprompt_core.variables.catalog import CatalogEntry, variable_catalog
 from sysprompt_core.variables.registry import (
     BUILTIN_MODULES,
@@ -26,6 +29,13 @@ from sysprompt_core.variables.registry import (
 )
 from sysprompt_core.variables.resolve import LazyValues, Resolution, resolve_prompt
 
+
+def lint(source: str, registry: Registry | None = None) -> list[Diagnostic]:
+    """The diagnostics of ``source`` with ``registry``'s vocabulary (default: the
+    built-in variables)."""
+    return engine_lint(source, (registry or default_registry()).vocabulary())
+
+
 __all__ = [
     "BUILTIN_MODULES",
     "CatalogEntry",
@@ -42,6 +52,7 @@ __all__ = [
     "VariableInfo",
     "build_registry",
     "default_registry",
+    "lint",
     "resolve_prompt",
     "variable_catalog",
 ]
