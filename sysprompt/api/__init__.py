@@ -1,4 +1,4 @@
-"""The REST API (``../shared/spec/api.md``): one view class per operation.
+"""The REST API (``docs/api-reference.md``): one view class per operation.
 
 request → view (input serializer validates) → service or selector → output serializer.
 """

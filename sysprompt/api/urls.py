@@ -1,4 +1,4 @@
-"""API routes, exactly the paths of ``../shared/spec/api.md`` (no trailing slashes)."""
+"""API routes, exactly the paths of ``docs/api-reference.md`` (no trailing slashes)."""
 
 from __future__ import annotations
 

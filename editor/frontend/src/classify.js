@@ -1,6 +1,6 @@
 // The template language's tags, ported from sysprompt/template/lexer.py (the Python
 // regex is authoritative), and block pairing as in sysprompt/template/parser.py
-// (spec §4). Pure functions, no CodeMirror: usable on their own.
+// (docs/template-language.md §4). Pure functions, no CodeMirror: usable on their own.
 
 const TYPE = "[a-z][a-z0-9_-]*";
 // A name starts and ends with a character that is not whitespace or a bracket; inside,

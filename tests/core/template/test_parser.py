@@ -1,4 +1,4 @@
-"""The optimised parser agrees with a plain, obviously-correct reading of the spec."""
+"""The optimised parser agrees with a plain, obviously-correct reading of the rules."""
 
 from __future__ import annotations
 

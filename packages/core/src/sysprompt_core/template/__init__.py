@@ -1,4 +1,4 @@
-"""The sysprompt template language (``../shared/spec/template-language.md``).
+"""The sysprompt template language (described in ``docs/template-language.md``).
 
 Pure Python, no Django. The pipeline::
 
@@ -73,7 +73,7 @@ class Template:
         return render_nodes_within(self.nodes, values, limit)
 
 
-def compile(source: str) -> Template:  # noqa: A001 - the name the spec gives it
+def compile(source: str) -> Template:  # noqa: A001 - the name the language gives it
     """Parse ``source`` once into a ``Template``."""
     nodes, refs, findings = parse(source)
     return Template(source, nodes, refs, findings)

@@ -1,7 +1,7 @@
 """The lexer: one compiled regular expression that finds every tag.
 
 Source text is a sequence of literal text and tags. ``PATTERN`` matches exactly the
-tags of spec §2 (variables, ``[if]``, ``[else]``, ``[endif]``); anything else, however
+tags of docs/template-language.md §2 (variables, ``[if]``, ``[else]``, ``[endif]``); anything else, however
 much it looks like a tag, is text. Two views of the same matches are offered:
 
 * ``split(source)`` — the flat form the parser consumes: ``re.split`` yields
@@ -40,7 +40,7 @@ PATTERN = re.compile(
         )
         \]
         # What ends a block tag's line, when only spaces or tabs come before it: the
-        # parser needs it to apply the standalone-line rule (spec §5).
+        # parser needs it to apply the standalone-line rule (§5).
         (?P<line_end> [ \t]*+ (?: \r?\n | \Z ) )?
     )
     """,

@@ -1,7 +1,7 @@
 """The parser: pairs tags into blocks and builds the node tree in one pass.
 
 It consumes the lexer's flat stream (``lexer.split``) left to right with a stack of open
-blocks, exactly as spec §4 describes:
+blocks, exactly as docs/template-language.md §4 describes:
 
 * ``[if]`` opens a block;
 * ``[else]`` belongs to the innermost open block if that block has no ``[else]`` yet,
@@ -11,7 +11,7 @@ blocks, exactly as spec §4 describes:
   become literal text and their contents are spliced into the enclosing branch, each
   node moved once, so the pass stays linear however many blocks are left open.
 
-Standalone lines (spec §5) are decided here too: a structural tag alone on its line
+Standalone lines (§5) are decided here too: a structural tag alone on its line
 takes the line's leading whitespace and its line ending with it. Because an ``[if]``
 is only known to be matched at the end, an ``[if]`` (and its ``[else]``) keeps the exact
 text it removed, to give it back if it ends up unmatched.

@@ -142,7 +142,7 @@ def _run(
 def _call(resolver: Resolver, names: list[str], context: ResolveContext) -> Mapping[str, Value]:
     try:
         return resolver.resolve(names, context)
-    except Exception as exc:  # a resolver must not break rendering (spec §1)
+    except Exception as exc:  # a resolver must not break rendering
         return dict.fromkeys(names, Missing(f"the {resolver.type} resolver failed: {exc}"))
 
 
