@@ -66,7 +66,7 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("module", "forbidden", "contract"),
     [
         ("sysprompt_core/template/lexer.py", "import django", "core-alone"),
-        ("sysprompt_core/variables/file.py", "import sysprompt.conf", "core-alone"),
+        ("sysprompt_core/paths.py", "import sysprompt.conf", "core-alone"),
         (
             "sysprompt_core/template/parser.py",
             "import sysprompt_core.variables",
@@ -123,12 +123,14 @@ RENDER = textwrap.dedent(
 
 
 def test_core_installs_alone_and_renders_without_django(tmp_path: Path) -> None:
+    core = tmp_path / "core"  # installed from a copy: pip leaves build/ behind
+    shutil.copytree(REPO / "packages" / "core", core, ignore=shutil.ignore_patterns("build"))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        + ["-c", str(REPO / "requirements-lock.txt"), str(REPO / "packages" / "core")],
+        + ["-c", str(REPO / "requirements-lock.txt"), str(core)],
         capture_output=True,
         text=True,
         timeout=600,

@@ -33,9 +33,9 @@ from sysprompt.editor import forms
 from sysprompt.prompts import files, rendering, selectors, services, validation
 from sysprompt.prompts.diffs import text_diff
 from sysprompt.prompts.permissions import CONVERSATION_VIEW_PERMISSION, TEMPLATE_EDIT_PERMISSION
+from sysprompt_core.paths import real_roots
 from sysprompt_core.template import PromptTooLarge
 from sysprompt_core.variables import CatalogEntry, variable_catalog
-from sysprompt_core.variables.file import real_roots
 
 if TYPE_CHECKING:
     from sysprompt.prompts.models import ConversationPrompt, TemplateVersion

@@ -7,7 +7,7 @@ from collections import deque
 
 from sysprompt.conf import app_settings
 from sysprompt.prompts.validation import cwd_check
-from sysprompt_core.variables.file import is_inside, real_roots
+from sysprompt_core.paths import is_inside, real_roots
 
 # Walking a project for file suggestions stops after this many directory entries, so a
 # huge tree costs a bounded time; these folders are never worth suggesting.

@@ -14,7 +14,7 @@ import re
 from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, TemplateTooLarge
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CONVERSATION_ID_PATTERN
-from sysprompt_core.variables.file import directory_real_path, is_inside, real_roots
+from sysprompt_core.paths import directory_real_path, is_inside, real_roots
 
 CONVERSATION_ID = re.compile(CONVERSATION_ID_PATTERN)
 

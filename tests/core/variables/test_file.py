@@ -10,15 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from sysprompt_core.paths import descriptor_path, directory_real_path, is_inside
 from sysprompt_core.variables import Missing, ResolveContext, ResolverOptions, Value
-from sysprompt_core.variables.file import (
-    FileResolver,
-    descriptor_path,
-    directory_real_path,
-    is_inside,
-    read_file_variable,
-    read_text,
-)
+from sysprompt_core.variables.file import FileResolver, read_file_variable, read_text
 from tests.core.variables.support import context, real, recording
 
 LIMIT = 32

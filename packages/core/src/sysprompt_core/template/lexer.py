@@ -1,8 +1,8 @@
 """The lexer: one compiled regular expression that finds every tag.
 
 Source text is a sequence of literal text and tags. ``PATTERN`` matches exactly the
-tags of docs/template-language.md §2 (variables, ``[if]``, ``[else]``, ``[endif]``); anything else, however
-much it looks like a tag, is text. Two views of the same matches are offered:
+tags of docs/template-language.md §2 (variables, ``[if]``, ``[else]``, ``[endif]``);
+anything else, however much it looks like a tag, is text. Two views of the same matches are offered:
 
 * ``split(source)`` — the flat form the parser consumes: ``re.split`` yields
   ``[text, *groups, text, *groups, …, text]``, one stride of ``STRIDE`` items per tag,

@@ -49,8 +49,8 @@ from typing import Any
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileMode, RepositoryOpenFlag
 
+from sysprompt_core.paths import is_inside, real_roots
 from sysprompt_core.variables._text import describe_error
-from sysprompt_core.variables.file import is_inside, real_roots
 from sysprompt_core.variables.registry import (
     Missing,
     RegistryBuilder,
