@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
@@ -16,4 +16,21 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-unty
             "type": "http",
             "scheme": "bearer",
             "description": "The same API token as tokenAuth, sent as `Bearer <key>`.",
+        }
+
+
+class FieldErrorsScheme(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
+    """``{"field": ["message", …]}``: the keys are the input's field names, so no
+    serializer can declare them."""
+
+    target_class = "sysprompt.api.serializers.FieldErrorsOutputSerializer"
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "description": (
+                "Invalid input: each field name (or `non_field_errors`) → its messages."
+            ),
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+            "minProperties": 1,
         }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from sysprompt.prompts.rendering import PREVIEW_SECTION_CHARS, PREVIEW_VALUE_CHARS
@@ -46,8 +47,13 @@ def template_field(**kwargs: Any) -> StrictCharField:
     )
 
 
+@extend_schema_field({"type": "string", "pattern": "^/"})  # maxLength: from max_length
+class CwdField(StrictCharField):
+    """A ``cwd``: the schema gives the absolute-path check of ``validation.cwd_check``."""
+
+
 def cwd_field() -> StrictCharField:
-    return StrictCharField(
+    return CwdField(
         max_length=CWD_MAX_LENGTH,
         trim_whitespace=False,
         help_text=(
@@ -68,6 +74,7 @@ def model_field() -> StrictCharField:
     )
 
 
+@extend_schema_serializer(component_name="TemplateInput")
 class TemplateInputSerializer(serializers.Serializer[Any]):
     template = template_field()
 
@@ -76,6 +83,7 @@ class TemplateInputSerializer(serializers.Serializer[Any]):
         return value
 
 
+@extend_schema_serializer(component_name="Template")
 class TemplateOutputSerializer(serializers.Serializer[Any]):
     template = serializers.CharField(source="text")
     version = serializers.IntegerField(help_text="0 for the built-in default template.")
@@ -83,6 +91,7 @@ class TemplateOutputSerializer(serializers.Serializer[Any]):
     is_default = serializers.BooleanField()
 
 
+@extend_schema_serializer(component_name="TemplateVersion")
 class TemplateVersionOutputSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField(source="number")
     template = serializers.CharField(source="text")
@@ -90,6 +99,7 @@ class TemplateVersionOutputSerializer(serializers.Serializer[Any]):
     created_at = serializers.DateTimeField()
 
 
+@extend_schema_serializer(component_name="Variable")
 class VariableOutputSerializer(serializers.Serializer[Any]):
     type = serializers.CharField()
     name = serializers.CharField(help_text='For a dynamic type, a placeholder such as "<path>".')
@@ -97,10 +107,12 @@ class VariableOutputSerializer(serializers.Serializer[Any]):
     dynamic = serializers.BooleanField(help_text="Whether any name is valid (file:<path>).")
 
 
+@extend_schema_serializer(component_name="VariableCatalog")
 class VariablesOutputSerializer(serializers.Serializer[Any]):
     variables = VariableOutputSerializer(many=True)
 
 
+@extend_schema_serializer(component_name="PreviewInput")
 class PreviewInputSerializer(serializers.Serializer[Any]):
     cwd = cwd_field()
     model = model_field()
@@ -108,6 +120,7 @@ class PreviewInputSerializer(serializers.Serializer[Any]):
         required=False,
         allow_blank=False,
         trim_whitespace=False,
+        min_length=1,  # for the schema (minLength); "" is refused as blank first
         max_length=CONVERSATION_ID_MAX_LENGTH,
         help_text="Rendered as [prompt:conversation_id]; nothing is stored under it.",
     )
@@ -118,6 +131,7 @@ class PreviewInputSerializer(serializers.Serializer[Any]):
         return value
 
 
+@extend_schema_serializer(component_name="Diagnostic")
 class DiagnosticOutputSerializer(serializers.Serializer[Any]):
     line = serializers.IntegerField()
     column = serializers.IntegerField()
@@ -126,6 +140,7 @@ class DiagnosticOutputSerializer(serializers.Serializer[Any]):
     message = serializers.CharField()
 
 
+@extend_schema_serializer(component_name="Preview")
 class PreviewOutputSerializer(serializers.Serializer[Any]):
     system_prompt = serializers.CharField(allow_null=True)
     diagnostics = DiagnosticOutputSerializer(many=True)
@@ -153,11 +168,13 @@ class PreviewOutputSerializer(serializers.Serializer[Any]):
     )
 
 
+@extend_schema_serializer(component_name="ConversationInput")
 class ConversationInputSerializer(serializers.Serializer[Any]):
     cwd = cwd_field()
     model = model_field()
 
 
+@extend_schema_serializer(component_name="ConversationPrompt")
 class ConversationPromptOutputSerializer(serializers.Serializer[Any]):
     conversation_id = serializers.CharField()
     system_prompt = serializers.CharField(allow_null=True)
@@ -171,6 +188,7 @@ class ConversationPromptOutputSerializer(serializers.Serializer[Any]):
     )
 
 
+@extend_schema_serializer(component_name="CompactedConversationPrompt")
 class CompactOutputSerializer(ConversationPromptOutputSerializer):
     system_prompt = serializers.CharField(
         source="compaction_prompt",
@@ -184,6 +202,7 @@ class CompactOutputSerializer(ConversationPromptOutputSerializer):
     )
 
 
+@extend_schema_serializer(component_name="ConversationSummary")
 class ConversationListItemOutputSerializer(serializers.Serializer[Any]):
     conversation_id = serializers.CharField()
     template_version = serializers.IntegerField(source="template_version_number")
@@ -196,10 +215,39 @@ class ConversationListItemOutputSerializer(serializers.Serializer[Any]):
     )
 
 
+@extend_schema_serializer(component_name="Health")
 class HealthOutputSerializer(serializers.Serializer[Any]):
     status = serializers.CharField(help_text='"ok"')
     database = serializers.CharField(help_text='"ok": a query answered.')
 
 
+@extend_schema_serializer(component_name="Error")
 class ErrorOutputSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="ConversationPage")
+class ConversationPageOutputSerializer(serializers.Serializer[Any]):
+    """One page of ``GET /api/conversations`` (cursor pagination)."""
+
+    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
+    previous = serializers.URLField(
+        allow_null=True, help_text="The previous page; null on the first."
+    )
+    results = ConversationListItemOutputSerializer(many=True)
+
+
+@extend_schema_serializer(component_name="TemplateVersionPage")
+class TemplateVersionPageOutputSerializer(serializers.Serializer[Any]):
+    """One page of ``GET /api/system-prompt/versions`` (cursor pagination)."""
+
+    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
+    previous = serializers.URLField(
+        allow_null=True, help_text="The previous page; null on the first."
+    )
+    results = TemplateVersionOutputSerializer(many=True)
+
+
+@extend_schema_serializer(component_name="FieldErrors")
+class FieldErrorsOutputSerializer(serializers.Serializer[Any]):
+    """A 400 for invalid input: field name → its messages (``schema.FieldErrorsScheme``)."""

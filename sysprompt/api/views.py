@@ -1,6 +1,6 @@
 """API views: validate the input, call one service or selector, shape the output.
 
-One class per operation. Where the spec puts two operations on one path, the route
+One class per operation. Where the API puts two operations on one path, the route
 class in ``urls.py`` combines the two operation classes.
 """
 
@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.db import connection
-from django.db.models import QuerySet
 from django.utils.http import parse_etags
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
@@ -28,17 +31,26 @@ from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditTemplate
 from sysprompt.api.pagination import ConversationPagination, VersionPagination
 from sysprompt.prompts import rendering, selectors, services
-from sysprompt.prompts.models import ConversationPrompt
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CONVERSATION_ID_PATTERN
 from sysprompt_core.variables import variable_catalog
 
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from sysprompt.prompts.models import ConversationPrompt
+
 ERROR = s.ErrorOutputSerializer
+BAD_REQUEST = PolymorphicProxySerializer(
+    component_name="BadRequest",
+    serializers=[s.FieldErrorsOutputSerializer, ERROR],
+    resource_type_field_name=None,
+)
 
 
 def _errors(*codes: int) -> dict[int | str, Any]:
     described = {
         400: OpenApiResponse(
-            OpenApiTypes.OBJECT,
+            BAD_REQUEST,
             description="Invalid input: field name → list of messages, or {detail}.",
         ),
         401: OpenApiResponse(ERROR, description="No valid credentials."),
@@ -64,7 +76,7 @@ CONVERSATION_ID = OpenApiParameter(
 PAGE_SIZE = {"type": "integer", "minimum": 1}
 IF_MATCH = OpenApiParameter(
     "If-Match",
-    OpenApiTypes.STR,
+    {"type": "string", "minLength": 1},
     OpenApiParameter.HEADER,
     description=(
         'The ETag of the version you edited, or "*"; a stale one answers 412, '
@@ -95,7 +107,7 @@ def _template_response(current: selectors.CurrentTemplate, code: int = 200) -> R
 
 class SystemPromptGetApi(APIView):
     @extend_schema(
-        operation_id="system_prompt_get",
+        operation_id="get_template",
         summary="The current template",
         parameters=[ETAG],
         responses={200: s.TemplateOutputSerializer, **_errors()},
@@ -126,7 +138,7 @@ class SystemPromptPutApi(APIView):
     permission_classes = [IsAuthenticated, CanEditTemplate]
 
     @extend_schema(
-        operation_id="system_prompt_put",
+        operation_id="save_template",
         summary="Save a new version of the template",
         parameters=[IF_MATCH, ETAG],
         request=s.TemplateInputSerializer,
@@ -145,7 +157,7 @@ class SystemPromptPutApi(APIView):
 
 class VariablesApi(APIView):
     @extend_schema(
-        operation_id="system_prompt_variables",
+        operation_id="list_template_variables",
         summary="The variables a template can use",
         responses={200: s.VariablesOutputSerializer, **_errors()},
     )
@@ -175,13 +187,13 @@ def _page(
 
 
 class VersionsApi(APIView):
-    pagination_class = VersionPagination  # also tells the schema the answer is a page
+    pagination_class = VersionPagination  # used by _page; the schema names the page itself
 
     @extend_schema(
-        operation_id="system_prompt_versions",
+        operation_id="list_template_versions",
         summary="Every saved version, newest first",
         parameters=_page_parameters(VersionPagination.max_page_size),
-        responses={200: s.TemplateVersionOutputSerializer(many=True), **_errors(400, 404)},
+        responses={200: s.TemplateVersionPageOutputSerializer, **_errors(400, 404)},
     )
     def get(self, request: Request) -> Response:
         return _page(
@@ -191,7 +203,7 @@ class VersionsApi(APIView):
 
 class PreviewApi(APIView):
     @extend_schema(
-        operation_id="system_prompt_preview",
+        operation_id="preview_template",
         summary="Render a template for a working directory; stores nothing",
         request=s.PreviewInputSerializer,
         responses={200: s.PreviewOutputSerializer, **_errors(400, 413, 415)},
@@ -255,7 +267,7 @@ CONVERSATION_RESPONSES: dict[int | str, Any] = {
 
 class ResolveApi(APIView):
     @extend_schema(
-        operation_id="conversation_prompt_resolve",
+        operation_id="resolve",
         summary="Every turn: the stored prompt, or on the first turn construct and store it",
         description=(
             "201 on the first turn (constructed and stored), 200 on every later turn with "
@@ -275,7 +287,7 @@ class ResolveApi(APIView):
 
 class ConstructApi(APIView):
     @extend_schema(
-        operation_id="conversation_prompt_construct",
+        operation_id="construct",
         summary="Resolve the current template afresh and store it, replacing the stored one",
         description="201 when the conversation had no stored prompt, 200 when it replaced one.",
         parameters=[CONVERSATION_ID],
@@ -292,7 +304,7 @@ class ConstructApi(APIView):
 
 class CompactApi(APIView):
     @extend_schema(
-        operation_id="conversation_prompt_compact",
+        operation_id="compact",
         summary="Construct afresh for a compaction turn",
         description=(
             "Stores the fresh prompt and answers it with the compaction instructions "
@@ -321,7 +333,7 @@ class CompactApi(APIView):
 
 class ConversationPromptGetApi(APIView):
     @extend_schema(
-        operation_id="conversation_prompt_get",
+        operation_id="get_conversation_prompt",
         summary="The stored prompt",
         parameters=[CONVERSATION_ID],
         responses={200: s.ConversationPromptOutputSerializer, **_errors(400, 404)},
@@ -333,7 +345,7 @@ class ConversationPromptGetApi(APIView):
 
 class ConversationPromptDeleteApi(APIView):
     @extend_schema(
-        operation_id="conversation_prompt_delete",
+        operation_id="delete_conversation_prompt",
         summary="Forget the stored prompt",
         parameters=[CONVERSATION_ID],
         responses={204: None, **_errors(400, 404)},
@@ -347,17 +359,17 @@ class ConversationPromptDeleteApi(APIView):
 
 
 class ConversationsApi(APIView):
-    pagination_class = ConversationPagination  # also tells the schema the answer is a page
+    pagination_class = ConversationPagination  # used by _page; the schema names the page itself
 
     @extend_schema(
-        operation_id="conversations_list",
+        operation_id="list_conversations",
         summary="Conversations with their stored prompt's metadata, newest first",
         description=(
             "The caller's own conversations; every conversation for a user with "
             "sysprompt.view_conversationprompt (prompt authors)."
         ),
         parameters=_page_parameters(ConversationPagination.max_page_size),
-        responses={200: s.ConversationListItemOutputSerializer(many=True), **_errors(400, 404)},
+        responses={200: s.ConversationPageOutputSerializer, **_errors(400, 404)},
     )
     def get(self, request: Request) -> Response:
         return _page(
@@ -375,7 +387,5 @@ class HealthApi(APIView):
         responses={200: s.HealthOutputSerializer, **_errors()},
     )
     def get(self, request: Request) -> Response:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
+        selectors.database_check()
         return Response({"status": "ok", "database": "ok"})

@@ -9,17 +9,20 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission, User
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import OperationalError
 from django.test import Client
 from pytest_django import Settings
 from rest_framework.authtoken.models import Token
 
 from sysprompt.accounts.services import AGENT_HOSTS_GROUP, PROMPT_AUTHORS_GROUP
+from sysprompt.prompts import selectors, services
 
 REPO = Path(__file__).resolve().parents[2]
 DIAGNOSTIC = re.compile(r"^\d+:\d+: (error|warning): \S.*$")
@@ -340,6 +343,7 @@ def test_create_agent_host_refuses_when_name_unusable(
 # render_prompt
 
 
+@pytest.mark.django_db
 def test_render_prompt_default_template_when_agents_md_present(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("Use tabs.\n")
 
@@ -352,6 +356,7 @@ def test_render_prompt_default_template_when_agents_md_present(tmp_path: Path) -
     assert err == ""
 
 
+@pytest.mark.django_db
 def test_render_prompt_default_template_when_agents_md_absent(tmp_path: Path) -> None:
     out, _ = _render("--cwd", str(tmp_path))
 
@@ -360,12 +365,52 @@ def test_render_prompt_default_template_when_agents_md_absent(tmp_path: Path) ->
     )
 
 
+@pytest.mark.django_db
 def test_render_prompt_uses_setting_when_default_template_set(
     tmp_path: Path, settings: Settings
 ) -> None:
     settings.SYSPROMPT = {"DEFAULT_TEMPLATE": "cwd=[prompt:cwd]"}
 
     assert _render("--cwd", str(tmp_path)) == (f"cwd={tmp_path}", "")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("saved", "flags", "expected"),
+    [
+        # (saved versions, oldest first; flags; the template rendered)
+        ([], [], "default"),
+        (["one", "two"], [], "two"),
+        (["one"], ["--default-template"], "default"),
+        ([], ["--default-template"], "default"),
+        (["one"], ["--template", "{file}"], "file"),
+    ],
+)
+def test_render_prompt_chooses_template_when_saved_or_flagged(
+    tmp_path: Path, settings: Settings, saved: list[str], flags: list[str], expected: str
+) -> None:
+    settings.SYSPROMPT = {"DEFAULT_TEMPLATE": "default"}
+    for text in saved:
+        services.template_save(text=text)
+    file = _template(tmp_path, "file")
+
+    out, err = _render("--cwd", str(tmp_path), *(flag.format(file=file) for flag in flags))
+
+    assert (out, err) == (expected, "")
+
+
+def test_render_prompt_refuses_when_template_and_default_template_given(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="not allowed with argument"):
+        _render("--cwd", str(tmp_path), "--default-template", "--template", "t.txt")
+
+
+def test_render_prompt_refuses_when_the_saved_template_is_unreadable(tmp_path: Path) -> None:
+    gone = OperationalError("no such table: sysprompt_templateversion")
+    with (
+        mock.patch.object(selectors, "template_current", side_effect=gone),
+        pytest.raises(CommandError, match="--default-template or --template FILE"),
+    ):
+        _render("--cwd", str(tmp_path))
 
 
 @pytest.mark.parametrize(

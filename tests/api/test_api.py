@@ -427,6 +427,36 @@ def test_preview_defaults_to_current_template(author_client: APIClient, workdir:
     assert response.json()["diagnostics"] == []
 
 
+@pytest.mark.parametrize(
+    ("key", "reason"),
+    [
+        ("file:nope", "no such file"),
+        ("file:bin", "binary: contains NUL bytes"),
+        ("file:latin", "not UTF-8"),
+        ("file:dir", "not a regular file"),
+        ("file:../../x", "outside the allowed roots"),
+        ("git:branch", "not a git repository"),
+        ("nope:x", "unknown variable type 'nope'"),
+    ],
+)
+def test_preview_gives_the_reason_when_a_variable_does_not_exist(
+    agent_client: APIClient, workdir: Path, key: str, reason: str
+) -> None:
+    (workdir / "bin").write_bytes(b"a\0b")
+    (workdir / "latin").write_bytes(b"caf\xe9")
+    (workdir / "dir").mkdir()
+
+    response = agent_client.post(
+        TEMPLATE + "/preview",
+        {"cwd": str(workdir), "template": f"[{key}][file:AGENTS.md]"},
+        format="json",
+    )
+
+    assert response.status_code == 200
+    assert response.json()["variables"][key] is None
+    assert response.json()["reasons"] == {key: reason}  # none for AGENTS.md, which exists
+
+
 # --- per-conversation prompts -------------------------------------------------------
 
 

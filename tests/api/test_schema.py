@@ -4,7 +4,7 @@ Schemathesis generates requests from the schema that ``/api/schema/`` serves and
 them in-process to the real Django WSGI app, authenticated with a real DRF token of a
 superuser. Every answer must agree with the schema: no 5xx, a documented status code and
 content type, a body that conforms. The plain tests below check the schema against the
-contract (``../shared/spec/api.md``) and the pages that serve it.
+contract (``docs/api-reference.md``) and the pages that serve it.
 """
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ def test_conversation_stores_model_byte_for_byte_when_resolved(
 
 
 OPERATIONS: dict[tuple[str, str], set[int]] = {
-    # Every operation of ../shared/spec/api.md: every status its view can answer.
+    # Every operation of docs/api-reference.md: every status its view can answer.
     (TEMPLATE, "GET"): {200, 401, 403, 503},
     (TEMPLATE, "PUT"): {200, 400, 401, 403, 412, 413, 415, 503},
     (VARIABLES, "GET"): {200, 401, 403, 503},
@@ -468,3 +468,156 @@ def test_docs_use_only_local_assets_when_logged_in(client: Client, superuser: Us
         asset = client.get(url)
         asset.close()
         assert asset.status_code == 200, url
+
+
+@pytest.mark.parametrize(
+    ("path", "credentials", "status"),
+    [
+        # The schema is a DRF view (SERVE_PERMISSIONS: IsAuthenticated): any API credential.
+        ("/api/schema/", None, 401),
+        ("/api/schema/", "Token", 200),
+        ("/api/schema/", "Bearer", 200),
+        ("/api/schema/", "session", 200),
+        # The docs page is a Django view behind login_required: only the login session.
+        ("/api/docs/", None, 302),
+        ("/api/docs/", "Token", 302),
+        ("/api/docs/", "Bearer", 302),
+        ("/api/docs/", "session", 200),
+    ],
+)
+def test_schema_and_docs_answer_per_credentials_when_requested(
+    superuser: User, path: str, credentials: str | None, status: int
+) -> None:
+    client = Client()
+    if credentials == "session":
+        client.force_login(superuser)
+    elif credentials is not None:
+        key = Token.objects.create(user=superuser).key
+        client = Client(headers={"Authorization": f"{credentials} {key}"})
+
+    response = client.get(path, {"format": "json"} if path == "/api/schema/" else {})
+
+    assert response.status_code == status
+    if status == 302:
+        assert response["Location"] == "/accounts/login/?next=/api/docs/"
+
+
+# What a generated client is made from: a rename here is a rename in every client.
+
+OPERATION_IDS = {
+    (TEMPLATE, "GET"): "get_template",
+    (TEMPLATE, "PUT"): "save_template",
+    (VARIABLES, "GET"): "list_template_variables",
+    (VERSIONS, "GET"): "list_template_versions",
+    (PREVIEW, "POST"): "preview_template",
+    (CONVERSATIONS, "GET"): "list_conversations",
+    (CONVERSATION, "GET"): "get_conversation_prompt",
+    (CONVERSATION, "DELETE"): "delete_conversation_prompt",
+    (CONVERSATION + "/resolve", "POST"): "resolve",
+    (CONVERSATION + "/construct", "POST"): "construct",
+    (CONVERSATION + "/compact", "POST"): "compact",
+    (HEALTH, "GET"): "health",
+}
+COMPONENTS = {
+    "BadRequest",  # oneOf FieldErrors, Error
+    "CompactedConversationPrompt",
+    "ConversationInput",
+    "ConversationPage",
+    "ConversationPrompt",
+    "ConversationSummary",
+    "Diagnostic",
+    "Error",
+    "FieldErrors",
+    "Health",
+    "Preview",
+    "PreviewInput",
+    "Severity",
+    "Template",
+    "TemplateInput",
+    "TemplateVersion",
+    "TemplateVersionPage",
+    "Variable",
+    "VariableCatalog",
+}
+
+
+def _operations() -> dict[tuple[str, str], dict[str, Any]]:
+    paths: dict[str, dict[str, Any]] = schema.raw_schema["paths"]
+    return {
+        (path, method.upper()): operation
+        for path, operations in paths.items()
+        for method, operation in operations.items()
+    }
+
+
+def test_schema_names_operations_when_generated() -> None:
+    ids = {key: operation["operationId"] for key, operation in _operations().items()}
+
+    assert ids == OPERATION_IDS
+
+
+def test_schema_names_components_when_generated() -> None:
+    assert set(schema.raw_schema["components"]["schemas"]) == COMPONENTS
+
+
+def test_schema_has_one_field_errors_component_when_generated() -> None:
+    components: dict[str, dict[str, Any]] = schema.raw_schema["components"]["schemas"]
+    messages = {"type": "array", "items": {"type": "string"}}
+
+    field_errors = [
+        name for name, part in components.items() if part.get("additionalProperties") == messages
+    ]
+
+    assert field_errors == ["FieldErrors"]
+    assert components["BadRequest"]["oneOf"] == [
+        {"$ref": "#/components/schemas/FieldErrors"},
+        {"$ref": "#/components/schemas/Error"},
+    ]
+    assert "additionalProperties" not in json.dumps(schema.raw_schema["paths"])
+
+
+@pytest.mark.parametrize(("key", "operation"), list(_operations().items()))
+def test_schema_refers_to_the_error_components_when_an_operation_fails(
+    key: tuple[str, str], operation: dict[str, Any]
+) -> None:
+    for code, response in operation["responses"].items():
+        if int(code) < 400:
+            continue
+        component = "BadRequest" if code == "400" else "Error"
+        assert response["content"]["application/json"]["schema"] == {
+            "$ref": f"#/components/schemas/{component}"
+        }, (key, code)
+
+
+def _parameter(path: str, method: str, name: str) -> dict[str, Any]:
+    parameters = _operations()[path, method].get("parameters", [])
+    [found] = [parameter for parameter in parameters if parameter["name"] == name]
+    return dict(found["schema"])
+
+
+def _property(component: str, name: str) -> dict[str, Any]:
+    return dict(schema.raw_schema["components"]["schemas"][component]["properties"][name])
+
+
+@pytest.mark.parametrize(
+    ("found", "constraints"),
+    [
+        (lambda: _parameter(TEMPLATE, "PUT", "If-Match"), {"type": "string", "minLength": 1}),
+        (
+            lambda: _property("ConversationInput", "cwd"),
+            {"type": "string", "pattern": "^/", "maxLength": CWD_MAX_LENGTH},
+        ),
+        (
+            lambda: _property("PreviewInput", "cwd"),
+            {"type": "string", "pattern": "^/", "maxLength": CWD_MAX_LENGTH},
+        ),
+        (lambda: _property("PreviewInput", "conversation_id"), {"minLength": 1}),
+    ],
+    ids=["If-Match", "ConversationInput.cwd", "PreviewInput.cwd", "PreviewInput.conversation_id"],
+)
+def test_schema_constrains_inputs_when_they_are_validated(
+    found: Any, constraints: dict[str, Any]
+) -> None:
+    described = found()
+
+    assert constraints.items() <= described.items()
