@@ -87,6 +87,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # {{ when|ago }} on every page ("just now", "5 minutes ago").
+            "builtins": ["sysprompt.editor.templatetags.relative_time"],
         },
     },
 ]

@@ -89,5 +89,13 @@ class AgentHostError(SyspromptError):
     """The agent host cannot be set up under that name; nothing was written."""
 
 
+class AgentHostNotFound(AgentHostError):
+    """No agent host (a user in the "Agent hosts" group) has that name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"There is no agent host named {name!r}.")
+        self.name = name
+
+
 class TemplateVersionImmutable(SyspromptError):
     """An attempt to change or delete a stored template version."""

@@ -4,6 +4,9 @@
  *   Chromium would move the focus out of the page, to its own toolbar.
  * - Forms with data-confirm ask in the page's own <dialog id="confirm-dialog"> before
  *   they submit (never window.confirm).
+ * - Buttons with data-copy="#id" copy that element's text (an agent host's token) and
+ *   say so in the element named by data-copy-status; where the clipboard is refused,
+ *   the text is selected instead, for Ctrl+C.
  * - htmx swaps the error partials the views mark with X-Sysprompt-Partial (a refused
  *   save, a conflict), and reports any other failure in a banner instead of failing
  *   silently (a CSRF or server error page is never swapped into the editor).
@@ -64,6 +67,28 @@
     }
     event.preventDefault();
     confirmThen(form);
+  });
+
+  document.addEventListener("click", async (event) => {
+    const button = event.target instanceof Element && event.target.closest("button[data-copy]");
+    if (!button) return;
+    const source = document.querySelector(button.dataset.copy);
+    if (!source) return;
+    const status = document.getElementById(button.dataset.copyStatus || "");
+    const say = (message) => {
+      if (status) status.textContent = message;
+    };
+    try {
+      await navigator.clipboard.writeText(source.textContent.trim());
+      say("Copied.");
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(source);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      say("Selected: press Ctrl+C (Cmd+C) to copy.");
+    }
   });
 
   function banner(message) {

@@ -11,11 +11,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.management import create_permissions
 from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Field
 from rest_framework.authtoken.models import Token
 
-from sysprompt.errors import AdminBootstrapError, AgentHostError
+from sysprompt.errors import AdminBootstrapError, AgentHostError, AgentHostNotFound
 from sysprompt.prompts.permissions import (
     CONVERSATION_CHANGE_PERMISSION,
     CONVERSATION_DELETE_PERMISSION,
@@ -60,6 +60,10 @@ PROMPT_AUTHORS_GROUP = "Prompt authors"
 
 AGENT_HOSTS_GROUP = "Agent hosts"
 
+# Who may create agent hosts and rotate their tokens in the app (the Agent hosts page):
+# whoever may create API tokens; prompt authors may.
+AGENT_HOSTS_PERMISSION = "authtoken.add_token"
+
 GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
     PROMPT_AUTHORS_GROUP: (
         TEMPLATE_EDIT_PERMISSION,
@@ -67,6 +71,7 @@ GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
         CONVERSATION_VIEW_PERMISSION,
         CONVERSATION_CHANGE_PERMISSION,
         CONVERSATION_DELETE_PERMISSION,
+        AGENT_HOSTS_PERMISSION,
     ),
     AGENT_HOSTS_GROUP: (),
 }
@@ -78,7 +83,8 @@ def groups_ensure() -> list[Group]:
 
     Idempotent and additive: permissions an administrator granted a group since stay.
     """
-    create_permissions(apps.get_app_config("sysprompt"), verbosity=0)
+    for label in ("sysprompt", "authtoken"):
+        create_permissions(apps.get_app_config(label), verbosity=0)
     groups = []
     for name, wanted in GROUP_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=name)
@@ -149,3 +155,39 @@ def agent_host_ensure(*, name: str, rotate: bool = False) -> AgentHost:
     return AgentHost(
         username=name, token=token.key, user_created=user_created, token_created=token_created
     )
+
+
+def agent_host_create(*, name: str) -> AgentHost:
+    """A new agent host and its first token (the app's "New agent host").
+
+    Unlike :func:`agent_host_ensure`, never takes over an existing user: that would put
+    a person's account in the "Agent hosts" group and hand its token to whoever asked.
+    Raises :class:`AgentHostError` when the name is taken or not a valid user name.
+    """
+    user_model = get_user_model()
+    taken = AgentHostError(
+        f"A user named {name!r} already exists; choose another name "
+        "(for an existing agent host, rotate its token instead)."
+    )
+    try:
+        with transaction.atomic():
+            if user_model._default_manager.filter(**{user_model.USERNAME_FIELD: name}).exists():
+                raise taken
+            return agent_host_ensure(name=name)
+    except IntegrityError:  # created by a concurrent request between the check and the insert
+        raise taken from None
+
+
+@transaction.atomic
+def agent_host_rotate(*, name: str) -> AgentHost:
+    """Replace the token of the agent host ``name`` (or give it one it lacks).
+
+    Raises :class:`AgentHostNotFound` unless ``name`` is a user in the "Agent hosts"
+    group, and :class:`AgentHostError` when that user is inactive or may change the
+    template (see :func:`agent_host_ensure`).
+    """
+    user_model = get_user_model()
+    hosts = user_model._default_manager.filter(groups__name=AGENT_HOSTS_GROUP)
+    if not hosts.filter(**{user_model.USERNAME_FIELD: name}).exists():
+        raise AgentHostNotFound(name)
+    return agent_host_ensure(name=name, rotate=True)

@@ -28,6 +28,19 @@ class DiffForm(forms.Form):
     template = forms.CharField(required=False, strip=False)
 
 
+class VersionsCompareForm(forms.Form):
+    """The two versions the History tab's "from" and "to" choices name."""
+
+    old = forms.IntegerField(min_value=1)
+    new = forms.IntegerField(min_value=1)
+
+
+class AgentHostForm(forms.Form):
+    """The name of a new agent host; ``agent_host_create`` checks it as a user name."""
+
+    name = forms.CharField(max_length=150, strip=True)
+
+
 class FileSuggestForm(forms.Form):
     cwd = forms.CharField(max_length=CWD_MAX_LENGTH)
     q = forms.CharField(required=False, max_length=CWD_MAX_LENGTH)

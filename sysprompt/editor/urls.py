@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from sysprompt.editor import views
+from sysprompt.editor import hosts, views
 
 app_name = "editor"
 
@@ -16,7 +16,19 @@ urlpatterns = [
     path("editor/history", views.HistoryView.as_view(), name="history"),
     path("editor/history/<int:number>.json", views.VersionTextView.as_view(), name="version"),
     path("editor/history/<int:number>/diff", views.VersionDiffView.as_view(), name="version-diff"),
+    path(
+        "editor/history/<int:old>/diff/<int:new>",
+        views.VersionsDiffView.as_view(),
+        name="versions-diff",
+    ),
+    path("editor/history/compare", views.VersionsCompareView.as_view(), name="versions-compare"),
     path("editor/files", views.FileSuggestView.as_view(), name="files"),
+    path("agent-hosts/", hosts.AgentHostListView.as_view(), name="agent-hosts"),
+    path(
+        "agent-hosts/<str:name>/rotate",
+        hosts.AgentHostRotateView.as_view(),
+        name="agent-host-rotate",
+    ),
     path("conversations/", views.ConversationListView.as_view(), name="conversations"),
     path(
         "conversations/<str:conversation_id>/",

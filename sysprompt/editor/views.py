@@ -161,6 +161,13 @@ class HistoryView(LoginRequiredMixin, View):
             "continuation": bool(before),
             # The current version is the newest, so only a first page can hold it.
             "current_version": page[0].number if page and not before else None,
+            # The compare form comes with a first page of two versions or more; it
+            # starts on the newest two.
+            "compare": (
+                {"old": page[1].number, "new": page[0].number}
+                if len(page) > 1 and not before
+                else None
+            ),
         }
         return render(request, "editor/_history.html", context)
 
@@ -176,6 +183,24 @@ class VersionDiffView(LoginRequiredMixin, View):
         diff = text_diff(version.text, form.cleaned_data["template"])
         context = {"diff": diff, "version": version, "old_label": f"version {version.number}"}
         return render(request, "editor/_version_diff.html", context)
+
+
+class VersionsDiffView(LoginRequiredMixin, View):
+    """One saved version against another (``old`` → ``new``, either order)."""
+
+    def get(self, request: HttpRequest, old: int, new: int) -> HttpResponse:
+        return _versions_diff(request, old=_version(old), new=_version(new))
+
+
+class VersionsCompareView(LoginRequiredMixin, View):
+    """The History tab's compare form: the versions chosen as "from" and "to"."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        form = forms.VersionsCompareForm(request.GET)
+        if not form.is_valid():
+            return _form_errors(request, form)
+        data = form.cleaned_data
+        return _versions_diff(request, old=_version(data["old"]), new=_version(data["new"]))
 
 
 class VersionTextView(LoginRequiredMixin, View):
@@ -401,6 +426,19 @@ def _version(number: int) -> TemplateVersion:
     if version is None:
         raise Http404(f"There is no version {number}.")
     return version
+
+
+def _versions_diff(
+    request: HttpRequest, *, old: TemplateVersion, new: TemplateVersion
+) -> HttpResponse:
+    context = {
+        "diff": text_diff(old.text, new.text),
+        "old_version": old,
+        "new_version": new,
+        "old_label": f"version {old.number}",
+        "new_label": f"version {new.number}",
+    }
+    return render(request, "editor/_versions_diff.html", context)
 
 
 @contextmanager

@@ -164,6 +164,7 @@ def test_bootstrap_creates_groups_when_run_twice() -> None:
             "sysprompt.view_conversationprompt",
             "sysprompt.change_conversationprompt",
             "sysprompt.delete_conversationprompt",
+            "authtoken.add_token",
         },
         AGENT_HOSTS_GROUP: set(),
     }

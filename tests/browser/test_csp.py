@@ -140,8 +140,10 @@ def test_csp_editor_flows_no_violation(watched: Watched, author: User, project: 
     page.keyboard.type(". Model: [prompt:mo")
     tooltip = page.locator(".cm-tooltip-autocomplete")
     expect(tooltip).to_be_visible()
+    expect(tooltip).to_contain_text("prompt:model")
+    page.wait_for_timeout(300)  # CodeMirror ignores keys for 75 ms after the list opens
+    page.keyboard.press("ArrowDown")  # the list opens with nothing picked
     expect(tooltip.locator("li[aria-selected]")).to_contain_text("prompt:model")
-    page.wait_for_timeout(300)  # CodeMirror ignores Enter for 75 ms after the list opens
     page.keyboard.press("Enter")
     expect(tooltip).to_be_hidden()
     assert text_of(page).endswith("Model: [prompt:model]")

@@ -120,6 +120,9 @@ def wrap_with_block(page: Page, block: str, condition: str | None = None) -> Non
         page.locator("#condition-select").select_option(condition)
     page.locator("#variable-dialog-insert").click()
     expect(page.locator("#variable-dialog")).to_be_hidden()
+    # The dialog's close event (a task queued after the dialog hides) wraps the
+    # selection, then focuses the editor: once it has the focus, the text is there.
+    expect_editor_focused(page)
 
 
 def is_dirty(page: Page) -> bool:
@@ -327,8 +330,8 @@ def test_file_button_suggests_project_files_and_inserts(author_page: Page, proje
     page.locator("#file-path").fill("AGENTS.md")
     page.locator("#variable-dialog-insert").click()
     expect(dialog).to_be_hidden()
+    expect_editor_focused(page)  # the dialog's close event inserted the text first
     assert text_of(page) == "Read: [file:AGENTS.md]\nDone.\n"
-    expect_editor_focused(page)
 
 
 @pytest.mark.parametrize(
@@ -365,8 +368,8 @@ def test_block_button_with_selection_wraps_it(
     expect(page.locator("#variable-dialog-insert")).to_have_text("Wrap")
     page.locator("#variable-dialog-insert").click()
     expect(page.locator("#variable-dialog")).to_be_hidden()
+    expect_editor_focused(page)  # the dialog's close event inserted the text first
     assert text_of(page) == f"Intro\nSay {expected} now\nOutro\n"
-    expect_editor_focused(page)
 
 
 def test_if_else_button_leaves_cursor_in_else_branch(author_page: Page) -> None:
@@ -489,6 +492,7 @@ def test_condition_dialog_default_is_git_branch(author_page: Page, project: Path
     expect(page.locator("#condition-help")).to_contain_text("always exists is always kept")
     # Confirming the default wraps in [if git:branch].
     page.locator("#variable-dialog-insert").click()
+    expect_editor_focused(page)
     assert text_of(page) == "Say [if git:branch]keep this[endif]\n"
 
 
@@ -807,8 +811,8 @@ def test_keyboard_alone_inserts_and_saves(author_page: Page, author: User, proje
     page.keyboard.type("AGENTS.md")
     page.keyboard.press("Enter")
     expect(page.locator("#variable-dialog")).to_be_hidden()
+    expect_editor_focused(page)  # the dialog's close event inserted the text first
     assert text_of(page) == "Branch: [git:branch]\nRules: [file:AGENTS.md]"
-    expect_editor_focused(page)
     page.keyboard.press("Control+s")
     expect(page.locator("#save-status")).to_have_text("Saved as version 2.")
     name = author.get_username()
