@@ -28,3 +28,27 @@ class PromptTooLarge(CoreError, ValueError):
         self.size = size
         self.limit = limit
         self.setting = setting
+
+
+class InvalidFragmentName(CoreError, ValueError):
+    """A fragment name is outside the rules; the message shows a valid one
+    (:func:`sysprompt_core.library.names.fragment_name_check` builds it)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class InvalidOverride(CoreError, ValueError):
+    """An override (or host-supplied variables) is refused: ``field`` names the part that
+    is wrong (``override.strategy``, ``variables.name``), the message says how to fix it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class InvalidVariantKey(CoreError, ValueError):
+    """A variant key is refused: a model without a provider, or a provider or model
+    without any letter or digit."""

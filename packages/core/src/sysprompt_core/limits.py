@@ -39,3 +39,12 @@ that reads a few large files and tests others with ``[if]`` still works. It boun
 memory one request can take for file text (the text and the values the preview keeps,
 a few times 8 MiB at most), where before the template size alone bounded it (26,000
 references to a 1 MB file fitted in a template: 26 GB)."""
+
+HOST_VARIABLES_MAX_COUNT = 200
+"""The most host-supplied variables (``var:``) one request, override or preset's
+``defaults`` may hold."""
+HOST_VARIABLE_NAME_MAX_LENGTH = 200
+"""The longest host-supplied variable name, in characters (the rest of the rule is the
+template language's for a variable's name: ``[var:<name>]`` must be a variable)."""
+HOST_VARIABLE_VALUE_MAX_BYTES = 65_536
+"""The largest host-supplied variable value, in UTF-8 bytes (64 KiB)."""
