@@ -363,6 +363,17 @@ def staged_type_change(root: Path) -> Path:
     return repo
 
 
+def staged_type_change_with_a_copy(root: Path) -> Path:
+    """a.txt becomes a link while its old text is staged as another file: git shows
+    ``T  a.txt`` and ``A  one``, never a rename from a path still in the index."""
+    repo = make_repo(root / "repo")
+    (repo / "one").write_text((repo / "a.txt").read_text())
+    (repo / "a.txt").unlink()
+    (repo / "a.txt").symlink_to("one")
+    git(repo, "add", "-A")
+    return repo
+
+
 def intent_to_add(root: Path) -> Path:
     repo = make_repo(root / "repo")
     write(repo / "ita.txt", "intent\n")
@@ -498,6 +509,7 @@ STATES: list[State] = [
     odd_names_from_subdirectory,
     mode_and_symlinks,
     staged_type_change,
+    staged_type_change_with_a_copy,
     intent_to_add,
     conflict_merge,
     conflict_every_stage_mask,

@@ -542,6 +542,10 @@ class _Status:
     untracked: list[bytes]
 
 
+def _file_type(mode: int) -> int:
+    return stat.S_IFMT(mode)
+
+
 def _head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
     if repo.head_is_unborn:
         return None
@@ -568,9 +572,25 @@ def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth:
         staged = index.diff_to_tree(tree, flags=DiffOption.INCLUDE_TYPECHANGE)
         if settings.renames:
             staged.find_similar(flags=DiffFind.FIND_RENAMES, rename_limit=settings.rename_limit)
-        for delta in staged.deltas:
+        deltas = list(staged.deltas)
+        # git never takes a rename's source from a path that is still in the index (its
+        # status uses no break detection); libgit2 splits a type change into a deletion
+        # and an addition and may pair that deletion. Such a path is changed in place.
+        added = {d.new_file.raw_path: d for d in deltas if d.status == DeltaStatus.ADDED}
+        kept = {
+            d.old_file.raw_path: d
+            for d in deltas
+            if d.status == DeltaStatus.RENAMED and d.old_file.raw_path in added
+        }
+        for path, delta in kept.items():
+            retyped = _file_type(delta.old_file.mode) != _file_type(added[path].new_file.mode)
+            line(path).index = "T" if retyped else "M"
+            line(delta.new_file.raw_path).index = "A"
+        for delta in deltas:
             old, new = delta.old_file.raw_path, delta.new_file.raw_path
             if delta.status == DeltaStatus.CONFLICTED or new in facts.stages:
+                continue
+            if old in kept and delta.status in (DeltaStatus.RENAMED, DeltaStatus.ADDED):
                 continue
             if new in facts.intent_to_add:
                 if delta.status == DeltaStatus.RENAMED:
