@@ -109,63 +109,54 @@ def render_nodes_within(nodes: tuple[Node, ...], values: Values, limit: int) -> 
 def _bounded_pass(
     nodes: tuple[Node, ...], values: Values, limit: int, absent: frozenset[str]
 ) -> tuple[str, set[str]]:
-    """One render with the keys of ``absent`` not existing; the literal text is counted
-    first (same branches), the values then fill what is left in the order reached."""
-    room = limit - _literal_size(nodes, values, absent)
+    """One render with the keys of ``absent`` not existing: the literal text the walk
+    reaches is counted first, then the values fill what is left in the order reached."""
+    reached = _reached(nodes, values, absent)
+    room = limit - sum(utf8_size(node) for node in reached if type(node) is str)
     if room < 0:
         raise PromptTooLarge(limit - room, limit)
     out: list[str] = []
     append = out.append
     get = values.get
     new: set[str] = set()
-    pending: list[Iterator[Node]] = []
-    current: Iterator[Node] = iter(nodes)
-    while True:
-        for node in current:
-            if type(node) is str:
-                append(node)
-            elif type(node) is Variable:
-                key = node.key
-                value = None if key in absent or key in new else get(key)
-                if value:
-                    size = utf8_size(value)
-                    if size <= room:
-                        room -= size
-                        append(value)
-                    else:
-                        new.add(node.key)
+    for node in reached:
+        if isinstance(node, str):
+            append(node)
+            continue
+        key = node.key
+        value = None if key in absent or key in new else get(key)
+        if value:
+            size = utf8_size(value)
+            if size <= room:
+                room -= size
+                append(value)
             else:
-                assert type(node) is Block
-                exists = node.key not in absent and get(node.key) is not None
-                branch = node.then if exists is not node.negated else node.otherwise
-                if branch:
-                    pending.append(current)
-                    current = iter(branch)
-                    break
-        else:
-            if not pending:
-                return "".join(out), new
-            current = pending.pop()
+                new.add(key)
+    return "".join(out), new
 
 
-def _literal_size(nodes: tuple[Node, ...], values: Values, absent: frozenset[str]) -> int:
-    """UTF-8 bytes of the literal text the walk reaches (variables' values left out)."""
-    size = 0
+def _reached(
+    nodes: tuple[Node, ...], values: Values, absent: frozenset[str]
+) -> list[str | Variable]:
+    """The text and the variables the walk reaches, in order, with the keys of ``absent``
+    not existing; only the blocks' keys are looked up here."""
+    reached: list[str | Variable] = []
+    append = reached.append
     get = values.get
     pending: list[Iterator[Node]] = []
     current: Iterator[Node] = iter(nodes)
     while True:
         for node in current:
-            if type(node) is str:
-                size += utf8_size(node)
-            elif type(node) is Block:
-                exists = node.key not in absent and get(node.key) is not None
-                branch = node.then if exists is not node.negated else node.otherwise
-                if branch:
-                    pending.append(current)
-                    current = iter(branch)
-                    break
+            if not isinstance(node, Block):
+                append(node)
+                continue
+            exists = node.key not in absent and get(node.key) is not None
+            branch = node.then if exists is not node.negated else node.otherwise
+            if branch:
+                pending.append(current)
+                current = iter(branch)
+                break
         else:
             if not pending:
-                return size
+                return reached
             current = pending.pop()
