@@ -18,9 +18,16 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Permission, User
+from hypothesis import settings as hypothesis_settings
 from pytest_django import Settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+
+# CI runs the property tests on a fixed sequence of examples, so a submission's result
+# does not depend on luck; locally they search afresh every run.
+hypothesis_settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 
 def pytest_configure(config: pytest.Config) -> None:
