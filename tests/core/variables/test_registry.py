@@ -67,24 +67,40 @@ def weather_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_registry_builtin_types_in_module_order() -> None:
-    assert build_registry().types() == ("system", "prompt", "git", "file")
+    assert build_registry().types() == (
+        "system",
+        "prompt",
+        "git",
+        "file",
+        "tool",
+        "var",
+        "fragment",
+    )
 
 
 def test_registry_vocabulary_gives_fixed_names_and_none_for_dynamic() -> None:
     assert dict(build_registry().vocabulary()) == {
         "system": frozenset({"time", "date", "os", "hostname"}),
-        "prompt": frozenset({"cwd", "model", "conversation_id"}),
+        "prompt": frozenset({"cwd", "model", "conversation_id", "provider"}),
         "git": frozenset({"branch", "status"}),
         "file": None,
+        "tool": None,
+        "var": None,
+        "fragment": None,
     }
 
 
-def test_registry_catalog_lists_file_once_as_dynamic() -> None:
+def test_registry_catalog_lists_each_dynamic_type_once() -> None:
     catalog = build_registry().catalog()
     files = [info for info in catalog if info.type == "file"]
     assert files == [VariableInfo("file", "<path>", files[0].description, dynamic=True)]
-    assert [info.key for info in catalog if info.dynamic] == ["file:<path>"]
-    assert len({info.key for info in catalog}) == len(catalog) == 10
+    assert [info.key for info in catalog if info.dynamic] == [
+        "file:<path>",
+        "tool:<name>",
+        "var:<name>",
+        "fragment:<name>",
+    ]
+    assert len({info.key for info in catalog}) == len(catalog) == 14
 
 
 def test_registry_catalog_descriptions_are_sentences() -> None:
@@ -160,7 +176,7 @@ def test_catalog_entries_are_plain_json_dicts() -> None:
     entries = variable_catalog()
     assert json.loads(json.dumps(entries)) == entries
     assert all(set(entry) == {"type", "name", "description", "dynamic"} for entry in entries)
-    assert {"type": "file", "name": "<path>", "dynamic": True}.items() <= entries[-1].items()
+    assert {"type": "fragment", "name": "<name>", "dynamic": True}.items() <= entries[-1].items()
     assert [(e["type"], e["name"]) for e in entries] == [
         (info.type, info.name) for info in default_registry().catalog()
     ]

@@ -40,6 +40,8 @@ memory one request can take for file text (the text and the values the preview k
 a few times 8 MiB at most), where before the template size alone bounded it (26,000
 references to a 1 MB file fitted in a template: 26 GB)."""
 
+HOST_TOOLS_MAX_COUNT = 200
+"""The most tool names one request may list (``tool:``)."""
 HOST_VARIABLES_MAX_COUNT = 200
 """The most host-supplied variables (``var:``) one request, override or preset's
 ``defaults`` may hold."""
@@ -48,3 +50,20 @@ HOST_VARIABLE_NAME_MAX_LENGTH = 200
 template language's for a variable's name: ``[var:<name>]`` must be a variable)."""
 HOST_VARIABLE_VALUE_MAX_BYTES = 65_536
 """The largest host-supplied variable value, in UTF-8 bytes (64 KiB)."""
+
+FRAGMENT_MAX_DEPTH = 8
+"""How deep fragments may include fragments: a fragment the template includes is at
+depth 1, one that it includes at depth 2; one deeper than this does not exist."""
+FRAGMENT_MAX_RENDERS = 1000
+"""The most fragment renders one resolution makes. A fragment is rendered once per
+distinct place in the include graph (name, variant and the fragments including it);
+past this count a fragment does not exist, so no include graph (a diamond of diamonds)
+can make a resolution take more than this many renders."""
+FRAGMENT_MAX_BYTES_FACTOR = 16
+"""The fragments one resolution renders take together at most this many times
+``max_prompt_bytes`` of source text and output, in UTF-8 bytes (16 MiB by default);
+past it a fragment does not exist. Twice the deepest nesting: a text as large as the
+prompt limit, wrapped in fragments eight levels deep, counts its source once and its
+output at every level, so any prompt within the limit fits. With
+``FRAGMENT_MAX_RENDERS`` it bounds the time and memory of a resolution, whatever the
+library holds."""

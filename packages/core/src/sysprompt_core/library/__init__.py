@@ -9,15 +9,29 @@
   :func:`merge` and :func:`apply_layers` (append or prepend, never replace);
 * ``tree``        — the export/import file tree (``system-prompt.md``, ``<name>.md``,
   ``providers/<p>/[models/<m>/]<name>.md``, ``sysprompt.json``): :func:`parse_tree`,
-  which collects every refusal, and its inverse :func:`render_tree`.
+  which collects every refusal, and its inverse :func:`render_tree`;
+* ``source``      — :class:`FragmentSource`, the interface through which a resolution
+  reads the library (the server backs it with its tables; :class:`MemorySource` holds
+  variants in memory), :class:`FragmentVariant` and :class:`FragmentUse`;
+* ``layers``      — :func:`render_override` (content as written, or a preset rendered
+  with its defaults) and :func:`layered_prompt` (every override merged onto the base);
+* ``lint``        — :func:`library_lint`: the engine's lint with the library's fragment
+  names, and include cycles and depths with their chains.
 
-Still to come here: the fragment resolver (``fragment:`` — variant choice, includes
-with cycle and depth checks, through an interface the server provides) and the
-installer's rules (which shipped default to create, upgrade, flag or leave alone).
+The ``fragment:`` resolver itself (variant choice, includes with their cycle and depth
+checks and bounds) is a variable type: ``sysprompt_core.variables.fragment``.
 """
 
 from sysprompt_core.errors import InvalidFragmentName, InvalidOverride, InvalidVariantKey
 from sysprompt_core.library.compression import compress
+from sysprompt_core.library.layers import (
+    Layered,
+    LayerText,
+    layered_prompt,
+    preset_exists,
+    render_override,
+)
+from sysprompt_core.library.lint import library_lint
 from sysprompt_core.library.names import (
     FRAGMENT_NAME_MAX_LENGTH,
     fragment_name_check,
@@ -35,6 +49,12 @@ from sysprompt_core.library.overrides import (
     check_variables,
     merge,
     parse_override,
+)
+from sysprompt_core.library.source import (
+    FragmentSource,
+    FragmentUse,
+    FragmentVariant,
+    MemorySource,
 )
 from sysprompt_core.library.tree import (
     ROOT_TEMPLATE_PATH,
@@ -63,6 +83,12 @@ __all__ = [
     "InvalidFragmentName",
     "InvalidOverride",
     "InvalidVariantKey",
+    "FragmentSource",
+    "FragmentUse",
+    "FragmentVariant",
+    "LayerText",
+    "Layered",
+    "MemorySource",
     "Override",
     "ParsedTree",
     "Refusal",
@@ -78,10 +104,14 @@ __all__ = [
     "fragment_name_check",
     "is_fragment_name",
     "is_variable_name",
+    "layered_prompt",
+    "library_lint",
     "merge",
     "normalize_key",
     "parse_override",
     "parse_tree",
+    "preset_exists",
+    "render_override",
     "render_tree",
     "variant_candidates",
 ]

@@ -1,11 +1,14 @@
 """Variables: the values a template's ``[type:name]`` references stand for.
 
 Pure Python, no Django. One module per variable type (``system``, ``prompt``, ``git``,
-``file``), each adding its resolver to a :class:`Registry` through ``register(builder)``.
+``file``; ``host`` gives ``tool`` and ``var``; ``fragment`` the library's fragments),
+each adding its resolver to a :class:`Registry` through ``register(builder)``.
 :func:`resolve_prompt` renders a template with :class:`LazyValues`, which resolves a
 variable only when the rendering reaches it (a template without ``git:`` variables
-reads no repository; an unreferenced file is never opened). :func:`lint` is the
-engine's lint with the registry's vocabulary.
+reads no repository; an unreferenced file is never opened). A fragment is rendered
+inside the same resolution (:class:`ResolutionState`: one read account, each value
+resolved once). :func:`lint` is the engine's lint with the registry's vocabulary;
+``sysprompt_core.library.library_lint`` adds the library's fragments.
 """
 
 from __future__ import annotations
@@ -27,7 +30,13 @@ from sysprompt_core.variables.registry import (
     build_registry,
     default_registry,
 )
-from sysprompt_core.variables.resolve import LazyValues, Resolution, resolve_prompt
+from sysprompt_core.variables.resolve import (
+    LazyValues,
+    Resolution,
+    ResolutionState,
+    render_nested,
+    resolve_prompt,
+)
 
 
 def lint(source: str, registry: Registry | None = None) -> list[Diagnostic]:
@@ -45,6 +54,7 @@ __all__ = [
     "RegistryBuilder",
     "RegistryError",
     "Resolution",
+    "ResolutionState",
     "ResolveContext",
     "Resolver",
     "ResolverOptions",
@@ -53,6 +63,7 @@ __all__ = [
     "build_registry",
     "default_registry",
     "lint",
+    "render_nested",
     "resolve_prompt",
     "variable_catalog",
 ]

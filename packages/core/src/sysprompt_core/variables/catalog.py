@@ -15,7 +15,9 @@ class CatalogEntry(TypedDict):
 
 
 def variable_catalog(registry: Registry | None = None) -> list[CatalogEntry]:
-    """Every variable a template can use; ``file`` appears once, as dynamic ``<path>``."""
+    """Every variable a template can use; a dynamic type appears once, with a
+    placeholder name (``file:<path>``, ``tool:<name>``, ``var:<name>``,
+    ``fragment:<name>``)."""
     chosen = default_registry() if registry is None else registry
     return [
         CatalogEntry(

@@ -12,8 +12,11 @@ elsewhere. ``reads`` accounts for the bytes the resolvers read in one resolution
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from sysprompt_core.limits import (
     DEFAULT_GIT_TIMEOUT,
@@ -21,6 +24,9 @@ from sysprompt_core.limits import (
     DEFAULT_MAX_PROMPT_BYTES,
     DEFAULT_MAX_READ_BYTES,
 )
+
+if TYPE_CHECKING:
+    from sysprompt_core.library.source import FragmentSource
 
 
 def _home_root() -> tuple[str, ...]:
@@ -83,6 +89,10 @@ class ResolveContext:
     ``realpath(cwd)``, taken once when the context is made); the resolvers read there.
     ``reads`` is the read account of one resolution (``LazyValues`` gives each
     resolution a fresh one).
+
+    What the agent host said besides: ``provider`` (``prompt:provider``), ``tools``
+    (``tool:<name>``), ``variables`` (``var:<name>``); ``library`` is where
+    ``fragment:<name>`` finds fragments (``None``: there are none).
     """
 
     cwd: str | None
@@ -92,8 +102,14 @@ class ResolveContext:
     options: ResolverOptions = field(default_factory=ResolverOptions)
     directory: str | None = None
     reads: ReadAccount = field(default_factory=ReadAccount, compare=False, repr=False)
+    provider: str | None = None
+    tools: frozenset[str] = frozenset()
+    variables: Mapping[str, str] = field(default_factory=dict, hash=False)
+    library: FragmentSource | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tools", frozenset(self.tools))
+        object.__setattr__(self, "variables", MappingProxyType(dict(self.variables)))
         if self.now.utcoffset() is None:
             raise ValueError("now must be an aware datetime")
         if self.directory is None and self.cwd:

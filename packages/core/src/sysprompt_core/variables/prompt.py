@@ -17,6 +17,9 @@ VARIABLES: tuple[VariableInfo, ...] = (
     VariableInfo("prompt", "cwd", "The conversation's working directory, as an absolute path."),
     VariableInfo("prompt", "model", "The name of the model the conversation uses, when given."),
     VariableInfo("prompt", "conversation_id", "The conversation's id, when given."),
+    VariableInfo(
+        "prompt", "provider", "The name of the model's provider (anthropic, openai…), when given."
+    ),
 )
 
 
@@ -32,6 +35,8 @@ def prompt_value(name: str, context: ResolveContext) -> Value:
             return _given(context.model, "model")
         case "conversation_id":
             return _given(context.conversation_id, "conversation id")
+        case "provider":
+            return _given(context.provider, "provider")
         case _:
             return Missing("unknown variable")
 

@@ -39,6 +39,8 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "sysprompt_core.variables.prompt",
     "sysprompt_core.variables.git",
     "sysprompt_core.variables.file",
+    "sysprompt_core.variables.host",
+    "sysprompt_core.variables.fragment",
 )
 
 _TYPE = re.compile(r"[a-z][a-z0-9_-]*\Z")

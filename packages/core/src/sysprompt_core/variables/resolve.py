@@ -12,6 +12,16 @@ UTF-8 bytes. A variable whose value would take the prompt past that limit does n
 exist: it is :class:`Missing` with the reason, blocks testing it take their other
 branch, and no value is ever cut. A template whose literal text alone is over the
 limit raises :class:`~sysprompt_core.template.PromptTooLarge`.
+
+One resolution, many renders: a fragment (``fragment:<name>``) is a template rendered
+inside the resolution that includes it (:func:`render_nested`), with the same context.
+What the renders share is the :class:`ResolutionState` that ``LazyValues`` puts in the
+context as its ``reads``: the read account (a file read by the root template and by a
+fragment is read once), the registry, the values resolved so far (a variable is
+resolved once, whichever render reaches it first; ``fragment:`` values are the
+exception, as they depend on which fragments include them), the fragment variants
+used, and what a resolver keeps for the resolution (:meth:`ResolutionState.local`).
+Nothing is kept from one resolution to the next.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from sysprompt_core import template as engine
 from sysprompt_core.variables.context import ReadAccount
@@ -31,16 +42,82 @@ from sysprompt_core.variables.registry import (
     default_registry,
 )
 
-__all__ = ["PROMPT_LIMIT_SETTING", "LazyValues", "Resolution", "resolve_prompt"]
+if TYPE_CHECKING:
+    from sysprompt_core.library.source import FragmentUse
+
+__all__ = [
+    "PROMPT_LIMIT_SETTING",
+    "UNSHARED_TYPES",
+    "LazyValues",
+    "Resolution",
+    "ResolutionState",
+    "render_nested",
+    "resolution_state",
+    "resolve_prompt",
+]
 
 PROMPT_LIMIT_SETTING = "SYSPROMPT_MAX_PROMPT_BYTES"
+UNSHARED_TYPES = frozenset({"fragment"})
+"""Types whose value depends on where it is rendered, not only on the context (a
+fragment's on the fragments that include it): never shared between renders."""
+
+_Local = TypeVar("_Local")
+
+
+class ResolutionState(ReadAccount):
+    """What one resolution shares between its root render and the fragments it
+    includes. It is the context's ``reads`` (so every resolver reaches it), hence a
+    :class:`ReadAccount`.
+
+    Besides the read account: ``registry``; ``shared``, the values resolved so far by
+    key (``fragment:`` keys excepted); ``fragments``, the fragment variants used, in
+    first-use order; and one object per kind that a resolver keeps for the resolution
+    (:meth:`local`).
+    """
+
+    __slots__ = ("_locals", "fragments", "registry", "shared")
+
+    def __init__(self, registry: Registry) -> None:
+        super().__init__()
+        self.registry = registry
+        self.shared: dict[str, Value] = {}
+        self.fragments: dict[FragmentUse, None] = {}
+        self._locals: dict[type, object] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"ResolutionState(used={self.used}, files={len(self.files)}, "
+            f"shared={len(self.shared)}, fragments={len(self.fragments)})"
+        )
+
+    def local(self, kind: type[_Local]) -> _Local:
+        """The resolution's one instance of ``kind``, made with ``kind()`` when first
+        asked for: where a resolver keeps what lasts one resolution."""
+        found = self._locals.get(kind)
+        if found is None:
+            found = self._locals[kind] = kind()
+        assert isinstance(found, kind)
+        return found
+
+
+def resolution_state(
+    context: ResolveContext, registry: Registry | None = None
+) -> tuple[ResolveContext, ResolutionState]:
+    """``context`` and the resolution it belongs to; a context outside any resolution
+    (a resolver called directly) gets a fresh one, with ``registry`` (default: the
+    built-in one)."""
+    if isinstance(context.reads, ResolutionState):
+        return context, context.reads
+    state = ResolutionState(default_registry() if registry is None else registry)
+    return dataclasses.replace(context, reads=state), state
 
 
 class LazyValues(Mapping[str, "str | None"]):
     """``"type:name"`` -> value (``None`` when it does not exist), resolved on first use.
 
-    The resolvers see ``context`` with a fresh read account: one ``LazyValues`` is one
-    resolution, whose reads share one budget.
+    The resolvers see ``context`` with a fresh :class:`ResolutionState` as its read
+    account: one ``LazyValues`` is one resolution, whose reads share one budget.
+    :meth:`nested` makes the values of a template rendered inside that resolution.
     """
 
     def __init__(
@@ -49,10 +126,27 @@ class LazyValues(Mapping[str, "str | None"]):
         context: ResolveContext,
         registry: Registry | None = None,
     ) -> None:
+        state = ResolutionState(default_registry() if registry is None else registry)
+        self._start(references, dataclasses.replace(context, reads=state), state)
+
+    @classmethod
+    def nested(cls, references: Iterable[str], context: ResolveContext) -> LazyValues:
+        """The values of a template rendered inside the resolution of ``context`` (a
+        fragment): the same context and :class:`ResolutionState`, so what the
+        resolution already resolved or read is not resolved or read again."""
+        values = cls.__new__(cls)
+        context, state = resolution_state(context)
+        values._start(references, context, state)
+        return values
+
+    def _start(
+        self, references: Iterable[str], context: ResolveContext, state: ResolutionState
+    ) -> None:
         self._references = tuple(dict.fromkeys(references))
         self._referenced = frozenset(self._references)
-        self._context = dataclasses.replace(context, reads=ReadAccount())
-        self._registry = default_registry() if registry is None else registry
+        self._context = context
+        self._state = state
+        self._registry = state.registry
         self._resolved: dict[str, Value] = {}
 
     def __getitem__(self, key: str) -> str | None:
@@ -76,7 +170,11 @@ class LazyValues(Mapping[str, "str | None"]):
         if key not in self._referenced:
             raise KeyError(key)
         if key not in self._resolved:
-            self._resolve(key)
+            known = self._state.shared.get(key)
+            if known is None:
+                self._resolve(key)
+            else:
+                self._resolved[key] = known
         return self._resolved[key]
 
     def reason(self, key: str) -> str | None:
@@ -85,15 +183,26 @@ class LazyValues(Mapping[str, "str | None"]):
         return value.reason if isinstance(value, Missing) else None
 
     def drop(self, key: str, reason: str) -> None:
-        """Make a referenced key not exist from now on, for ``reason``."""
+        """Make a referenced key not exist from now on, for ``reason`` (here only: the
+        other renders of the resolution keep its value)."""
         if key not in self._referenced:
             raise KeyError(key)
         self._resolved[key] = Missing(reason)
 
     @property
+    def state(self) -> ResolutionState:
+        """The resolution this mapping belongs to (shared with the fragments' renders)."""
+        return self._state
+
+    @property
     def bytes_read(self) -> int:
         """What the resolvers have read so far in this resolution."""
-        return self._context.reads.used
+        return self._state.used
+
+    @property
+    def fragments_used(self) -> tuple[FragmentUse, ...]:
+        """The fragment variants the resolution has used so far, in first-use order."""
+        return tuple(self._state.fragments)
 
     def looked_up(self) -> dict[str, Value]:
         """What has been resolved so far, in reference order."""
@@ -112,14 +221,18 @@ class LazyValues(Mapping[str, "str | None"]):
             self._resolved[key] = Missing(f"unknown variable type '{kind}'")
         else:
             names = self._pending_names(kind) if resolver.batch else [name]
-            self._resolved.update(_run(resolver, kind, names, self._context))
+            values = _run(resolver, kind, names, self._context)
+            self._resolved.update(values)
+            if kind not in UNSHARED_TYPES:
+                self._state.shared.update(values)
 
     def _pending_names(self, kind: str) -> list[str]:
         prefix = f"{kind}:"
+        shared = self._state.shared
         return [
             key.removeprefix(prefix)
             for key in self._references
-            if key.startswith(prefix) and key not in self._resolved
+            if key.startswith(prefix) and key not in self._resolved and key not in shared
         ]
 
 
@@ -146,17 +259,29 @@ def _call(resolver: Resolver, names: list[str], context: ResolveContext) -> Mapp
         return dict.fromkeys(names, Missing(f"the {resolver.type} resolver failed: {exc}"))
 
 
+def render_nested(template: engine.Template, context: ResolveContext) -> engine.Bounded:
+    """Render ``template`` inside the resolution of ``context`` (see the module
+    docstring), within ``max_prompt_bytes``; raises
+    :class:`~sysprompt_core.template.PromptTooLarge` when its literal text alone is
+    over that limit."""
+    values = LazyValues.nested(template.references, context)
+    return template.render_within(values, context.options.max_prompt_bytes)
+
+
 @dataclass(frozen=True)
 class Resolution:
     """A rendered system prompt (None = no prompt) and the values it was built from.
 
     ``dropped``: the keys that do not exist because their value would have taken the
     prompt past ``max_prompt_bytes`` (their values are :class:`Missing` with why).
+    ``fragments_used``: the fragment variants whose rendering the resolution reached
+    (included ones too), each once, in first-use order.
     """
 
     prompt: str | None
     values: LazyValues
     dropped: frozenset[str] = frozenset()
+    fragments_used: tuple[FragmentUse, ...] = ()
 
 
 def resolve_prompt(
@@ -181,4 +306,6 @@ def resolve_prompt(
     for key in dropped:
         values.drop(key, reason)
     prompt = None if text.isspace() or not text else text
-    return Resolution(prompt=prompt, values=values, dropped=dropped)
+    return Resolution(
+        prompt=prompt, values=values, dropped=dropped, fragments_used=values.fragments_used
+    )

@@ -1,0 +1,221 @@
+"""``fragment:<name>`` variables: a library fragment, rendered where it is included.
+
+The pipeline for one ``[fragment:name]``::
+
+    name ──library.variants──▶ variants ──choose_variant(provider, model)──▶ variant
+         ──compress (when the version has it)──▶ source ──compile (once per text)──▶
+         template ──render_nested (same context, same resolution)──▶ text
+         ──one trailing line ending removed──▶ value
+
+The library is the context's :class:`~sysprompt_core.library.source.FragmentSource`;
+without one no fragment exists. A fragment's text is template source rendered with
+the same context as the template including it, in the same resolution
+(:func:`~sysprompt_core.variables.resolve.render_nested`): what the root template
+already resolved or read is not resolved or read again. Its output, like every value,
+is never parsed again. A fragment that renders to nothing is the empty string: it
+exists (``[if fragment:x]`` tests that the fragment exists for the provider and model,
+not that it says something).
+
+Includes: the fragments being rendered form the include chain. A fragment already on
+the chain does not exist at the inner reference (a cycle, ``core → env/git → core``),
+nor does one that would be deeper than ``FRAGMENT_MAX_DEPTH`` (8). Each is
+:class:`Missing` with the reason; rendering never fails.
+
+Bounds, per resolution (:class:`Fragments`, kept in the resolution's state): a
+fragment is rendered once per name, variant and set of fragments including it (a
+fragment included 10,000 times is looked up, parsed and rendered once); at most
+``FRAGMENT_MAX_RENDERS`` renders; sources and outputs together at most
+``FRAGMENT_MAX_BYTES_FACTOR × max_prompt_bytes``; and each render within
+``max_prompt_bytes``. Past any of them a fragment does not exist. So no library, not
+even a diamond of diamonds of includes, makes a resolution take more than linear time
+in those limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sysprompt_core import template as engine
+from sysprompt_core.errors import InvalidFragmentName
+from sysprompt_core.library.compression import compress
+from sysprompt_core.library.names import fragment_name_check
+from sysprompt_core.library.source import FragmentSource, FragmentUse, FragmentVariant
+from sysprompt_core.library.variants import VariantKey, choose_variant
+from sysprompt_core.limits import (
+    FRAGMENT_MAX_BYTES_FACTOR,
+    FRAGMENT_MAX_DEPTH,
+    FRAGMENT_MAX_RENDERS,
+)
+from sysprompt_core.template.nodes import utf8_size
+from sysprompt_core.variables._text import strip_line_ending
+from sysprompt_core.variables.registry import (
+    Missing,
+    RegistryBuilder,
+    ResolveContext,
+    Resolver,
+    Value,
+    VariableInfo,
+)
+from sysprompt_core.variables.resolve import render_nested, resolution_state
+
+VARIABLES: tuple[VariableInfo, ...] = (
+    VariableInfo(
+        "fragment",
+        "<name>",
+        "The library fragment of that name, its variant for the provider and model, "
+        "rendered as part of the template (fragments may include fragments).",
+        dynamic=True,
+    ),
+)
+
+NO_LIBRARY = Missing("there is no fragment library")
+
+# A rendered fragment: its name, its variant, and the fragments including it.
+RenderKey = tuple[str, VariantKey, frozenset[str]]
+
+
+def chain_text(chain: Sequence[str]) -> str:
+    """An include chain as people read it: ``core → env/git → core``."""
+    return " → ".join(chain)
+
+
+def cycle_reason(chain: Sequence[str], name: str) -> str:
+    """Why ``name`` does not exist where ``chain`` (which holds it) includes it."""
+    start = chain.index(name)
+    return f"fragment '{name}' includes itself: {chain_text([*chain[start:], name])}"
+
+
+def depth_reason(chain: Sequence[str], name: str) -> str:
+    """Why ``name`` does not exist at the end of ``chain``, which is as deep as allowed."""
+    return f"fragments nest deeper than {FRAGMENT_MAX_DEPTH} levels: {chain_text([*chain, name])}"
+
+
+class Fragments:
+    """What the fragment resolver keeps for one resolution: the include chain being
+    rendered, the variants and parsed templates seen, the renders made (memoised by
+    :data:`RenderKey`), and how much of the bounds is spent."""
+
+    __slots__ = ("chain", "memo", "parsed", "renders", "spent", "variants")
+
+    def __init__(self) -> None:
+        self.chain: list[str] = []
+        self.memo: dict[RenderKey, Value] = {}
+        self.parsed: dict[str, engine.Template] = {}
+        self.variants: dict[str, Mapping[VariantKey, FragmentVariant]] = {}
+        self.renders = 0
+        self.spent = 0
+
+    def __repr__(self) -> str:
+        return f"Fragments(renders={self.renders}, spent={self.spent}, chain={self.chain})"
+
+    def variants_of(
+        self, name: str, library: FragmentSource
+    ) -> Mapping[VariantKey, FragmentVariant]:
+        found = self.variants.get(name)
+        if found is None:
+            found = self.variants[name] = library.variants(name)
+        return found
+
+    def template(self, source: str) -> engine.Template:
+        found = self.parsed.get(source)
+        if found is None:
+            found = self.parsed[source] = engine.compile(source)
+        return found
+
+
+def fragment_value(name: str, context: ResolveContext) -> Value:
+    """The value of ``fragment:<name>`` where ``context``'s resolution is now (the
+    include chain being rendered); never raises (see the module docstring)."""
+    library = context.library
+    if library is None:
+        return NO_LIBRARY
+    try:
+        fragment_name_check(name)
+    except InvalidFragmentName as error:
+        return Missing(str(error))
+    context, state = resolution_state(context)
+    book = state.local(Fragments)
+    chain = book.chain
+    if name in chain:
+        return Missing(cycle_reason(chain, name))
+    if len(chain) >= FRAGMENT_MAX_DEPTH:
+        return Missing(depth_reason(chain, name))
+    variants = book.variants_of(name, library)
+    key = choose_variant(variants.keys(), context.provider, context.model)
+    if key is None:
+        return Missing(_absent(name, variants, context))
+    variant = variants[key]
+    state.fragments.setdefault(FragmentUse.of(variant))
+    memo_key = (name, key, frozenset(chain))
+    value = book.memo.get(memo_key)
+    if value is None:
+        value = book.memo[memo_key] = _render(variant, context, book)
+    return value
+
+
+def _absent(
+    name: str, variants: Mapping[VariantKey, FragmentVariant], context: ResolveContext
+) -> str:
+    if not variants:
+        return f"no fragment named '{name}'"
+    given = ", ".join(
+        f"{what} '{value}'"
+        for what, value in (("provider", context.provider), ("model", context.model))
+        if value
+    )
+    return f"no fragment named '{name}' for {given or 'no provider'} (it has only other variants)"
+
+
+def _render(variant: FragmentVariant, context: ResolveContext, book: Fragments) -> Value:
+    """Render ``variant`` one level deeper in the include chain, within the bounds."""
+    limit = context.options.max_prompt_bytes
+    budget = FRAGMENT_MAX_BYTES_FACTOR * limit
+    if book.renders >= FRAGMENT_MAX_RENDERS:
+        return Missing(
+            f"more than {FRAGMENT_MAX_RENDERS:,} fragment renders in one resolution "
+            "(the includes branch too much)"
+        )
+    book.renders += 1
+    source = compress(variant.text) if variant.compress else variant.text
+    over_budget = Missing(
+        f"the fragments of one resolution render at most {budget:,} bytes of source and "
+        f"output together ({FRAGMENT_MAX_BYTES_FACTOR} × the prompt limit)"
+    )
+    cost = utf8_size(source)
+    if book.spent + cost > budget:
+        return over_budget
+    book.spent += cost
+    template = book.template(source)
+    book.chain.append(variant.name)
+    try:
+        text = render_nested(template, context).text
+    except engine.PromptTooLarge as exc:
+        return Missing(
+            f"its text alone renders to {exc.size:,} bytes, more than the prompt limit "
+            f"of {limit:,} bytes"
+        )
+    finally:
+        book.chain.pop()
+    text = strip_line_ending(text)
+    cost = utf8_size(text)
+    if book.spent + cost > budget:
+        return over_budget
+    book.spent += cost
+    return text
+
+
+class FragmentResolver(Resolver):
+    type = "fragment"
+
+    def variables(self) -> Sequence[VariableInfo]:
+        return VARIABLES
+
+    def names(self) -> frozenset[str] | None:
+        return None
+
+    def value(self, name: str, context: ResolveContext) -> Value:
+        return fragment_value(name, context)
+
+
+def register(registry_builder: RegistryBuilder) -> None:
+    registry_builder.register(FragmentResolver())
