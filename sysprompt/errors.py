@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from sysprompt.library.selectors import VariantState
     from sysprompt.prompts.selectors import CurrentTemplate
 
 
@@ -99,3 +100,41 @@ class AgentHostNotFound(AgentHostError):
 
 class TemplateVersionImmutable(SyspromptError):
     """An attempt to change or delete a stored template version."""
+
+
+class FragmentNotFound(SyspromptError):
+    """No live variant (or no variant at all) of that fragment for that provider and
+    model (the API's 404)."""
+
+    def __init__(self, name: str, provider: str | None = None, model: str | None = None) -> None:
+        super().__init__(f"There is no fragment {name!r} with {_variant_words(provider, model)}.")
+        self.name = name
+        self.provider = provider
+        self.model = model
+
+
+class VariantConflict(SyspromptError):
+    """``If-Match`` named a version of a variant that is no longer its newest (or the
+    variant has no version yet); nothing was written."""
+
+    def __init__(self, current: VariantState | None) -> None:
+        if current is None:
+            message = (
+                'The variant has no version yet, so If-Match can only be "*" (or left '
+                "out). Reload it and save again."
+            )
+        else:
+            message = (
+                f"The variant has changed since you loaded it: version {current.version} "
+                f"(ETag {current.etag}) is current. Reload it, merge, and save again."
+            )
+        super().__init__(message)
+        self.current = current
+
+
+def _variant_words(provider: str | None, model: str | None) -> str:
+    if provider is None:
+        return "a default variant"
+    if model is None:
+        return f"a variant for {provider!r}"
+    return f"a variant for {provider!r}, model {model!r}"

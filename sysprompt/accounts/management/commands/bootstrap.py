@@ -1,4 +1,5 @@
-"""First run: migrate the database, create the groups, make sure someone can log in."""
+"""First run: migrate the database, create the groups, install the library's shipped
+defaults, make sure someone can log in."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sysprompt.accounts.services import AdminBootstrap, admin_ensure, groups_ensure
 from sysprompt.errors import AdminBootstrapError
+from sysprompt.library.installer import InstallStep
+from sysprompt.library.services import library_install
 
 
 def manage_py() -> str:
@@ -24,8 +27,9 @@ def manage_py() -> str:
 
 class Command(BaseCommand):
     help = (
-        "Apply migrations, create the groups 'Prompt authors' and 'Agent hosts', then create "
-        "the 'admin' superuser if there is no superuser yet (password from "
+        "Apply migrations, create the groups 'Prompt authors' and 'Agent hosts', install the "
+        "library's shipped defaults (as manage.py library_install: never over an edit), then "
+        "create the 'admin' superuser if there is no superuser yet (password from "
         "SYSPROMPT_ADMIN_PASSWORD, else random) and print how to log in and get API tokens. "
         "Safe to run again."
     )
@@ -40,10 +44,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
         groups_ensure()
+        steps = library_install()
         try:
             admin = admin_ensure(password=os.environ.get("SYSPROMPT_ADMIN_PASSWORD") or None)
         except AdminBootstrapError as error:
             raise CommandError(str(error)) from error
+        self.stdout.write(_library_line(steps))
         self.stdout.write(self._report(options["base_url"].rstrip("/"), admin))
 
     def _report(self, base_url: str, admin: AdminBootstrap) -> str:
@@ -63,3 +69,12 @@ class Command(BaseCommand):
         width = max(map(len, tokens))
         lines = [f"  {label:<{width}} {command}" for label, command in tokens.items()]
         return "\n".join([login, "API tokens (send as `Authorization: Token <key>`):", *lines])
+
+
+def _library_line(steps: list[InstallStep]) -> str:
+    written = sum(step.action in ("create", "upgrade") for step in steps)
+    flagged = sum(step.action == "keep" for step in steps)
+    line = f"Library defaults: {written} of {len(steps)} variants installed or upgraded"
+    if flagged:
+        line += f"; {flagged} kept with your edits (newer default available)"
+    return line + " (details: manage.py library_install --dry-run)."

@@ -1,0 +1,189 @@
+"""What the library stores: fragments, their variants' histories, what the installer
+shipped, and the agent hosts' instance overrides.
+
+* :class:`Fragment` is a name (library spec §2.1), created with its first version.
+* :class:`FragmentVersion` is append-only, like the root template's versions: each
+  variant of a fragment (``provider``/``model`` normalised, ``""`` for "any") numbers its
+  versions from 1; the highest number is the variant's current state, a deleted one
+  included (deleting adds a version marked ``deleted``). A stored version is never
+  changed or deleted. The unique constraint on (fragment, provider, model, number) is
+  also the index that finds a variant's newest version.
+* :class:`ShippedDefault` is what the installer last shipped for a variant (text and
+  settings) and whether a person pinned their own text ("Keep mine").
+* :class:`HostOverride` is an agent host's instance override, as the JSON it was given.
+
+Writes go through :mod:`sysprompt.library.services`; reads through
+:mod:`sysprompt.library.selectors`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from sysprompt.errors import TemplateVersionImmutable
+from sysprompt_core.library import FRAGMENT_NAME_MAX_LENGTH
+from sysprompt_core.limits import MODEL_MAX_LENGTH
+
+STRATEGY_CHOICES = [("append", "append"), ("prepend", "prepend")]
+SOURCE_CHOICES = [("user", "user"), ("default", "default"), ("import", "import")]
+
+
+def _variant_constraints(prefix: str) -> list[models.BaseConstraint]:
+    return [
+        models.CheckConstraint(
+            condition=models.Q(model="") | ~models.Q(provider=""),
+            name=f"{prefix}_model_needs_provider",
+        ),
+    ]
+
+
+class Fragment(models.Model):
+    """A fragment's name; its variants and their versions hang off it."""
+
+    name = models.CharField(max_length=FRAGMENT_NAME_MAX_LENGTH, unique=True)
+    created_at = models.DateTimeField(editable=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class FragmentVersion(models.Model):
+    """One saved state of one variant of a fragment; the highest ``number`` is current."""
+
+    fragment = models.ForeignKey(
+        Fragment,
+        on_delete=models.PROTECT,
+        related_name="versions",
+        editable=False,
+        db_index=False,  # the unique (fragment, provider, model, number) index serves it
+    )
+    provider = models.CharField(
+        max_length=MODEL_MAX_LENGTH, blank=True, editable=False, help_text='Normalised; "": any.'
+    )
+    model = models.CharField(
+        max_length=MODEL_MAX_LENGTH, blank=True, editable=False, help_text='Normalised; "": any.'
+    )
+    number = models.PositiveIntegerField(editable=False)
+    text = models.TextField(blank=True, editable=False)
+    compress = models.BooleanField(default=False, editable=False)
+    defaults = models.JSONField(
+        default=dict, blank=True, editable=False, help_text="Values for var: as a preset."
+    )
+    strategy = models.CharField(
+        max_length=16, choices=STRATEGY_CHOICES, default="append", editable=False
+    )
+    source = models.CharField(max_length=16, choices=SOURCE_CHOICES, editable=False)
+    deleted = models.BooleanField(
+        default=False, editable=False, help_text="This version deletes the variant."
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+    created_at = models.DateTimeField(editable=False)
+
+    class Meta:
+        ordering = ["fragment", "provider", "model", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["fragment", "provider", "model", "number"],
+                name="library_version_number_unique",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(number__gte=1), name="library_version_number_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(strategy__in=["append", "prepend"]),
+                name="library_version_strategy_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(source__in=["user", "default", "import"]),
+                name="library_version_source_valid",
+            ),
+            *_variant_constraints("library_version"),
+        ]
+
+    def __str__(self) -> str:
+        variant = "/".join(part or "—" for part in (self.provider, self.model))
+        return f"{self.fragment_id} {variant} version {self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise TemplateVersionImmutable(f"Fragment {self} is stored; add a new version.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise TemplateVersionImmutable(
+            f"Fragment {self} is part of the history; delete the variant instead "
+            "(which adds a version)."
+        )
+
+
+class ShippedDefault(models.Model):
+    """What the installer last shipped for one variant, and whether it is pinned."""
+
+    fragment = models.ForeignKey(
+        Fragment,
+        on_delete=models.PROTECT,
+        related_name="shipped",
+        db_index=False,  # the unique (fragment, provider, model) index serves it
+    )
+    provider = models.CharField(max_length=MODEL_MAX_LENGTH, blank=True)
+    model = models.CharField(max_length=MODEL_MAX_LENGTH, blank=True)
+    text = models.TextField(blank=True)
+    compress = models.BooleanField(default=False)
+    defaults = models.JSONField(default=dict, blank=True)
+    strategy = models.CharField(max_length=16, choices=STRATEGY_CHOICES, default="append")
+    pinned = models.BooleanField(
+        default=False, help_text='"Keep mine": the installer leaves this variant alone.'
+    )
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["fragment", "provider", "model"], name="library_shipped_variant_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(strategy__in=["append", "prepend"]),
+                name="library_shipped_strategy_valid",
+            ),
+            *_variant_constraints("library_shipped"),
+        ]
+
+    def __str__(self) -> str:
+        variant = "/".join(part or "—" for part in (self.provider, self.model))
+        return f"shipped {self.fragment_id} {variant}"
+
+
+class HostOverride(models.Model):
+    """An agent host's instance override (library spec §4, level 1)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="+",
+    )
+    override = models.JSONField(null=True, blank=True, help_text="As given; null: none.")
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"override of user {self.user_id}"

@@ -1,0 +1,323 @@
+"""Reads of the library: variants as the API and the editor show them, the library as a
+resolution reads it, and the agent hosts' instance overrides.
+
+* :func:`variant_current` / :func:`fragments_list` — a variant's newest version (a
+  deleted one too) as a :class:`VariantState`, with what the installer shipped for it
+  (``shipped_text``, ``pinned``) and the flags derived from both (``edited``,
+  ``newer_default``); one query each.
+* :func:`variant_versions` / :func:`variant_version` — a variant's history.
+* :class:`DatabaseSource` — :class:`~sysprompt_core.library.FragmentSource` over the
+  tables: for a name, its live variants (newest version not deleted), one query per
+  name, cached for the life of the instance; :func:`library_source` gives a fresh one
+  (one per resolution, so a resolution sees one consistent library and the next sees
+  edits).
+* :func:`host_override` / :func:`host_override_state` — an agent host's instance
+  override, parsed for rendering or as stored for its page.
+
+Provider and model are stored normalised with ``""`` for "any"; here they are ``None``
+for "any", as in :class:`~sysprompt_core.library.VariantKey`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from sysprompt.errors import AgentHostNotFound
+from sysprompt.library.models import FragmentVersion, HostOverride, ShippedDefault
+from sysprompt.library.validation import (
+    Source,
+    override_valid,
+    source_valid,
+    variant_key_valid,
+)
+from sysprompt_core.library import (
+    FragmentVariant,
+    Override,
+    Strategy,
+    VariantKey,
+    check_strategy,
+)
+
+AGENT_HOSTS_GROUP = "Agent hosts"
+"""The group whose members are agent hosts: ``sysprompt.accounts.services`` creates it
+(the library sits below accounts, so it names the group rather than import it)."""
+
+
+@dataclass(frozen=True)
+class VariantState:
+    """A variant's newest version (also when it deletes the variant) and its flags."""
+
+    name: str
+    provider: str | None
+    model: str | None
+    version: int
+    text: str
+    compress: bool
+    defaults: dict[str, str]
+    strategy: Strategy
+    source: Source
+    deleted: bool
+    author: str | None
+    created_at: datetime
+    pinned: bool = False
+    shipped_text: str | None = None
+
+    @property
+    def key(self) -> VariantKey:
+        return VariantKey(self.provider, self.model)
+
+    @property
+    def edited(self) -> bool:
+        """Not the installer's text: a person's (or an import's) version."""
+        return self.source != "default"
+
+    @property
+    def newer_default(self) -> bool:
+        """The installer ships a text other than this edited one, and it is not pinned."""
+        return (
+            self.shipped_text is not None
+            and self.shipped_text != self.text
+            and self.edited
+            and not self.pinned
+        )
+
+    @property
+    def etag(self) -> str:
+        """A strong entity tag naming this version of this text."""
+        digest = hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return f'"{self.version}-{digest}"'
+
+
+@dataclass(frozen=True)
+class FragmentSummary:
+    """A fragment and its variants' states: the default variant first, then by provider
+    and model."""
+
+    name: str
+    variants: tuple[VariantState, ...]
+
+
+@dataclass(frozen=True)
+class HostOverrideState:
+    """An agent host's instance override as stored (raw JSON, ``None``: none)."""
+
+    username: str
+    override: object = None
+    updated_at: datetime | None = None
+    updated_by: str | None = None
+
+
+def stored_key(provider: str | None, model: str | None) -> tuple[str, str]:
+    """How a variant's provider and model are stored: normalised, ``""`` for any
+    (``InvalidInput`` naming ``provider`` or ``model`` for a key that cannot be one)."""
+    key = variant_key_valid(provider, model)
+    return key.provider or "", key.model or ""
+
+
+def newest_versions() -> QuerySet[FragmentVersion]:
+    """Each variant's newest version (no newer one of the same variant exists), deleted
+    ones included, with the shipped default's text and pin annotated."""
+    return _with_shipped(_newest())
+
+
+def _newest() -> QuerySet[FragmentVersion]:
+    newer = FragmentVersion.objects.filter(
+        fragment=OuterRef("fragment"),
+        provider=OuterRef("provider"),
+        model=OuterRef("model"),
+        number__gt=OuterRef("number"),
+    )
+    return FragmentVersion.objects.filter(~Exists(newer))
+
+
+def _with_shipped(versions: QuerySet[FragmentVersion]) -> QuerySet[FragmentVersion]:
+    shipped = ShippedDefault.objects.filter(
+        fragment=OuterRef("fragment"), provider=OuterRef("provider"), model=OuterRef("model")
+    )
+    return versions.select_related("fragment", "author").annotate(
+        shipped_text=Subquery(shipped.values("text")[:1]),
+        shipped_pinned=Coalesce(
+            Subquery(shipped.values("pinned")[:1]), Value(False), output_field=BooleanField()
+        ),
+    )
+
+
+def state_of(version: FragmentVersion) -> VariantState:
+    """A stored version (annotated by :func:`newest_versions`, or not) as a state."""
+    values: dict[str, Any] = version.__dict__
+    return VariantState(
+        name=version.fragment.name,
+        provider=version.provider or None,
+        model=version.model or None,
+        version=version.number,
+        text=version.text,
+        compress=version.compress,
+        defaults=dict(version.defaults or {}),
+        strategy=check_strategy(version.strategy),
+        source=source_valid(version.source),
+        deleted=version.deleted,
+        author=version.author.get_username() if version.author else None,
+        created_at=version.created_at,
+        pinned=bool(values.get("shipped_pinned", False)),
+        shipped_text=values.get("shipped_text"),
+    )
+
+
+def variant_current(
+    name: str, provider: str | None = None, model: str | None = None
+) -> VariantState | None:
+    """The variant's newest version (also when it is deleted), or ``None`` if it has none."""
+    stored_provider, stored_model = stored_key(provider, model)
+    newest = (
+        _with_shipped(FragmentVersion.objects.all())
+        .filter(fragment__name=name, provider=stored_provider, model=stored_model)
+        .order_by("-number")
+        .first()
+    )
+    return None if newest is None else state_of(newest)
+
+
+def variant_versions(
+    name: str, provider: str | None = None, model: str | None = None, *, before: int | None = None
+) -> QuerySet[FragmentVersion]:
+    """The variant's versions, newest first; only those numbered below ``before`` if given."""
+    stored_provider, stored_model = stored_key(provider, model)
+    versions = (
+        FragmentVersion.objects.select_related("author", "fragment")
+        .filter(fragment__name=name, provider=stored_provider, model=stored_model)
+        .order_by("-number")
+    )
+    return versions if before is None else versions.filter(number__lt=before)
+
+
+def variant_version(
+    name: str, provider: str | None, model: str | None, number: int
+) -> FragmentVersion | None:
+    """Version ``number`` of the variant, or ``None``."""
+    return variant_versions(name, provider, model).filter(number=number).first()
+
+
+def fragments_list(*, search: str | None = None) -> list[FragmentSummary]:
+    """Every fragment with its variants' states, by name. ``search`` keeps the fragments
+    whose name, or a variant's current text, holds it (ignoring case)."""
+    newest = newest_versions()
+    if search:
+        matching = newest.filter(Q(fragment__name__icontains=search) | Q(text__icontains=search))
+        newest = newest.filter(fragment__in=Subquery(matching.values("fragment")))
+    by_name: dict[str, list[VariantState]] = {}
+    for version in newest:
+        state = state_of(version)
+        by_name.setdefault(state.name, []).append(state)
+    return [
+        FragmentSummary(name, tuple(sorted(states, key=_variant_order)))
+        for name, states in sorted(by_name.items())
+    ]
+
+
+def _variant_order(state: VariantState) -> tuple[str, str]:
+    return state.provider or "", state.model or ""
+
+
+class DatabaseSource:
+    """The library as one resolution reads it (see the module docstring)."""
+
+    __slots__ = ("_names", "_variants")
+
+    def __init__(self) -> None:
+        self._variants: dict[str, Mapping[VariantKey, FragmentVariant]] = {}
+        self._names: frozenset[str] | None = None
+
+    def __repr__(self) -> str:
+        return f"DatabaseSource({len(self._variants)} fragments read)"
+
+    def variants(self, name: str) -> Mapping[VariantKey, FragmentVariant]:
+        cached = self._variants.get(name)
+        if cached is None:
+            cached = self._variants[name] = _live_variants(name)
+        return cached
+
+    def names(self) -> frozenset[str]:
+        if self._names is None:
+            live = _live().values_list("fragment__name", flat=True).distinct()
+            self._names = frozenset(live)
+        return self._names
+
+
+def library_source() -> DatabaseSource:
+    """A fresh :class:`DatabaseSource` (one per resolution)."""
+    return DatabaseSource()
+
+
+def _live() -> QuerySet[FragmentVersion]:
+    return _newest().filter(deleted=False)
+
+
+def _live_variants(name: str) -> Mapping[VariantKey, FragmentVariant]:
+    rows = (
+        _live()
+        .filter(fragment__name=name)
+        .order_by()
+        .values_list("provider", "model", "number", "text", "compress", "defaults", "strategy")
+    )
+    variants = {}
+    for provider, model, number, text, compress, defaults, strategy in rows:
+        key = VariantKey(provider or None, model or None)
+        settings = (compress, defaults or {}, check_strategy(strategy))
+        variants[key] = FragmentVariant(name, key, number, text, *settings)
+    return MappingProxyType(variants)
+
+
+def host_override(user_id: int | None) -> Override | None:
+    """The instance override of the user ``user_id`` (an agent host), checked, or ``None``.
+
+    A stored override was checked when it was set; one that no longer parses (it cannot,
+    short of a hand-edited row) counts as none rather than failing a conversation."""
+    if user_id is None:
+        return None
+    stored = HostOverride.objects.filter(user_id=user_id).values_list("override", flat=True)
+    value = stored.first()
+    if value is None:
+        return None
+    try:
+        return override_valid(value)
+    except ValueError:
+        return None
+
+
+def agent_host_id(username: str) -> int:
+    """The user id of the agent host ``username``; :class:`AgentHostNotFound` for a user
+    outside the "Agent hosts" group (or no user)."""
+    user_model = get_user_model()
+    found = (
+        user_model._default_manager.filter(
+            groups__name=AGENT_HOSTS_GROUP, **{user_model.USERNAME_FIELD: username}
+        )
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if found is None:
+        raise AgentHostNotFound(username)
+    return int(found)
+
+
+def host_override_state(username: str) -> HostOverrideState:
+    """The agent host's instance override as stored, with who set it and when."""
+    user_id = agent_host_id(username)
+    row = HostOverride.objects.select_related("updated_by").filter(user_id=user_id).first()
+    if row is None:
+        return HostOverrideState(username=username)
+    return HostOverrideState(
+        username=username,
+        override=row.override,
+        updated_at=row.updated_at,
+        updated_by=row.updated_by.get_username() if row.updated_by else None,
+    )
