@@ -6,7 +6,8 @@
 * :class:`ConversationPrompt` is the system prompt a conversation's first turn froze
   (or its last ``construct``/``compact`` replaced), byte for byte, with its SHA-256, and
   its owner: the user whose call created it (see :mod:`sysprompt.prompts.selectors` for who may
-  see and change it).
+  see and change it). Beside it, the host context it was built for (provider, tools,
+  variables, thread override) and the fragment versions it used.
 
 Writes go through :mod:`sysprompt.prompts.services`; reads through
 :mod:`sysprompt.prompts.selectors`.
@@ -37,6 +38,11 @@ class TemplateVersion(models.Model):
         editable=False,
     )
     created_at = models.DateTimeField(editable=False)
+    compress = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="Compress the text before it is parsed (outside fenced code blocks).",
+    )
 
     class Meta:
         ordering = ["-number"]
@@ -91,6 +97,22 @@ class ConversationPrompt(models.Model):
             "The user whose call created it; empty for rows stored before conversations "
             "had owners (or whose owner was deleted): only prompt authors see those."
         ),
+    )
+
+    provider = models.CharField(max_length=MODEL_MAX_LENGTH, blank=True)
+    tools = models.JSONField(default=list, blank=True, help_text="The tools the host listed.")
+    variables = models.JSONField(
+        default=dict, blank=True, help_text="The host-supplied values of var: variables."
+    )
+    override = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The thread override given at construction; applied again at compaction.",
+    )
+    fragments_used = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Which version of which fragment variant the prompt was built from.",
     )
 
     class Meta:

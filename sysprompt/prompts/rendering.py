@@ -9,6 +9,7 @@ every referenced variable, capped for display.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from django.utils import timezone
 
 from sysprompt.conf import resolver_options
 from sysprompt.errors import InvalidInput
+from sysprompt.library.selectors import host_override, library_source
+from sysprompt.library.validation import override_valid
 from sysprompt.prompts.apps import PromptsConfig
 from sysprompt.prompts.diffs import Diff, text_diff
 from sysprompt.prompts.models import ConversationPrompt
@@ -30,8 +33,22 @@ from sysprompt.prompts.selectors import (
     conversation_prompt_visible,
     template_current,
 )
-from sysprompt.prompts.validation import CheckedCwd, conversation_id_check, cwd_check
+from sysprompt.prompts.validation import (
+    CheckedCwd,
+    HostContext,
+    conversation_id_check,
+    cwd_check,
+    preset_check,
+)
 from sysprompt_core import template as engine
+from sysprompt_core.library import (
+    FragmentUse,
+    Override,
+    choose_variant,
+    compress,
+    layered_prompt,
+    library_lint,
+)
 from sysprompt_core.variables import (
     Missing,
     ResolveContext,
@@ -48,9 +65,17 @@ def parsed_template(source: str) -> engine.Template:
     return config.parsed_templates.get(source)
 
 
+NO_HOST = HostContext()
+
+
 @dataclass(frozen=True)
 class Rendered:
-    """A prompt rendered for a conversation: what construct stores, what preview shows."""
+    """A prompt rendered for a conversation: what construct stores, what preview shows.
+
+    ``prompt`` is the rendered root template with the instance and thread overrides
+    layered on (what is frozen); ``host`` the context it was rendered for;
+    ``fragments_used`` which variant of which fragment it used, in first-use order.
+    """
 
     prompt: str | None
     sha256: str | None
@@ -59,6 +84,8 @@ class Rendered:
     model: str
     rendered_at: datetime
     values: dict[str, Value]
+    host: HostContext = NO_HOST
+    fragments_used: tuple[FragmentUse, ...] = ()
 
 
 def prompt_render(
@@ -68,8 +95,11 @@ def prompt_render(
     conversation_id: str | None = None,
     template: CurrentTemplate | None = None,
     resolve_all: bool = False,
+    host: HostContext = NO_HOST,
+    instance: Override | None = None,
 ) -> Rendered:
-    """Render ``template`` (default: the current one) for a conversation in ``cwd``.
+    """Render ``template`` (default: the current one) for a conversation in ``cwd``,
+    with the host's context, then layer the ``instance`` and the thread override on it.
 
     ``cwd`` is what :func:`cwd_check` returned (a plain string is checked here): the
     resolvers work in its checked real path. Only what the rendering reaches is
@@ -80,35 +110,103 @@ def prompt_render(
     checked = cwd if isinstance(cwd, CheckedCwd) else cwd_check(cwd)
     chosen = template_current() if template is None else template
     now = timezone.now()
-    context = ResolveContext(
-        cwd=str(checked),
-        model=model or None,
-        conversation_id=conversation_id,
-        now=now,
-        options=resolver_options(),
-        directory=checked.real,
-    )
-    resolution = resolve_prompt(parsed_template(chosen.text), context, default_registry())
+    context = _context(checked, model, conversation_id, now, host)
+    source = compress(chosen.text) if chosen.compress else chosen.text
+    resolution = resolve_prompt(parsed_template(source), context, default_registry())
     values = resolution.values.resolve_all() if resolve_all else resolution.values.looked_up()
-    prompt = resolution.prompt
-    digest = None if prompt is None else hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+    layered = layered_prompt(
+        resolution.prompt, [instance, host.override], context, default_registry()
+    )
+    prompt = layered.prompt
     return Rendered(
         prompt=prompt,
-        sha256=digest,
+        sha256=prompt_sha256(prompt),
         template=chosen,
         cwd=str(checked),
         model=model,
         rendered_at=now,
         values=values,
+        host=host,
+        fragments_used=tuple(dict.fromkeys((*resolution.fragments_used, *layered.used))),
+    )
+
+
+def prompt_sha256(prompt: str | None) -> str | None:
+    """The SHA-256 of a prompt's UTF-8 bytes (None for no prompt)."""
+    return None if prompt is None else hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+
+def _context(
+    cwd: CheckedCwd, model: str, conversation_id: str | None, now: datetime, host: HostContext
+) -> ResolveContext:
+    return ResolveContext(
+        cwd=str(cwd),
+        model=model or None,
+        conversation_id=conversation_id,
+        now=now,
+        options=resolver_options(),
+        directory=cwd.real,
+        provider=host.provider or None,
+        tools=frozenset(host.tools or ()),
+        variables=host.variables or {},
+        library=library_source(),
     )
 
 
 @dataclass(frozen=True)
+class CallAnswer:
+    """A turn's prompt with a call override layered on: for this answer only."""
+
+    prompt: str | None
+    sha256: str | None
+
+
+def call_override_apply(
+    *,
+    stored: str | None,
+    call: Override,
+    cwd: str,
+    model: str = "",
+    conversation_id: str | None = None,
+    host: HostContext = NO_HOST,
+) -> CallAnswer:
+    """``stored`` (the frozen prompt) with ``call`` merged on; nothing is stored. A
+    preset is rendered for the request's context, like any other layer."""
+    checked = cwd if isinstance(cwd, CheckedCwd) else cwd_check(cwd)
+    context = _context(checked, model, conversation_id, timezone.now(), host)
+    prompt = layered_prompt(stored, [call], context, default_registry()).prompt
+    return CallAnswer(prompt=prompt, sha256=prompt_sha256(prompt))
+
+
+@dataclass(frozen=True)
+class Compression:
+    """What compression did to a source text: characters and estimated tokens."""
+
+    chars_before: int
+    chars_after: int
+
+    @property
+    def tokens_before(self) -> int:
+        return estimated_tokens(self.chars_before)
+
+    @property
+    def tokens_after(self) -> int:
+        return estimated_tokens(self.chars_after)
+
+
+def estimated_tokens(chars: int) -> int:
+    """About four characters per token, as the providers' own rule of thumb has it."""
+    return -(-chars // 4)
+
+
+@dataclass(frozen=True)
 class Preview:
-    """What the editor shows: the prompt construct would store, lint, every value."""
+    """What the editor shows: the prompt construct would store, lint, every value,
+    and, for a text with ``compress`` on, what compression did."""
 
     rendered: Rendered
     diagnostics: list[engine.Diagnostic]
+    compression: Compression | None = None
 
 
 # What a preview shows of the values: each at most this many characters, all of them
@@ -157,29 +255,94 @@ def template_preview(
     model: str = "",
     conversation_id: str | None = None,
     template: str | None = None,
+    compress_template: bool = False,
+    fragment: str | None = None,
+    host: HostContext = NO_HOST,
 ) -> Preview:
-    """Render ``template`` (default: the current one) exactly as construct would.
+    """Render ``template`` (default: the current one) exactly as construct would, with
+    the host context and its thread override (no agent host's instance override: the
+    preview is nobody's conversation).
 
+    With ``fragment``, the fragment's variant for the provider and model is rendered
+    instead, as it would be where a template includes it (overrides are not applied).
     Every referenced variable is resolved so the editor can show its value; nothing
-    is stored.
+    is stored. :class:`InvalidInput` names a fragment that does not exist.
     """
     cwd = cwd_check(cwd)
     if conversation_id is not None:
         conversation_id_check(conversation_id)
-    chosen = template_current() if template is None else _draft(template)
+    preset_check(host.override, "override")
+    if fragment is not None:
+        chosen, used = _fragment_template(fragment, host, model)
+        host = HostContext(provider=host.provider, tools=host.tools, variables=host.variables)
+    elif template is None:
+        chosen, used = template_current(), None
+    else:
+        chosen, used = _draft(template, compress_template), None
     rendered = prompt_render(
-        cwd=cwd, model=model, conversation_id=conversation_id, template=chosen, resolve_all=True
+        cwd=cwd,
+        model=model,
+        conversation_id=conversation_id,
+        template=chosen,
+        resolve_all=True,
+        host=host,
     )
-    return Preview(rendered=rendered, diagnostics=template_lint(chosen.text))
+    if used is not None:
+        fragments = tuple(dict.fromkeys((used, *rendered.fragments_used)))
+        rendered = dataclasses.replace(rendered, fragments_used=fragments)
+    diagnostics = template_lint(
+        chosen.text, name=fragment, provider=host.provider, model=model or None
+    )
+    compression = (
+        Compression(len(chosen.text), len(compress(chosen.text))) if chosen.compress else None
+    )
+    return Preview(rendered=rendered, diagnostics=diagnostics, compression=compression)
 
 
-def template_lint(text: str) -> list[engine.Diagnostic]:
-    """``lint`` with the registered variable types and names as its vocabulary."""
-    return engine.lint(text, default_registry().vocabulary())
+def _fragment_template(
+    name: str, host: HostContext, model: str
+) -> tuple[CurrentTemplate, FragmentUse]:
+    variants = library_source().variants(name)
+    key = choose_variant(variants.keys(), host.provider, model or None)
+    if key is None:
+        raise InvalidInput(
+            "fragment", f"There is no fragment {name!r} for this provider and model."
+        )
+    variant = variants[key]
+    template = CurrentTemplate(
+        text=variant.text,
+        version=variant.version,
+        updated_at=None,
+        author=None,
+        compress=variant.compress,
+    )
+    return template, FragmentUse.of(variant)
 
 
-def _draft(text: str) -> CurrentTemplate:
-    return CurrentTemplate(text=text, version=0, updated_at=None, author=None)
+def template_lint(
+    text: str,
+    *,
+    name: str | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+) -> list[engine.Diagnostic]:
+    """Lint with the registered variable types and names and the library's fragments
+    as its vocabulary, and the include cycles and depths of the fragments it reaches for
+    ``provider`` and ``model`` (``name``: the text is that fragment's)."""
+    return library_lint(
+        text,
+        library=library_source(),
+        provider=provider,
+        model=model,
+        registry=default_registry(),
+        name=name,
+    )
+
+
+def _draft(text: str, compress_text: bool = False) -> CurrentTemplate:
+    return CurrentTemplate(
+        text=text, version=0, updated_at=None, author=None, compress=compress_text
+    )
 
 
 @dataclass(frozen=True)
@@ -201,8 +364,32 @@ def conversation_compaction_preview(conversation_id: str, *, user: Actor) -> Com
     return compaction_preview(stored)
 
 
+def stored_host(stored: ConversationPrompt) -> HostContext:
+    """The host context a conversation was constructed with, as stored (checked again:
+    a preset may have been deleted since; it then no longer applies)."""
+    source = library_source()
+    try:
+        override = override_valid(stored.override, "override", source)
+    except InvalidInput:
+        override = None
+    return HostContext(
+        provider=stored.provider or None,
+        tools=tuple(stored.tools or ()),
+        variables=dict(stored.variables or {}),
+        override=override,
+        override_json=stored.override,
+        override_given=stored.override is not None,
+    )
+
+
+def instance_override(owner_id: int | None) -> Override | None:
+    """The instance override of the agent host that owns a conversation, if any."""
+    return None if owner_id is None else host_override(owner_id)
+
+
 def compaction_preview(stored: ConversationPrompt) -> CompactionPreview:
-    """Render the current template for ``stored``'s cwd and model; persist nothing.
+    """Render the current template for ``stored``'s cwd, model and host context, with
+    its owner's instance override; persist nothing.
 
     Checks no permission: callers go through :func:`conversation_compaction_preview`.
     """
@@ -211,7 +398,13 @@ def compaction_preview(stored: ConversationPrompt) -> CompactionPreview:
     except InvalidInput as exc:
         return CompactionPreview(stored=stored, fresh=None, problem=exc.message, diff=None)
     try:
-        fresh = prompt_render(cwd=cwd, model=stored.model, conversation_id=stored.conversation_id)
+        fresh = prompt_render(
+            cwd=cwd,
+            model=stored.model,
+            conversation_id=stored.conversation_id,
+            host=stored_host(stored),
+            instance=instance_override(stored.owner_id),
+        )
     except engine.PromptTooLarge as exc:
         return CompactionPreview(stored=stored, fresh=None, problem=str(exc), diff=None)
     diff = text_diff(stored.system_prompt, fresh.prompt)

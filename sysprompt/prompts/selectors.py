@@ -11,14 +11,15 @@ it (:class:`~sysprompt.errors.ConversationForbidden`).
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from django.contrib.auth.models import AnonymousUser, PermissionsMixin
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Field, JSONField, QuerySet
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import ConversationForbidden, ConversationNotFound
@@ -39,6 +40,7 @@ class CurrentTemplate:
     version: int
     updated_at: datetime | None
     author: str | None
+    compress: bool = False
 
     @property
     def is_default(self) -> bool:
@@ -68,6 +70,7 @@ def template_of(version: TemplateVersion) -> CurrentTemplate:
         version=version.number,
         updated_at=version.created_at,
         author=version.author.get_username() if version.author else None,
+        compress=version.compress,
     )
 
 
@@ -109,11 +112,17 @@ def conversation_prompt_get(conversation_id: str) -> ConversationPrompt | None:
     if row is None:
         return None
     # SQLite gives naive datetimes (the ORM would make them aware); PostgreSQL aware ones.
-    values = [
-        value.replace(tzinfo=UTC) if isinstance(value, datetime) and value.tzinfo is None else value
-        for value in row
-    ]
+    # JSON columns come as text (both backends, as Django sets them up): the field decodes.
+    values = [_from_db(field, value) for field, value in zip(fields, row, strict=True)]
     return ConversationPrompt.from_db(connection.alias, [f.attname for f in fields], values)
+
+
+def _from_db(field: Field[Any, Any], value: object) -> object:
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    if isinstance(field, JSONField) and isinstance(value, str):
+        return json.loads(value, cls=field.decoder)
+    return value
 
 
 Actor: TypeAlias = PermissionsMixin | AnonymousUser

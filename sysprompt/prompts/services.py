@@ -6,6 +6,7 @@ Keyword-only, typed, atomic; they validate first (``validation``), check who may
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,15 @@ from sysprompt.conf import app_settings
 from sysprompt.errors import PreconditionFailed
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from sysprompt.prompts.permissions import CONVERSATION_DELETE_PERMISSION
-from sysprompt.prompts.rendering import Rendered, prompt_render
+from sysprompt.prompts.rendering import (
+    NO_HOST,
+    CallAnswer,
+    Rendered,
+    call_override_apply,
+    instance_override,
+    prompt_render,
+    stored_host,
+)
 from sysprompt.prompts.selectors import (
     Actor,
     ConversationAction,
@@ -29,7 +38,14 @@ from sysprompt.prompts.selectors import (
     conversation_prompt_get,
     template_current,
 )
-from sysprompt.prompts.validation import conversation_id_check, cwd_check, template_size_check
+from sysprompt.prompts.validation import (
+    CheckedCwd,
+    HostContext,
+    conversation_id_check,
+    cwd_check,
+    preset_check,
+    template_size_check,
+)
 
 _SAVE_ATTEMPTS = 1000
 
@@ -37,10 +53,12 @@ _SAVE_ATTEMPTS = 1000
 def template_save(
     *,
     text: str,
+    compress: bool = False,
     author: AbstractBaseUser | AnonymousUser | None = None,
     if_match: Sequence[str] | None = None,
 ) -> TemplateVersion:
-    """Add ``text`` as the newest template version, byte for byte.
+    """Add ``text`` as the newest template version, byte for byte, with its ``compress``
+    setting (the source is compressed before it is parsed; the text stays as written).
 
     ``if_match`` holds entity tags (or ``"*"``) from the caller's ``If-Match``: unless
     one of them names the current version, :class:`PreconditionFailed` is raised and
@@ -49,7 +67,9 @@ def template_save(
     template_size_check(text)
     for _ in range(_SAVE_ATTEMPTS):
         try:
-            return _template_version_add(text=text, author=author, if_match=if_match)
+            return _template_version_add(
+                text=text, compress=compress, author=author, if_match=if_match
+            )
         except IntegrityError:
             # Another writer took the number we read as next, so every lost attempt is
             # someone else's saved version: the writers as a whole always progress.
@@ -60,7 +80,11 @@ def template_save(
 
 @transaction.atomic
 def _template_version_add(
-    *, text: str, author: AbstractBaseUser | AnonymousUser | None, if_match: Sequence[str] | None
+    *,
+    text: str,
+    compress: bool,
+    author: AbstractBaseUser | AnonymousUser | None,
+    if_match: Sequence[str] | None,
 ) -> TemplateVersion:
     current = template_current()
     if if_match is not None and not _etag_matches(if_match, current):
@@ -68,6 +92,7 @@ def _template_version_add(
     return TemplateVersion.objects.create(
         number=current.version + 1,
         text=text,
+        compress=compress,
         author_id=None if author is None else author.pk,
         created_at=timezone.now(),
     )
@@ -79,17 +104,26 @@ def _etag_matches(tags: Sequence[str], current: CurrentTemplate) -> bool:
 
 @dataclass(frozen=True)
 class Stored:
-    """A stored conversation prompt and whether this call created its row."""
+    """A stored conversation prompt and whether this call created its row; ``call`` is
+    the answer with a call override layered on, when the request gave one."""
 
     prompt: ConversationPrompt
     created: bool
+    call: CallAnswer | None = None
 
 
 def conversation_prompt_resolve(
-    *, conversation_id: str, cwd: str, model: str = "", user: Actor
+    *,
+    conversation_id: str,
+    cwd: str,
+    model: str = "",
+    user: Actor,
+    host: HostContext = NO_HOST,
 ) -> Stored:
     """The turn's system prompt: the stored one, byte for byte, or on the first turn a
-    freshly constructed one, stored with ``user`` as its owner.
+    freshly constructed one (for ``host``'s context, with ``user``'s instance override
+    and the thread override), stored with ``user`` as its owner. A call override in
+    ``host`` is layered onto the answer (``Stored.call``) and never stored.
 
     A later turn reads one row and writes nothing (and, for the owner, runs no other
     query). Concurrent first turns may each render, but exactly one row is stored and
@@ -98,11 +132,38 @@ def conversation_prompt_resolve(
     ids are unique across users.
     """
     conversation_id = conversation_id_check(conversation_id)
-    cwd = cwd_check(cwd)
+    checked = cwd_check(cwd)
+    preset_check(host.call_override, "call_override")  # a call override is this call's work
+    stored = _resolved(
+        conversation_id=conversation_id, cwd=checked, model=model, user=user, host=host
+    )
+    if host.call_override is None:
+        return stored
+    call = call_override_apply(
+        stored=stored.prompt.system_prompt,
+        call=host.call_override,
+        cwd=checked,
+        model=model,
+        conversation_id=conversation_id,
+        host=host,
+    )
+    return dataclasses.replace(stored, call=call)
+
+
+def _resolved(
+    *, conversation_id: str, cwd: CheckedCwd, model: str, user: Actor, host: HostContext
+) -> Stored:
     stored = conversation_prompt_get(conversation_id)
     if stored is not None:
         return Stored(prompt=_readable(stored, user), created=False)
-    rendered = prompt_render(cwd=cwd, model=model, conversation_id=conversation_id)
+    preset_check(host.override, "override")
+    rendered = prompt_render(
+        cwd=cwd,
+        model=model,
+        conversation_id=conversation_id,
+        host=host,
+        instance=instance_override(user.pk),
+    )
     try:
         with transaction.atomic():
             row = ConversationPrompt.objects.create(
@@ -114,8 +175,8 @@ def conversation_prompt_resolve(
     except IntegrityError:
         winner = conversation_prompt_get(conversation_id)
         if winner is None:  # created and deleted again in between: try once more
-            return conversation_prompt_resolve(
-                conversation_id=conversation_id, cwd=cwd, model=model, user=user
+            return _resolved(
+                conversation_id=conversation_id, cwd=cwd, model=model, user=user, host=host
             )
         return Stored(prompt=_readable(winner, user), created=False)
     return Stored(prompt=row, created=True)
@@ -126,9 +187,18 @@ def _readable(prompt: ConversationPrompt, user: Actor) -> ConversationPrompt:
 
 
 def conversation_prompt_construct(
-    *, conversation_id: str, cwd: str, model: str = "", user: Actor
+    *,
+    conversation_id: str,
+    cwd: str,
+    model: str = "",
+    user: Actor,
+    host: HostContext = NO_HOST,
 ) -> Stored:
     """Render the current template afresh and store it, replacing any stored prompt.
+
+    ``host`` gives the context; what it leaves out of a stored conversation's context
+    (provider, tools, variables, thread override) is kept from what was stored. The
+    instance override is the conversation owner's (``user``'s for a new one).
 
     A new conversation gets ``user`` as its owner. Someone else's conversation keeps its
     owner and needs the change permission: without it nothing is rendered and
@@ -136,17 +206,28 @@ def conversation_prompt_construct(
     :class:`~sysprompt.prompts.selectors.ConversationForbidden` (may see it) is raised.
     """
     conversation_id = conversation_id_check(conversation_id)
-    _changeable(conversation_id, user)
-    cwd = cwd_check(cwd)
-    rendered = prompt_render(cwd=cwd, model=model, conversation_id=conversation_id)
+    stored = _changeable(conversation_id, user)
+    checked = cwd_check(cwd)
+    if host.override_given:
+        preset_check(host.override, "override")
+    owner_id = user.pk if stored is None else stored.owner_id
+    rendered = prompt_render(
+        cwd=checked,
+        model=model,
+        conversation_id=conversation_id,
+        host=host if stored is None else host.over(stored_host(stored)),
+        instance=instance_override(owner_id),
+    )
     return _conversation_prompt_store(conversation_id=conversation_id, rendered=rendered, user=user)
 
 
-def _changeable(conversation_id: str, user: Actor) -> None:
-    """Refuse, before anything is rendered, a stored conversation ``user`` may not change."""
+def _changeable(conversation_id: str, user: Actor) -> ConversationPrompt | None:
+    """Refuse, before anything is rendered, a stored conversation ``user`` may not change;
+    the stored row, or None."""
     stored = conversation_prompt_get(conversation_id)
     if stored is not None:
         conversation_check(stored, user=user, action=ConversationAction.CHANGE)
+    return stored
 
 
 @transaction.atomic
@@ -178,14 +259,19 @@ class Compacted:
 
 
 def conversation_prompt_compact(
-    *, conversation_id: str, cwd: str, model: str = "", user: Actor
+    *,
+    conversation_id: str,
+    cwd: str,
+    model: str = "",
+    user: Actor,
+    host: HostContext = NO_HOST,
 ) -> Compacted:
     """Construct afresh (the same rules as :func:`conversation_prompt_construct`); the
     compaction turn's prompt is the fresh prompt + ``"\\n\\n"`` + the compaction
     instructions (the instructions alone when the fresh prompt is None). The stored
     prompt never holds the instructions."""
     stored = conversation_prompt_construct(
-        conversation_id=conversation_id, cwd=cwd, model=model, user=user
+        conversation_id=conversation_id, cwd=cwd, model=model, user=user, host=host
     )
     instructions = app_settings().compaction_instructions
     parts = [part for part in (stored.prompt.system_prompt, instructions) if part]
@@ -232,4 +318,9 @@ def _stored_fields(rendered: Rendered) -> dict[str, Any]:
         "cwd": rendered.cwd,
         "model": rendered.model,
         "constructed_at": rendered.rendered_at,
+        "provider": rendered.host.provider or "",
+        "tools": list(rendered.host.tools or ()),
+        "variables": dict(rendered.host.variables or {}),
+        "override": rendered.host.override_json if rendered.host.override_given else None,
+        "fragments_used": [use.as_dict() for use in rendered.fragments_used],
     }

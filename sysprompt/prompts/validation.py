@@ -1,8 +1,8 @@
 """Input checks: what the API and the editor pass in, checked before anything is read.
 
 Each check returns the value it accepts (``cwd_check`` with the real path of the
-directory it opened) or raises :class:`~sysprompt.errors.InvalidInput` or
-:class:`~sysprompt.errors.TemplateTooLarge`.
+directory it opened, ``host_context_check`` a :class:`HostContext`) or raises
+:class:`~sysprompt.errors.InvalidInput` or :class:`~sysprompt.errors.TemplateTooLarge`.
 """
 
 from __future__ import annotations
@@ -10,10 +10,22 @@ from __future__ import annotations
 import errno
 import os
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, TemplateTooLarge
-from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CONVERSATION_ID_PATTERN
+from sysprompt.library.selectors import library_source
+from sysprompt.library.validation import override_valid
+from sysprompt_core.errors import InvalidOverride
+from sysprompt_core.library import Override, check_variables, is_variable_name
+from sysprompt_core.limits import (
+    CONVERSATION_ID_MAX_LENGTH,
+    CONVERSATION_ID_PATTERN,
+    HOST_TOOLS_MAX_COUNT,
+    HOST_VARIABLE_NAME_MAX_LENGTH,
+    MODEL_MAX_LENGTH,
+)
 from sysprompt_core.paths import directory_real_path, is_inside, real_roots
 
 CONVERSATION_ID = re.compile(CONVERSATION_ID_PATTERN)
@@ -85,3 +97,115 @@ def cwd_check(cwd: str) -> CheckedCwd:
     if not any(is_inside(real, root) for root in roots):
         raise outside
     return CheckedCwd(os.path.normpath(cwd), real)
+
+
+_NOT_GIVEN: Any = object()
+
+
+@dataclass(frozen=True)
+class HostContext:
+    """What an agent host said about a conversation besides its cwd and model.
+
+    ``None`` (or ``override_given`` false) means the field was not given: a construct
+    or compact of a stored conversation then keeps what was stored (see
+    :func:`HostContext.over`). ``override`` and ``call_override`` are checked;
+    ``override_json`` is the thread override as given, which is what is stored.
+    """
+
+    provider: str | None = None
+    tools: tuple[str, ...] | None = None
+    variables: dict[str, str] | None = None
+    override: Override | None = None
+    override_json: object = None
+    override_given: bool = False
+    call_override: Override | None = None
+
+    def over(self, stored: HostContext) -> HostContext:
+        """This context with every field it does not give taken from ``stored``."""
+        given_override = self.override_given
+        return HostContext(
+            provider=self.provider if self.provider is not None else stored.provider,
+            tools=self.tools if self.tools is not None else stored.tools,
+            variables=self.variables if self.variables is not None else stored.variables,
+            override=self.override if given_override else stored.override,
+            override_json=self.override_json if given_override else stored.override_json,
+            override_given=given_override or stored.override_given,
+            call_override=self.call_override,
+        )
+
+
+def host_context_check(
+    *,
+    provider: object = None,
+    tools: object = None,
+    variables: object = None,
+    override: object = _NOT_GIVEN,
+    call_override: object = None,
+) -> HostContext:
+    """The host context of a request, checked field by field (:class:`InvalidInput`
+    names the field): ``provider`` a string of at most 200 characters, ``tools`` at most
+    200 names, ``variables`` at most 200 names → values of at most 64 KiB, the overrides
+    in one of the forms of :func:`sysprompt_core.library.parse_override`. Leaving
+    ``override`` out is not the same as giving ``null``: the first keeps a stored
+    conversation's thread override, the second removes it.
+
+    Nothing is read here: whether a preset exists is checked (:func:`preset_check`)
+    only where the override is used, so a later turn that repeats the thread override
+    of its first turn still reads one row, even if that preset is gone by now."""
+    override_given = override is not _NOT_GIVEN
+    return HostContext(
+        provider=_provider_check(provider),
+        tools=_tools_check(tools),
+        variables=None if variables is None else _variables_check(variables),
+        override=override_valid(override, "override") if override_given else None,
+        override_json=override if override_given else None,
+        override_given=override_given,
+        call_override=override_valid(call_override, "call_override"),
+    )
+
+
+def preset_check(override: Override | None, field: str) -> None:
+    """Refuse (:class:`InvalidInput` naming ``<field>.preset``) an override whose preset
+    is not a fragment of the library."""
+    if override is not None and override.preset is not None:
+        override_valid({"preset": override.preset}, field, library_source())
+
+
+def _provider_check(provider: object) -> str | None:
+    if provider is None:
+        return None
+    if not isinstance(provider, str) or len(provider) > MODEL_MAX_LENGTH:
+        raise InvalidInput(
+            "provider",
+            f"the provider is a name of at most {MODEL_MAX_LENGTH} characters, "
+            "such as 'anthropic' or 'openai'.",
+        )
+    return provider
+
+
+def _tools_check(tools: object) -> tuple[str, ...] | None:
+    if tools is None:
+        return None
+    if not isinstance(tools, list | tuple):
+        raise InvalidInput("tools", "tools are a list of tool names, such as ['shell', 'grep'].")
+    if len(tools) > HOST_TOOLS_MAX_COUNT:
+        raise InvalidInput(
+            "tools", f"{len(tools):,} tools given; at most {HOST_TOOLS_MAX_COUNT} are allowed."
+        )
+    for tool in tools:
+        if not isinstance(tool, str) or len(tool) > HOST_VARIABLE_NAME_MAX_LENGTH:
+            raise InvalidInput("tools", f"a tool name is a string; got {tool!r:.60}.")
+        if not is_variable_name(tool):
+            raise InvalidInput(
+                "tools",
+                f"{tool!r:.60} cannot be a tool name: it must be what may follow 'tool:' "
+                "in a tag (no '[', ']' or line break, no space at either end).",
+            )
+    return tuple(dict.fromkeys(tools))
+
+
+def _variables_check(variables: object) -> dict[str, str]:
+    try:
+        return check_variables(variables, "variables")
+    except InvalidOverride as exc:
+        raise InvalidInput(exc.field, exc.message) from None

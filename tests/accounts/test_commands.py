@@ -24,6 +24,8 @@ from rest_framework.authtoken.models import Token
 from sysprompt.accounts.services import AGENT_HOSTS_GROUP, PROMPT_AUTHORS_GROUP
 from sysprompt.prompts import selectors, services
 
+pytestmark = pytest.mark.django_db  # render_prompt reads the library
+
 REPO = Path(__file__).resolve().parents[2]
 DIAGNOSTIC = re.compile(r"^\d+:\d+: (error|warning): \S.*$")
 
@@ -479,6 +481,7 @@ def test_render_prompt_refuses_when_template_unreadable(
 def test_render_prompt_cli_writes_exact_bytes_when_run(tmp_path: Path) -> None:
     template = _template(tmp_path, "é [prompt:model]")
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'unmigrated.sqlite3'}"
 
     result = subprocess.run(
         [sys.executable, "manage.py", "render_prompt", "--cwd", str(tmp_path)]
@@ -492,3 +495,4 @@ def test_render_prompt_cli_writes_exact_bytes_when_run(tmp_path: Path) -> None:
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "é m".encode()
+    assert b"the library cannot be read" in result.stderr

@@ -9,14 +9,17 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from sysprompt.conf import app_settings, resolver_options
+from sysprompt.library.selectors import DatabaseSource, library_source
 from sysprompt.prompts import selectors
-from sysprompt_core.template import Diagnostic, compile, lint
+from sysprompt_core.library import compress, library_lint
+from sysprompt_core.template import Diagnostic, compile
 from sysprompt_core.variables import ResolveContext, default_registry, resolve_prompt
 
 
 class Command(BaseCommand):
     help = (
-        "Print the system prompt a template resolves to for a conversation in --cwd: the "
+        "Print the system prompt a template resolves to for a conversation in --cwd (with "
+        "the library's fragments, and --provider, --tool and --var as a host gives them): the "
         "saved current template (the built-in default when none is saved), --template FILE "
         "or --default-template. Lint diagnostics go to stderr; the prompt goes to stdout "
         "exactly as resolved (nothing at all when there is no prompt)."
@@ -26,6 +29,17 @@ class Command(BaseCommand):
         parser.add_argument("--cwd", required=True, help="the conversation's working directory")
         parser.add_argument("--model", help="the model name ([prompt:model])")
         parser.add_argument("--conversation-id", help="the conversation id")
+        parser.add_argument("--provider", help="the provider ([prompt:provider], variants)")
+        parser.add_argument(
+            "--tool", action="append", default=[], metavar="NAME", help="an enabled tool"
+        )
+        parser.add_argument(
+            "--var",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="a host-supplied value for [var:NAME]",
+        )
         which = parser.add_mutually_exclusive_group()
         which.add_argument(
             "--template",
@@ -40,18 +54,46 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         cwd = _directory(options["cwd"])
-        source = _template_source(options["template"], default=options["default_template"])
-        for diagnostic in lint(source, default_registry().vocabulary()):
+        source, compressed = _template_source(
+            options["template"], default=options["default_template"]
+        )
+        library = self._library()
+        for diagnostic in library_lint(
+            source,
+            library=library,
+            provider=options["provider"],
+            model=options["model"],
+            registry=default_registry(),
+        ):
             self.stderr.write(_format(diagnostic))
         context = ResolveContext(
             cwd=cwd,
             model=options["model"],
             conversation_id=options["conversation_id"],
             options=resolver_options(),
+            provider=options["provider"],
+            tools=frozenset(options["tool"]),
+            variables=_variables(options["var"]),
+            library=library,
         )
-        prompt = resolve_prompt(compile(source), context).prompt
+        text = compress(source) if compressed else source
+        prompt = resolve_prompt(compile(text), context, default_registry()).prompt
         if prompt is not None:
             self.stdout.write(prompt, ending="")
+
+    def _library(self) -> DatabaseSource | None:
+        """The library, or None (with a warning) when the database cannot be read: a
+        ``--template`` file then still renders, with no fragments."""
+        library = library_source()
+        try:
+            library.names()
+        except DatabaseError as error:
+            self.stderr.write(
+                f"warning: the library cannot be read ({error}); fragments do not exist. "
+                "Run `manage.py migrate`."
+            )
+            return None
+        return library
 
 
 def _directory(path: str) -> str:
@@ -60,22 +102,34 @@ def _directory(path: str) -> str:
     return os.path.abspath(path)
 
 
-def _template_source(path: str | None, *, default: bool) -> str:
+def _variables(pairs: list[str]) -> dict[str, str]:
+    variables: dict[str, str] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name:
+            raise CommandError(f"--var {pair!r} is not NAME=VALUE.")
+        variables[name] = value
+    return variables
+
+
+def _template_source(path: str | None, *, default: bool) -> tuple[str, bool]:
+    """The template's text, and whether it is compressed before parsing."""
     if default:
-        return app_settings().default_template
+        return app_settings().default_template, False
     if path is None:
         return _saved_template()
     try:
         with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
+            return handle.read(), False
     except (OSError, UnicodeDecodeError) as error:
         raise CommandError(f"Cannot read template {path!r}: {error}") from error
 
 
-def _saved_template() -> str:
+def _saved_template() -> tuple[str, bool]:
     """The current template, as new conversations get it; the default when none is saved."""
     try:
-        return selectors.template_current().text
+        current = selectors.template_current()
+        return current.text, current.compress
     except DatabaseError as error:
         raise CommandError(
             f"Cannot read the saved template from the database ({error}); run "
