@@ -53,7 +53,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "csp",
     "axes",
+    "sysprompt.library.apps.LibraryConfig",
     "sysprompt.prompts.apps.PromptsConfig",
+    "sysprompt.transfer.apps.TransferConfig",
     "sysprompt.accounts.apps.AccountsConfig",
     "sysprompt.editor.apps.EditorConfig",
 ]

@@ -32,3 +32,25 @@ class CanEditTemplate(BasePermission):
         if request.method in SAFE_METHODS:
             return True
         return bool(request.user and request.user.has_perm(TEMPLATE_EDIT_PERMISSION))
+
+
+class CanEditLibrary(CanEditTemplate):
+    """Reads for every user; changing the library (fragments, import) needs the
+    template's change permission, as a fragment is part of every prompt it reaches."""
+
+    message = (
+        "Changing the prompt library needs the 'Can change template version' permission "
+        f"({TEMPLATE_EDIT_PERMISSION}); this user may read the library and preview."
+    )
+
+
+class IsPromptAuthor(BasePermission):
+    """Only prompt authors (the template's change permission), for reads too."""
+
+    message = (
+        "An agent host's override is for prompt authors: it needs the 'Can change "
+        f"template version' permission ({TEMPLATE_EDIT_PERMISSION})."
+    )
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return bool(request.user and request.user.has_perm(TEMPLATE_EDIT_PERMISSION))

@@ -20,13 +20,17 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from sysprompt.errors import (
+    AgentHostNotFound,
     BodyTooLarge,
     ConversationForbidden,
     ConversationNotFound,
+    FragmentNotFound,
     InvalidInput,
     PreconditionFailed,
     TemplateTooLarge,
+    VariantConflict,
 )
+from sysprompt.transfer.services import ExportImpossible
 from sysprompt_core.template import PromptTooLarge
 
 logger = logging.getLogger("sysprompt.api")
@@ -48,7 +52,11 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (ConversationForbidden, status.HTTP_403_FORBIDDEN),
     # 404 whether absent or someone else's: the same answer, so no existence oracle.
     (ConversationNotFound, status.HTTP_404_NOT_FOUND),
+    (FragmentNotFound, status.HTTP_404_NOT_FOUND),
+    (AgentHostNotFound, status.HTTP_404_NOT_FOUND),
     (PreconditionFailed, status.HTTP_412_PRECONDITION_FAILED),
+    (VariantConflict, status.HTTP_412_PRECONDITION_FAILED),
+    (ExportImpossible, status.HTTP_409_CONFLICT),
     (BodyTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (TemplateTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (PromptTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
@@ -70,6 +78,8 @@ def _domain_response(exc: Exception) -> Response | None:
         )
     response = Response({"detail": str(exc)}, status=code)
     if isinstance(exc, PreconditionFailed):
+        response["ETag"] = exc.current.etag
+    if isinstance(exc, VariantConflict) and exc.current is not None:
         response["ETag"] = exc.current.etag
     return response
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from typing import Any
+
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import CursorPagination
+from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
+from rest_framework.views import APIView
 
 
 class StrictPageSizePagination(CursorPagination):
@@ -46,3 +50,46 @@ class ConversationPagination(StrictPageSizePagination):
     ordering = "-id"
     page_size = 50
     max_page_size = 500
+
+
+class NamePagination(StrictPageSizePagination):
+    """Cursor pagination over a list sorted by ``name`` (the library's fragments, which a
+    selector gives as a list, not a queryset): the cursor holds the name to go on from,
+    so a page stays stable while fragments are added or removed elsewhere."""
+
+    ordering = "name"
+    page_size = 50
+    max_page_size = 500
+
+    def paginate_queryset(
+        self, queryset: Any, request: Request, view: APIView | None = None
+    ) -> list[Any]:
+        items: list[Any] = list(queryset)
+        self.request = request
+        self.base_url = request.build_absolute_uri()
+        self.page_size = self.get_page_size(request)
+        cursor = self.decode_cursor(request)
+        names = [item.name for item in items]
+        if cursor is None or cursor.position is None:
+            start = 0
+            end = min(len(items), self.page_size)
+        elif cursor.reverse:
+            end = bisect_left(names, cursor.position)
+            start = max(0, end - self.page_size)
+        else:
+            start = bisect_right(names, cursor.position)
+            end = min(len(items), start + self.page_size)
+        page = items[start:end]
+        self._after = page[-1].name if page and end < len(items) else None
+        self._before = page[0].name if page and start > 0 else None
+        return page
+
+    def get_next_link(self) -> str | None:
+        if self._after is None:
+            return None
+        return self.encode_cursor(Cursor(offset=0, reverse=False, position=self._after))
+
+    def get_previous_link(self) -> str | None:
+        if self._before is None:
+            return None
+        return self.encode_cursor(Cursor(offset=0, reverse=True, position=self._before))

@@ -1,4 +1,7 @@
-"""JSON bodies with a size limit: DRF's parser would read a body of any size."""
+"""Bodies with a size limit: DRF's parsers would read a body of any size.
+
+JSON for every operation but the library import, which takes a zip archive.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +10,24 @@ from typing import Any
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import BaseParser, JSONParser
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import BodyTooLarge
 
 JSON_OVERHEAD_BYTES = 65_536
+ARCHIVE_TEMPLATES = 64
+"""An archive may be as large as this many templates at the limit (16 MiB by default)."""
 
 
 def max_body_bytes() -> int:
     """The largest body accepted: room for a template at the limit, fully JSON-escaped."""
     return 6 * app_settings().max_template_bytes + JSON_OVERHEAD_BYTES
+
+
+def max_archive_bytes() -> int:
+    """The largest zip archive an import accepts, compressed as sent."""
+    return ARCHIVE_TEMPLATES * app_settings().max_template_bytes
 
 
 def body_limit(size: int) -> int | None:
@@ -54,3 +64,28 @@ class LimitedJSONParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError("JSON parse error - the body is nested too deeply.") from None
+
+
+class LimitedZipParser(BaseParser):
+    """A zip archive as the body (``application/zip``), read as bytes up to
+    :func:`max_archive_bytes`: over it, 413 before reading when ``Content-Length`` says
+    so, else as soon as the stream gives one byte more."""
+
+    media_type = "application/zip"
+
+    def parse(
+        self,
+        stream: Any,
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:  # bytes: the stubs know only mappings
+        limit = max_archive_bytes()
+        request = (parser_context or {}).get("request")
+        length = request.META.get("CONTENT_LENGTH") if request is not None else None
+        size = int(length) if length and length.isdigit() else 0
+        if size > limit:
+            raise BodyTooLarge(size, limit)
+        data: bytes = stream.read(limit + 1)
+        if len(data) > limit:
+            raise BodyTooLarge(len(data), limit)
+        return data

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
@@ -9,7 +10,15 @@ from rest_framework import serializers
 
 from sysprompt.prompts.rendering import PREVIEW_SECTION_CHARS, PREVIEW_VALUE_CHARS
 from sysprompt.prompts.validation import template_size_check
-from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CWD_MAX_LENGTH, MODEL_MAX_LENGTH
+from sysprompt_core.library import FRAGMENT_NAME_MAX_LENGTH
+from sysprompt_core.limits import (
+    CONVERSATION_ID_MAX_LENGTH,
+    CWD_MAX_LENGTH,
+    HOST_TOOLS_MAX_COUNT,
+    HOST_VARIABLE_NAME_MAX_LENGTH,
+    HOST_VARIABLES_MAX_COUNT,
+    MODEL_MAX_LENGTH,
+)
 
 
 class StrictCharField(serializers.CharField):
@@ -21,6 +30,56 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid", kind=_json_kind(data))
         return super().to_internal_value(data)
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """``true`` or ``false`` and nothing else: DRF's BooleanField would take ``"yes"``."""
+
+    default_error_messages = {"invalid": "Must be a JSON boolean (true or false), not {kind}."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", kind=_json_kind(data))
+        return data
+
+
+class JsonValueField(serializers.JSONField):
+    """Any JSON value, checked by the server's own validation later (which names the
+    field); refused here only when a string in it (a key or a value) holds a NUL
+    character or a lone surrogate, which no database stores."""
+
+    default_error_messages = {
+        "null_character": "Null characters are not allowed.",
+        "surrogate": "Surrogate characters are not allowed: U+{code:X}.",
+    }
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        for text in _strings(value):
+            if "\0" in text:
+                self.fail("null_character")
+            if bad := SURROGATE.search(text):
+                self.fail("surrogate", code=ord(bad[0]))
+        return value
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in a JSON value, keys included (iteratively: depth is unbounded)."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+    return found
 
 
 def _json_kind(value: object) -> str:
@@ -35,16 +94,14 @@ def _json_kind(value: object) -> str:
     return "an object" if isinstance(value, dict) else type(value).__name__
 
 
-def template_field(**kwargs: Any) -> StrictCharField:
-    return StrictCharField(
-        allow_blank=True,
-        trim_whitespace=False,
-        help_text=(
-            "The template, stored byte for byte (see the template language). "
-            '"" is a valid template: no system prompt is sent.'
-        ),
-        **kwargs,
-    )
+TEMPLATE_HELP = (
+    "The template, stored byte for byte (see the template language). "
+    '"" is a valid template: no system prompt is sent.'
+)
+
+
+def template_field(help_text: str = TEMPLATE_HELP, **kwargs: Any) -> StrictCharField:
+    return StrictCharField(allow_blank=True, trim_whitespace=False, help_text=help_text, **kwargs)
 
 
 @extend_schema_field({"type": "string", "pattern": "^/"})  # maxLength: from max_length
@@ -71,6 +128,111 @@ def model_field() -> StrictCharField:
         max_length=MODEL_MAX_LENGTH,
         trim_whitespace=False,
         help_text="The model the conversation talks to ([prompt:model]).",
+    )
+
+
+# --- the host context (library.md §3) -----------------------------------------------
+
+STRATEGY_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "enum": ["append", "prepend"],
+    "nullable": True,
+    "description": 'How the text joins the prompt: "append" (after it) or "prepend".',
+}
+VARIABLES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": {"type": "string"},
+    "maxProperties": HOST_VARIABLES_MAX_COUNT,
+}
+OVERRIDE_SCHEMA: dict[str, Any] = {
+    "nullable": True,
+    "description": (
+        "Text layered onto the rendered template: a string (appended), "
+        '{"content", "strategy"?} or {"preset": <fragment name>, "variables"?, "strategy"?}; '
+        'null for none. "replace" is refused: an override adds, it never removes.'
+    ),
+    "oneOf": [
+        {"type": "string"},
+        {
+            "type": "object",
+            "properties": {"content": {"type": "string"}, "strategy": STRATEGY_SCHEMA},
+            "required": ["content"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {
+                "preset": {"type": "string", "maxLength": FRAGMENT_NAME_MAX_LENGTH},
+                "variables": {**VARIABLES_SCHEMA, "nullable": True},
+                "strategy": STRATEGY_SCHEMA,
+            },
+            "required": ["preset"],
+            "additionalProperties": False,
+        },
+    ],
+}
+
+
+@extend_schema_field(OVERRIDE_SCHEMA, component_name="Override")
+class OverrideField(JsonValueField):
+    """An override (library.md §4), checked by the server's validation."""
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "maxLength": HOST_VARIABLE_NAME_MAX_LENGTH},
+        "maxItems": HOST_TOOLS_MAX_COUNT,
+    }
+)
+class ToolsField(JsonValueField):
+    """The host's tool names (``tool:<name>``), checked by ``host_context_check``."""
+
+
+@extend_schema_field(VARIABLES_SCHEMA)
+class VariablesField(JsonValueField):
+    """Names → string values (``var:<name>``), checked by ``host_context_check``."""
+
+
+HOST_FIELDS = ("provider", "tools", "variables", "override")
+
+
+class HostContextInputSerializer(serializers.Serializer[Any]):
+    """The host context beside ``cwd`` and ``model``; each field optional. The fields are
+    checked by ``sysprompt.prompts.validation.host_context_check``, whose 400 names the
+    field (``variables.<name>``, ``override.strategy``, …)."""
+
+    provider = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=MODEL_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text=(
+            "The provider the conversation talks to ([prompt:provider]); with `model` it "
+            "picks each fragment's variant."
+        ),
+    )
+    tools = ToolsField(
+        required=False,
+        help_text=(
+            f"The tools the host offers (at most {HOST_TOOLS_MAX_COUNT}); [tool:<name>] "
+            "exists for each."
+        ),
+    )
+    variables = VariablesField(
+        required=False,
+        help_text=(
+            f"Values for [var:<name>]: at most {HOST_VARIABLES_MAX_COUNT}, each at most "
+            "64 KiB in UTF-8."
+        ),
+    )
+    override = OverrideField(
+        required=False,
+        allow_null=True,
+        help_text=(
+            "The conversation's thread override, stored with it. Left out, a stored "
+            "conversation keeps its own; null removes it."
+        ),
     )
 
 
@@ -113,7 +275,7 @@ class VariablesOutputSerializer(serializers.Serializer[Any]):
 
 
 @extend_schema_serializer(component_name="PreviewInput")
-class PreviewInputSerializer(serializers.Serializer[Any]):
+class PreviewInputSerializer(HostContextInputSerializer):
     cwd = cwd_field()
     model = model_field()
     conversation_id = StrictCharField(
@@ -169,13 +331,45 @@ class PreviewOutputSerializer(serializers.Serializer[Any]):
 
 
 @extend_schema_serializer(component_name="ConversationInput")
-class ConversationInputSerializer(serializers.Serializer[Any]):
+class ConversationInputSerializer(HostContextInputSerializer):
     cwd = cwd_field()
     model = model_field()
 
 
+@extend_schema_serializer(component_name="ResolveInput")
+class ResolveInputSerializer(ConversationInputSerializer):
+    call_override = OverrideField(
+        required=False,
+        allow_null=True,
+        help_text=(
+            "Layered onto this answer only, never stored; the answer then also carries "
+            "the stored prompt as persisted_system_prompt."
+        ),
+    )
+
+
+@extend_schema_serializer(component_name="FragmentUse")
+class FragmentUseOutputSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    provider = serializers.CharField(allow_null=True, help_text="null: any provider.")
+    model = serializers.CharField(allow_null=True, help_text="null: any model.")
+    version = serializers.IntegerField()
+
+
+class HostContextOutputSerializer(serializers.Serializer[Any]):
+    """The host context a conversation was constructed with."""
+
+    provider = serializers.CharField(help_text='As given; "" when none was.')
+    tools = serializers.ListField(child=serializers.CharField())
+    variables = serializers.DictField(child=serializers.CharField())
+    override = OverrideField(help_text="The stored thread override; null for none.")
+    fragments_used = FragmentUseOutputSerializer(
+        many=True, help_text="Which version of which fragment variant the prompt used."
+    )
+
+
 @extend_schema_serializer(component_name="ConversationPrompt")
-class ConversationPromptOutputSerializer(serializers.Serializer[Any]):
+class ConversationPromptOutputSerializer(HostContextOutputSerializer):
     conversation_id = serializers.CharField()
     system_prompt = serializers.CharField(allow_null=True)
     template_version = serializers.IntegerField(
@@ -202,8 +396,27 @@ class CompactOutputSerializer(ConversationPromptOutputSerializer):
     )
 
 
+@extend_schema_serializer(component_name="ResolvedConversationPrompt")
+class ResolveOutputSerializer(ConversationPromptOutputSerializer):
+    system_prompt = serializers.CharField(
+        allow_null=True,
+        help_text="The stored prompt; with a call_override, that prompt with it layered on.",
+    )
+    sha256 = serializers.CharField(allow_null=True, help_text="The SHA-256 of system_prompt.")
+    persisted_system_prompt = serializers.CharField(
+        allow_null=True,
+        required=False,
+        help_text="Only with a call_override: the stored prompt (the cached one).",
+    )
+    persisted_sha256 = serializers.CharField(
+        allow_null=True,
+        required=False,
+        help_text="Only with a call_override: the SHA-256 of the stored prompt.",
+    )
+
+
 @extend_schema_serializer(component_name="ConversationSummary")
-class ConversationListItemOutputSerializer(serializers.Serializer[Any]):
+class ConversationListItemOutputSerializer(HostContextOutputSerializer):
     conversation_id = serializers.CharField()
     template_version = serializers.IntegerField(source="template_version_number")
     cwd = serializers.CharField()

@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from sysprompt.api import views
+from sysprompt.api import host_views, library_views, transfer_views, views
 
 app_name = "api"
 
@@ -17,6 +17,31 @@ class SystemPromptRoute(views.SystemPromptPutApi, views.SystemPromptGetApi):
 
 class ConversationPromptRoute(views.ConversationPromptGetApi, views.ConversationPromptDeleteApi):
     """GET and DELETE /api/conversations/{id}/system-prompt."""
+
+
+class FragmentRoute(
+    library_views.FragmentGetApi, library_views.FragmentSaveApi, library_views.FragmentDeleteApi
+):
+    """GET, PUT and DELETE /api/library/fragments/{name}."""
+
+
+class FragmentExactRoute(FragmentRoute):
+    """/api/library/fragments/{name}/- : the fragment {name}, every method of FragmentRoute.
+
+    A path ending in ``/versions`` is always a version list (GET only), also when a
+    fragment's last segment is ``versions``; ``-`` cannot start a segment of a name, so
+    ``/-`` ends a name without doubt (as ``/-/`` does in the editor's URLs), and
+    ``…/tools/versions/-`` is the fragment ``tools/versions``. Not in the schema: it is
+    ``/fragments/{name}`` again.
+    """
+
+    schema = None
+
+
+class AgentHostOverrideRoute(
+    host_views.AgentHostOverrideGetApi, host_views.AgentHostOverrideSetApi
+):
+    """GET and PUT /api/agent-hosts/{username}/override."""
 
 
 class AnyConversationIdConverter:
@@ -35,6 +60,8 @@ class AnyConversationIdConverter:
 
 
 register_converter(AnyConversationIdConverter, "any_conversation_id")
+# A fragment name has slashes; any text reaches the view, which answers 400 for a bad one.
+register_converter(AnyConversationIdConverter, "any_fragment_name")
 
 conversation = "conversations/<any_conversation_id:conversation_id>/system-prompt"
 
@@ -48,6 +75,27 @@ urlpatterns = [
     path(f"{conversation}/resolve", views.ResolveApi.as_view(), name="resolve"),
     path(f"{conversation}/construct", views.ConstructApi.as_view(), name="construct"),
     path(f"{conversation}/compact", views.CompactApi.as_view(), name="compact"),
+    path("library", library_views.LibraryListApi.as_view(), name="library"),
+    path("library/preview", library_views.LibraryPreviewApi.as_view(), name="library-preview"),
+    path("library/export", transfer_views.LibraryExportApi.as_view(), name="library-export"),
+    path("library/import", transfer_views.LibraryImportApi.as_view(), name="library-import"),
+    # "/-" ends a name (FragmentExactRoute); else "/versions" at the end is the list.
+    path(
+        "library/fragments/<any_fragment_name:name>/-",
+        FragmentExactRoute.as_view(),
+        name="fragment-exact",
+    ),
+    path(
+        "library/fragments/<any_fragment_name:name>/versions",
+        library_views.FragmentVersionsApi.as_view(),
+        name="fragment-versions",
+    ),
+    path("library/fragments/<any_fragment_name:name>", FragmentRoute.as_view(), name="fragment"),
+    path(
+        "agent-hosts/<str:username>/override",
+        AgentHostOverrideRoute.as_view(),
+        name="agent-host-override",
+    ),
     path("health", views.HealthApi.as_view(), name="health"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path(

@@ -7,19 +7,11 @@ class in ``urls.py`` combines the two operation classes.
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from django.utils.http import parse_etags
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import (
-    OpenApiParameter,
-    OpenApiResponse,
-    PolymorphicProxySerializer,
-    extend_schema,
-)
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -29,42 +21,23 @@ from sysprompt import errors
 from sysprompt.api import schema as _schema  # noqa: F401 - registers the extensions
 from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditTemplate
+from sysprompt.api.common import (
+    IF_MATCH,
+    drf_datetime,
+    error_responses,
+    etag_parameter,
+    if_match_tags,
+    page_parameters,
+    page_response,
+)
 from sysprompt.api.pagination import ConversationPagination, VersionPagination
 from sysprompt.prompts import rendering, selectors, services
+from sysprompt.prompts.validation import HostContext, host_context_check
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CONVERSATION_ID_PATTERN
 from sysprompt_core.variables import variable_catalog
 
 if TYPE_CHECKING:
-    from django.db.models import QuerySet
-
     from sysprompt.prompts.models import ConversationPrompt
-
-ERROR = s.ErrorOutputSerializer
-BAD_REQUEST = PolymorphicProxySerializer(
-    component_name="BadRequest",
-    serializers=[s.FieldErrorsOutputSerializer, ERROR],
-    resource_type_field_name=None,
-)
-
-
-def _errors(*codes: int) -> dict[int | str, Any]:
-    described = {
-        400: OpenApiResponse(
-            BAD_REQUEST,
-            description="Invalid input: field name → list of messages, or {detail}.",
-        ),
-        401: OpenApiResponse(ERROR, description="No valid credentials."),
-        403: OpenApiResponse(
-            ERROR, description="Not allowed (missing permission, or a session write without CSRF)."
-        ),
-        404: OpenApiResponse(ERROR, description="Not found."),
-        412: OpenApiResponse(ERROR, description="If-Match names a version that is not current."),
-        413: OpenApiResponse(ERROR, description="The template or the body is too large."),
-        415: OpenApiResponse(ERROR, description="The body is not application/json."),
-        503: OpenApiResponse(ERROR, description="The database is unavailable."),
-    }
-    return {code: described[code] for code in (401, 403, 503, *codes)}
-
 
 CONVERSATION_ID = OpenApiParameter(
     "conversation_id",
@@ -73,24 +46,7 @@ CONVERSATION_ID = OpenApiParameter(
     description=f"1–{CONVERSATION_ID_MAX_LENGTH} characters: letters, digits and . _ : -",
     pattern=f"^{CONVERSATION_ID_PATTERN}$",
 )
-PAGE_SIZE = {"type": "integer", "minimum": 1}
-IF_MATCH = OpenApiParameter(
-    "If-Match",
-    {"type": "string", "minLength": 1},
-    OpenApiParameter.HEADER,
-    description=(
-        'The ETag of the version you edited, or "*"; a stale one answers 412, '
-        "a value that is not an entity tag 400."
-    ),
-)
-
-ETAG = OpenApiParameter(
-    "ETag",
-    OpenApiTypes.STR,
-    OpenApiParameter.HEADER,
-    response=[200, 412],
-    description="Names this version of the template; send it back as If-Match.",
-)
+ETAG = etag_parameter("the template", [200, 412])
 
 
 def _template_response(current: selectors.CurrentTemplate, code: int = 200) -> Response:
@@ -110,28 +66,10 @@ class SystemPromptGetApi(APIView):
         operation_id="get_template",
         summary="The current template",
         parameters=[ETAG],
-        responses={200: s.TemplateOutputSerializer, **_errors()},
+        responses={200: s.TemplateOutputSerializer, **error_responses()},
     )
     def get(self, request: Request) -> Response:
         return _template_response(selectors.template_current())
-
-
-def _if_match(request: Request) -> list[str] | None:
-    """The entity tags of ``If-Match``; None without the header, 400 when it names none."""
-    header = request.headers.get("If-Match")
-    if header is None:
-        return None
-    tags = parse_etags(header)
-    if not tags:
-        raise ValidationError(
-            {
-                "If-Match": [
-                    f"{header[:100]!r} is not an entity tag: send the ETag of GET "
-                    '/api/system-prompt (with its double quotes), or "*".'
-                ]
-            }
-        )
-    return tags
 
 
 class SystemPromptPutApi(APIView):
@@ -142,7 +80,7 @@ class SystemPromptPutApi(APIView):
         summary="Save a new version of the template",
         parameters=[IF_MATCH, ETAG],
         request=s.TemplateInputSerializer,
-        responses={200: s.TemplateOutputSerializer, **_errors(400, 412, 413, 415)},
+        responses={200: s.TemplateOutputSerializer, **error_responses(400, 412, 413, 415)},
     )
     def put(self, request: Request) -> Response:
         serializer = s.TemplateInputSerializer(data=request.data)
@@ -150,7 +88,7 @@ class SystemPromptPutApi(APIView):
         saved = services.template_save(
             text=serializer.validated_data["template"],
             author=request.user,
-            if_match=_if_match(request),
+            if_match=if_match_tags(request, "/api/system-prompt"),
         )
         return _template_response(selectors.template_of(saved))
 
@@ -159,31 +97,10 @@ class VariablesApi(APIView):
     @extend_schema(
         operation_id="list_template_variables",
         summary="The variables a template can use",
-        responses={200: s.VariablesOutputSerializer, **_errors()},
+        responses={200: s.VariablesOutputSerializer, **error_responses()},
     )
     def get(self, request: Request) -> Response:
         return Response(s.VariablesOutputSerializer({"variables": variable_catalog()}).data)
-
-
-def _page_parameters(max_size: int) -> list[OpenApiParameter]:
-    return [
-        OpenApiParameter("cursor", OpenApiTypes.STR, description="From next/previous."),
-        OpenApiParameter(
-            "page_size", PAGE_SIZE, description=f"From 1; larger than {max_size} gives {max_size}."
-        ),
-    ]
-
-
-def _page(
-    view: APIView,
-    request: Request,
-    queryset: QuerySet[Any],
-    serializer_class: type[serializers.Serializer[Any]],
-) -> Response:
-    """One page of ``queryset`` with the view's cursor pagination."""
-    paginator = view.pagination_class()  # type: ignore[attr-defined]
-    page = paginator.paginate_queryset(queryset, request, view=view)
-    return paginator.get_paginated_response(serializer_class(page, many=True).data)  # type: ignore[no-any-return]
 
 
 class VersionsApi(APIView):
@@ -192,42 +109,54 @@ class VersionsApi(APIView):
     @extend_schema(
         operation_id="list_template_versions",
         summary="Every saved version, newest first",
-        parameters=_page_parameters(VersionPagination.max_page_size),
-        responses={200: s.TemplateVersionPageOutputSerializer, **_errors(400, 404)},
+        parameters=page_parameters(VersionPagination.max_page_size),
+        responses={200: s.TemplateVersionPageOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request) -> Response:
-        return _page(
+        return page_response(
             self, request, selectors.template_versions(), s.TemplateVersionOutputSerializer
         )
+
+
+def host_context(data: dict[str, Any]) -> HostContext:
+    """The host context of a validated body, checked (400 naming the field); the fields
+    are removed from ``data``. An ``override`` left out is not given (a stored
+    conversation keeps its own); an ``override`` of null removes it."""
+    given = {key: data.pop(key) for key in (*s.HOST_FIELDS, "call_override") if key in data}
+    return host_context_check(**given)
+
+
+def preview_data(preview: rendering.Preview) -> dict[str, Any]:
+    """What PreviewOutputSerializer shows of a preview."""
+    shown = rendering.preview_variables(preview.rendered.values)
+    return {
+        "system_prompt": preview.rendered.prompt,
+        "diagnostics": [asdict(d) for d in preview.diagnostics],
+        "variables": {v.key: v.value for v in shown},
+        "truncated": [v.key for v in shown if v.omitted],
+        "same_as": {v.key: v.same_as for v in shown if v.same_as is not None},
+        "reasons": {v.key: v.reason for v in shown if v.reason is not None},
+    }
 
 
 class PreviewApi(APIView):
     @extend_schema(
         operation_id="preview_template",
         summary="Render a template for a working directory; stores nothing",
+        description=(
+            "With the host context (provider, tools, variables, a thread override) the "
+            "template is rendered as construct would for such a conversation."
+        ),
         request=s.PreviewInputSerializer,
-        responses={200: s.PreviewOutputSerializer, **_errors(400, 413, 415)},
+        responses={200: s.PreviewOutputSerializer, **error_responses(400, 413, 415)},
     )
     def post(self, request: Request) -> Response:
         serializer = s.PreviewInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        preview = rendering.template_preview(**serializer.validated_data)
-        shown = rendering.preview_variables(preview.rendered.values)
-        data = {
-            "system_prompt": preview.rendered.prompt,
-            "diagnostics": [asdict(d) for d in preview.diagnostics],
-            "variables": {v.key: v.value for v in shown},
-            "truncated": [v.key for v in shown if v.omitted],
-            "same_as": {v.key: v.same_as for v in shown if v.same_as is not None},
-            "reasons": {v.key: v.reason for v in shown if v.reason is not None},
-        }
-        return Response(s.PreviewOutputSerializer(data).data)
-
-
-def drf_datetime(value: datetime) -> str:
-    """A datetime as DRF's DateTimeField writes it (ISO 8601 in UTC, ``Z`` suffix)."""
-    text = value.astimezone(UTC).isoformat()
-    return text.removesuffix("+00:00") + "Z" if text.endswith("+00:00") else text
+        data = dict(serializer.validated_data)
+        host = host_context(data)
+        preview = rendering.template_preview(**data, host=host)
+        return Response(s.PreviewOutputSerializer(preview_data(preview)).data)
 
 
 def prompt_payload(row: ConversationPrompt) -> dict[str, Any]:
@@ -240,14 +169,25 @@ def prompt_payload(row: ConversationPrompt) -> dict[str, Any]:
         "template_version": row.template_version_number,
         "constructed_at": drf_datetime(row.constructed_at),
         "sha256": row.sha256,
+        "provider": row.provider,
+        "tools": list(row.tools),
+        "variables": dict(row.variables),
+        "override": row.override,
+        "fragments_used": [dict(use) for use in row.fragments_used],
     }
 
 
-def _conversation_input(request: Request) -> dict[str, Any]:
-    """The validated body of resolve, construct and compact: ``cwd`` and ``model``."""
-    serializer = s.ConversationInputSerializer(data=request.data)
+def _conversation_input(
+    request: Request,
+    serializer_class: type[serializers.Serializer[Any]] = s.ConversationInputSerializer,
+) -> dict[str, Any]:
+    """The validated body of resolve, construct and compact: ``cwd``, ``model`` and the
+    checked host context as ``host``."""
+    serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
+    data = dict(serializer.validated_data)
+    host = host_context(data)
+    return {**data, "host": host}
 
 
 def _stored_status(stored: services.Stored) -> int:
@@ -261,7 +201,7 @@ def _prompt_response(stored: services.Stored) -> Response:
 CONVERSATION_RESPONSES: dict[int | str, Any] = {
     200: s.ConversationPromptOutputSerializer,
     201: s.ConversationPromptOutputSerializer,
-    **_errors(400, 404, 413, 415),
+    **error_responses(400, 404, 413, 415),
 }
 
 
@@ -271,18 +211,34 @@ class ResolveApi(APIView):
         summary="Every turn: the stored prompt, or on the first turn construct and store it",
         description=(
             "201 on the first turn (constructed and stored), 200 on every later turn with "
-            "the stored prompt byte for byte, until construct or compact."
+            "the stored prompt byte for byte, until construct or compact. A call_override "
+            "is layered onto this answer only (never stored); the answer then also carries "
+            "the stored prompt as persisted_system_prompt and its persisted_sha256."
         ),
         parameters=[CONVERSATION_ID],
-        request=s.ConversationInputSerializer,
-        responses=CONVERSATION_RESPONSES,
+        request=s.ResolveInputSerializer,
+        responses={
+            200: s.ResolveOutputSerializer,
+            201: s.ResolveOutputSerializer,
+            **error_responses(400, 404, 413, 415),
+        },
     )
     def post(self, request: Request, conversation_id: str) -> Response:
-        return _prompt_response(
-            services.conversation_prompt_resolve(
-                conversation_id=conversation_id, user=request.user, **_conversation_input(request)
-            )
+        stored = services.conversation_prompt_resolve(
+            conversation_id=conversation_id,
+            user=request.user,
+            **_conversation_input(request, s.ResolveInputSerializer),
         )
+        data = prompt_payload(stored.prompt)
+        if stored.call is not None:
+            data = {
+                **data,
+                "system_prompt": stored.call.prompt,
+                "sha256": stored.call.sha256,
+                "persisted_system_prompt": data["system_prompt"],
+                "persisted_sha256": data["sha256"],
+            }
+        return Response(data, status=_stored_status(stored))
 
 
 class ConstructApi(APIView):
@@ -315,7 +271,7 @@ class CompactApi(APIView):
         responses={
             200: s.CompactOutputSerializer,
             201: s.CompactOutputSerializer,
-            **_errors(400, 404, 413, 415),
+            **error_responses(400, 404, 413, 415),
         },
     )
     def post(self, request: Request, conversation_id: str) -> Response:
@@ -336,7 +292,7 @@ class ConversationPromptGetApi(APIView):
         operation_id="get_conversation_prompt",
         summary="The stored prompt",
         parameters=[CONVERSATION_ID],
-        responses={200: s.ConversationPromptOutputSerializer, **_errors(400, 404)},
+        responses={200: s.ConversationPromptOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request, conversation_id: str) -> Response:
         row = selectors.conversation_prompt_visible(conversation_id, user=request.user)
@@ -348,7 +304,7 @@ class ConversationPromptDeleteApi(APIView):
         operation_id="delete_conversation_prompt",
         summary="Forget the stored prompt",
         parameters=[CONVERSATION_ID],
-        responses={204: None, **_errors(400, 404)},
+        responses={204: None, **error_responses(400, 404)},
     )
     def delete(self, request: Request, conversation_id: str) -> Response:
         if not services.conversation_prompt_delete(
@@ -368,11 +324,11 @@ class ConversationsApi(APIView):
             "The caller's own conversations; every conversation for a user with "
             "sysprompt.view_conversationprompt (prompt authors)."
         ),
-        parameters=_page_parameters(ConversationPagination.max_page_size),
-        responses={200: s.ConversationPageOutputSerializer, **_errors(400, 404)},
+        parameters=page_parameters(ConversationPagination.max_page_size),
+        responses={200: s.ConversationPageOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request) -> Response:
-        return _page(
+        return page_response(
             self,
             request,
             selectors.conversation_prompts(user=request.user),
@@ -384,7 +340,7 @@ class HealthApi(APIView):
     @extend_schema(
         operation_id="health",
         summary="Whether the app can reach its database",
-        responses={200: s.HealthOutputSerializer, **_errors()},
+        responses={200: s.HealthOutputSerializer, **error_responses()},
     )
     def get(self, request: Request) -> Response:
         selectors.database_check()

@@ -349,15 +349,17 @@ def test_variables_lists_file_once_as_dynamic(agent_client: APIClient) -> None:
     keys = [(v["type"], v["name"]) for v in variables]
     assert ("system", "time") in keys
     assert ("git", "branch") in keys
-    assert [v for v in variables if v["type"] == "file"] == [
-        {
-            "type": "file",
-            "name": "<path>",
-            "description": variables[-1]["description"],
-            "dynamic": True,
-        }
-    ]
-    assert all(v["dynamic"] is False for v in variables if v["type"] != "file")
+    [file] = [v for v in variables if v["type"] == "file"]
+    assert file == {
+        "type": "file",
+        "name": "<path>",
+        "description": file["description"],
+        "dynamic": True,
+    }
+    # library.md §1: any name is valid after tool:, var: and fragment: too
+    dynamic = {v["type"]: v["name"] for v in variables if v["dynamic"]}
+    assert dynamic == {"file": "<path>", "tool": "<name>", "var": "<name>", "fragment": "<name>"}
+    assert ("prompt", "provider") in keys
 
 
 def test_versions_paginated_newest_first(author_client: APIClient) -> None:
@@ -473,6 +475,12 @@ def test_resolve_first_201_then_200_same_body(agent_client: APIClient, workdir: 
         "template_version",
         "constructed_at",
         "sha256",
+        # the host context it was built for (library.md §3)
+        "provider",
+        "tools",
+        "variables",
+        "override",
+        "fragments_used",
     }
     assert body["sha256"] == sha256(body["system_prompt"])
     assert (body["conversation_id"], body["template_version"]) == ("c1", 0)
@@ -566,6 +574,11 @@ def test_conversations_list_paginated_without_prompt_text(
         "constructed_at",
         "created_at",
         "sha256",
+        "provider",
+        "tools",
+        "variables",
+        "override",
+        "fragments_used",
     }
     assert page["results"][0]["cwd"] == str(workdir)
 

@@ -9,8 +9,10 @@ contract (``docs/api-reference.md``) and the pages that serve it.
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from schemathesis.checks import CheckFunction, not_a_server_error
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from config.wsgi import application
+from sysprompt.accounts.services import agent_host_ensure
 from sysprompt.prompts import selectors
 from sysprompt_core.limits import CWD_MAX_LENGTH
 
@@ -43,6 +46,13 @@ PREVIEW = "/api/system-prompt/preview"
 CONVERSATIONS = "/api/conversations"
 CONVERSATION = "/api/conversations/{conversation_id}/system-prompt"
 HEALTH = "/api/health"
+LIBRARY = "/api/library"
+FRAGMENT = "/api/library/fragments/{name}"
+FRAGMENT_VERSIONS = "/api/library/fragments/{name}/versions"
+LIBRARY_PREVIEW = "/api/library/preview"
+EXPORT = "/api/library/export"
+IMPORT = "/api/library/import"
+HOST_OVERRIDE = "/api/agent-hosts/{username}/override"
 
 VALID_CWD = "/<valid cwd>"
 """Stands for an existing directory inside the allowed roots; the test fills it in."""
@@ -60,17 +70,35 @@ def _generated_schema() -> dict[str, Any]:
     return loaded
 
 
+def zip_of(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return buffer.getvalue()
+
+
+VALID_ZIP = zip_of(
+    {"system-prompt.md": "[fragment:core]", "core.md": "Core.\n", "providers/openai/core.md": "O"}
+)
+"""An archive the import accepts: half of the generated zip bodies are replaced by it."""
+
 schema = schemathesis.openapi.from_dict(_generated_schema())
 schema.app = application
+# The import's body is a zip: sent as generated, like any binary body.
+schemathesis.serializer.alias("application/zip", "application/octet-stream")
 
 
 @schema.hook
 def flatmap_body(context: schemathesis.HookContext, body: Any) -> st.SearchStrategy[Any]:
-    """Half of the bodies with a valid ``cwd`` name a directory that exists and is allowed.
+    """Half of the bodies with a valid ``cwd`` name a directory that exists and is allowed,
+    and half of the binary bodies (the import's) are a valid zip archive.
 
     Only a ``cwd`` the schema allows is replaced, so a case generated to break the schema
     in ``cwd`` still does.
     """
+    if isinstance(body, bytes):
+        return st.sampled_from([body, VALID_ZIP])
     cwd = body.get("cwd") if isinstance(body, dict) else None
     if isinstance(cwd, str) and 1 <= len(cwd) <= CWD_MAX_LENGTH:
         return st.sampled_from([body, {**body, "cwd": VALID_CWD}])
@@ -316,12 +344,27 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (CONVERSATION + "/compact", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
     (CONVERSATION, "DELETE"): {204, 400, 401, 403, 404, 503},
     (CONVERSATIONS, "GET"): {200, 400, 401, 403, 404, 503},
+    # library.md §8
+    (LIBRARY, "GET"): {200, 400, 401, 403, 404, 503},
+    (FRAGMENT, "GET"): {200, 400, 401, 403, 404, 503},
+    (FRAGMENT, "PUT"): {200, 201, 400, 401, 403, 412, 413, 415, 503},
+    (FRAGMENT, "DELETE"): {200, 400, 401, 403, 404, 412, 503},
+    (FRAGMENT_VERSIONS, "GET"): {200, 400, 401, 403, 404, 503},
+    (LIBRARY_PREVIEW, "POST"): {200, 400, 401, 403, 413, 415, 503},
+    (EXPORT, "GET"): {200, 401, 403, 409, 503},
+    (IMPORT, "POST"): {200, 400, 401, 403, 413, 415, 503},
+    (HOST_OVERRIDE, "GET"): {200, 401, 403, 404, 503},
+    (HOST_OVERRIDE, "PUT"): {200, 400, 401, 403, 404, 415, 503},
 }
 NOT_IN_THE_CONTRACT = {(HEALTH, "GET"): {200, 401, 403, 503}}
 
 
+PATH_PARAMETERS = {"conversation_id": "c1", "name": "core", "username": "host-1"}
+
+
 def _case_arguments(path: str) -> dict[str, Any]:
-    return {"path_parameters": {"conversation_id": "c1"}} if "{conversation_id}" in path else {}
+    parameters = {k: v for k, v in PATH_PARAMETERS.items() if f"{{{k}}}" in path}
+    return {"path_parameters": parameters} if parameters else {}
 
 
 @pytest.mark.parametrize(("path", "method"), [*OPERATIONS, *NOT_IN_THE_CONTRACT])
@@ -387,6 +430,138 @@ def test_answers_503_when_the_database_is_unreachable(auth: dict[str, str]) -> N
 
     assert response.status_code == 503
     assert response.headers["retry-after"] == ["5"]
+
+
+# The library's operations, explicit cases sent and checked as the fuzzer's are
+
+
+def test_fragment_put_answers_201_then_412_with_the_current_etag(auth: dict[str, str]) -> None:
+    name = {"name": "env/git"}
+    created = _call(FRAGMENT, "PUT", auth, path_parameters=name, body={"text": "one"})
+    stale = created.headers["etag"][0]
+    _call(FRAGMENT, "PUT", auth, path_parameters=name, body={"text": "two"})
+
+    response = _call(
+        FRAGMENT, "PUT", {**auth, "If-Match": stale}, path_parameters=name, body={"text": "x"}
+    )
+
+    assert created.status_code == 201
+    assert response.status_code == 412
+    assert (
+        response.headers["etag"]
+        == _call(FRAGMENT, "GET", auth, path_parameters=name).headers["etag"]
+    )
+
+
+@pytest.mark.parametrize(("path", "method"), [(FRAGMENT, "GET"), (FRAGMENT_VERSIONS, "GET")])
+@pytest.mark.parametrize(("name", "status"), [("Bad Name", 400), ("missing", 404)])
+def test_fragment_answers_documented_errors_when_the_name_is_wrong(
+    auth: dict[str, str], path: str, method: str, name: str, status: int
+) -> None:
+    response = _call(path, method, auth, path_parameters={"name": name})
+
+    assert response.status_code == status
+
+
+def test_library_list_and_versions_answer_the_documented_page(auth: dict[str, str]) -> None:
+    for index in range(3):
+        _call(FRAGMENT, "PUT", auth, path_parameters={"name": "zz"}, body={"text": f"v{index}"})
+        _call(FRAGMENT, "PUT", auth, path_parameters={"name": f"zz/{index}"}, body={"text": "x"})
+
+    listed = _call(LIBRARY, "GET", auth, query={"search": "zz", "page_size": "2"})
+    versions = _call(FRAGMENT_VERSIONS, "GET", auth, path_parameters={"name": "zz"})
+
+    assert [f["name"] for f in listed.json()["results"]] == ["zz", "zz/0"]
+    assert [v["version"] for v in versions.json()["results"]] == [3, 2, 1]
+
+
+def test_library_preview_answers_the_documented_preview(
+    auth: dict[str, str], fuzz_root: Path
+) -> None:
+    _call(FRAGMENT, "PUT", auth, path_parameters={"name": "core"}, body={"text": "## Core"})
+    _call(
+        FRAGMENT,
+        "PUT",
+        auth,
+        path_parameters={"name": "core"},
+        query={"provider": "openai"},
+        body={"text": "##   Open", "compress": True},
+    )
+
+    response = _call(
+        LIBRARY_PREVIEW,
+        "POST",
+        auth,
+        body={"cwd": str(fuzz_root), "fragment": "core", "provider": "OpenAI"},
+    )
+
+    assert response.json()["system_prompt"] == "# Open"
+    assert response.json()["compression"]["chars_after"] == len("# Open")
+
+
+def test_export_and_import_answer_the_documented_bodies(auth: dict[str, str]) -> None:
+    exported = _call(EXPORT, "GET", auth)
+    dry = _call(
+        IMPORT,
+        "POST",
+        auth,
+        query={"dry_run": "1"},
+        body=VALID_ZIP,
+        media_type="application/zip",
+    )
+    refused = _call(
+        IMPORT, "POST", auth, body=zip_of({"Bad Name.md": "x"}), media_type="application/zip"
+    )
+
+    assert exported.status_code == 200
+    assert dry.status_code == 200
+    assert refused.status_code == 400
+    assert refused.json()["applied"] is False
+
+
+@pytest.mark.parametrize(
+    ("media_type", "body"), [("application/json", {"core.md": "x"}), ("text/plain", "x")]
+)
+def test_import_answers_415_when_the_body_is_not_a_zip(
+    auth: dict[str, str], media_type: str, body: object
+) -> None:
+    response = _call(IMPORT, "POST", auth, body=body, media_type=media_type)
+
+    assert response.status_code == 415
+
+
+def test_import_answers_413_when_the_archive_is_over_the_limit(
+    auth: dict[str, str], settings: Settings
+) -> None:
+    settings.SYSPROMPT = {"MAX_TEMPLATE_BYTES": 8}
+
+    response = _call(
+        IMPORT, "POST", auth, body=zip_of({"a.md": "a" * 2000}), media_type="application/zip"
+    )
+
+    assert response.status_code == 413
+
+
+def test_host_override_answers_200_403_and_404_when_called(
+    auth: dict[str, str], in_process_requests: None
+) -> None:
+    host = agent_host_ensure(name="host-1")
+    own = {"Authorization": f"Token {host.token}"}
+    path = {"username": "host-1"}
+
+    saved = _call(HOST_OVERRIDE, "PUT", auth, path_parameters=path, body={"override": "x"})
+    refused = _call(HOST_OVERRIDE, "GET", own, path_parameters=path)
+    missing = _call(HOST_OVERRIDE, "GET", auth, path_parameters={"username": "nobody"})
+    invalid = _call(
+        HOST_OVERRIDE,
+        "PUT",
+        auth,
+        path_parameters=path,
+        body={"override": {"content": "x", "strategy": "replace"}},
+    )
+
+    assert (saved.status_code, refused.status_code) == (200, 403)
+    assert (missing.status_code, invalid.status_code) == (404, 400)
 
 
 # The schema itself
@@ -517,6 +692,16 @@ OPERATION_IDS = {
     (CONVERSATION + "/construct", "POST"): "construct",
     (CONVERSATION + "/compact", "POST"): "compact",
     (HEALTH, "GET"): "health",
+    (LIBRARY, "GET"): "list_library",
+    (FRAGMENT, "GET"): "get_fragment_variant",
+    (FRAGMENT, "PUT"): "save_fragment_variant",
+    (FRAGMENT, "DELETE"): "delete_fragment_variant",
+    (FRAGMENT_VERSIONS, "GET"): "list_fragment_versions",
+    (LIBRARY_PREVIEW, "POST"): "preview_library",
+    (EXPORT, "GET"): "export_library",
+    (IMPORT, "POST"): "import_library",
+    (HOST_OVERRIDE, "GET"): "get_agent_host_override",
+    (HOST_OVERRIDE, "PUT"): "set_agent_host_override",
 }
 COMPONENTS = {
     "BadRequest",  # oneOf FieldErrors, Error
@@ -538,6 +723,29 @@ COMPONENTS = {
     "TemplateVersionPage",
     "Variable",
     "VariableCatalog",
+    # the host context and the library
+    "ResolveInput",
+    "ResolvedConversationPrompt",
+    "Override",
+    "FragmentUse",
+    "Fragment",
+    "FragmentVariant",
+    "FragmentVariantInput",
+    "FragmentVariantSummary",
+    "FragmentVersion",
+    "FragmentVersionPage",
+    "LibraryPage",
+    "LibraryPreview",
+    "LibraryPreviewInput",
+    "Compression",
+    "ImportItem",
+    "ImportReport",
+    "ImportRefused",  # oneOf ImportReport, FieldErrors, Error
+    "HostOverride",
+    "HostOverrideInput",
+    "ActionEnum",  # an import item's action
+    "SourceEnum",  # who wrote a fragment version
+    "StrategyEnum",  # append or prepend
 }
 
 
@@ -584,6 +792,8 @@ def test_schema_refers_to_the_error_components_when_an_operation_fails(
         if int(code) < 400:
             continue
         component = "BadRequest" if code == "400" else "Error"
+        if key == (IMPORT, "POST") and code == "400":
+            component = "ImportRefused"  # the report of what was refused
         assert response["content"]["application/json"]["schema"] == {
             "$ref": f"#/components/schemas/{component}"
         }, (key, code)

@@ -1,0 +1,133 @@
+"""What every group of API views shares: the documented error answers, the ``If-Match``
+header, cursor pages and the ``ETag`` of an answer.
+
+views → :func:`error_responses` (the schema's error answers), :func:`if_match_tags`
+(the header, checked), :func:`page_response` (one page of a queryset or of a list).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db.models import QuerySet
+from django.utils.http import parse_etags
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sysprompt.api import serializers as s
+
+ERROR = s.ErrorOutputSerializer
+BAD_REQUEST = PolymorphicProxySerializer(
+    component_name="BadRequest",
+    serializers=[s.FieldErrorsOutputSerializer, ERROR],
+    resource_type_field_name=None,
+)
+
+ERROR_DESCRIPTIONS: dict[int, str] = {
+    401: "No valid credentials.",
+    403: "Not allowed (missing permission, or a session write without CSRF).",
+    404: "Not found.",
+    409: "The library cannot be exported as a file tree (a fragment's name clashes).",
+    412: "If-Match names a version that is not current.",
+    413: "The template, the archive or the body is too large.",
+    415: "The body is not of the media type the operation takes.",
+    503: "The database is unavailable.",
+}
+
+
+def error_responses(*codes: int, **described: OpenApiResponse) -> dict[int | str, Any]:
+    """The schema's error answers: 401, 403 and 503 (every operation), then ``codes``.
+
+    ``described`` replaces one by status (``e404=OpenApiResponse(…)``).
+    """
+    answers: dict[int | str, Any] = {}
+    for code in (401, 403, 503, *codes):
+        if f"e{code}" in described:
+            answers[code] = described[f"e{code}"]
+        elif code == 400:
+            answers[code] = OpenApiResponse(
+                BAD_REQUEST,
+                description="Invalid input: field name → list of messages, or {detail}.",
+            )
+        else:
+            answers[code] = OpenApiResponse(ERROR, description=ERROR_DESCRIPTIONS[code])
+    return answers
+
+
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    {"type": "string", "minLength": 1},
+    OpenApiParameter.HEADER,
+    description=(
+        'The ETag of the version you edited, or "*"; a stale one answers 412, '
+        "a value that is not an entity tag 400."
+    ),
+)
+
+
+def etag_parameter(what: str, codes: list[int]) -> OpenApiParameter:
+    """The ``ETag`` header of an answer naming ``what``."""
+    return OpenApiParameter(
+        "ETag",
+        OpenApiTypes.STR,
+        OpenApiParameter.HEADER,
+        response=codes,
+        description=f"Names this version of {what}; send it back as If-Match.",
+    )
+
+
+def if_match_tags(request: Request, reload_from: str) -> list[str] | None:
+    """The entity tags of ``If-Match``; None without the header, 400 when it names none.
+
+    ``reload_from`` is where the client finds the current ETag (said in the message).
+    """
+    header = request.headers.get("If-Match")
+    if header is None:
+        return None
+    tags = parse_etags(header)
+    if not tags:
+        raise ValidationError(
+            {
+                "If-Match": [
+                    f"{header[:100]!r} is not an entity tag: send the ETag of GET "
+                    f'{reload_from} (with its double quotes), or "*".'
+                ]
+            }
+        )
+    return tags
+
+
+PAGE_SIZE = {"type": "integer", "minimum": 1}
+
+
+def page_parameters(max_size: int) -> list[OpenApiParameter]:
+    return [
+        OpenApiParameter("cursor", OpenApiTypes.STR, description="From next/previous."),
+        OpenApiParameter(
+            "page_size", PAGE_SIZE, description=f"From 1; larger than {max_size} gives {max_size}."
+        ),
+    ]
+
+
+def page_response(
+    view: APIView,
+    request: Request,
+    rows: QuerySet[Any] | list[Any],
+    serializer_class: type[serializers.Serializer[Any]],
+) -> Response:
+    """One page of ``rows`` with the view's cursor pagination."""
+    paginator = view.pagination_class()  # type: ignore[attr-defined]
+    page = paginator.paginate_queryset(rows, request, view=view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)  # type: ignore[no-any-return]
+
+
+def drf_datetime(value: datetime) -> str:
+    """A datetime as DRF's DateTimeField writes it (ISO 8601 in UTC, ``Z`` suffix)."""
+    text = value.astimezone(UTC).isoformat()
+    return text.removesuffix("+00:00") + "Z" if text.endswith("+00:00") else text

@@ -1,0 +1,87 @@
+"""An agent host's instance override (library.md §4, level 1): read and set by prompt
+authors only; applied to every conversation that host constructs from then on.
+
+request → the username (a user in the "Agent hosts" group, else 404) → the library's
+selector or service (which checks the override: 400 naming the field) → output.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sysprompt.api import library_serializers as ls
+from sysprompt.api.auth import IsPromptAuthor
+from sysprompt.api.common import error_responses
+from sysprompt.errors import AgentHostNotFound
+from sysprompt.library import selectors as library
+from sysprompt.library import services as library_services
+
+USERNAME = OpenApiParameter(
+    "username",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description="The agent host's user name (a user in the 'Agent hosts' group).",
+)
+
+
+def host_name(username: str) -> str:
+    """The path's user name; one no user can have (a NUL) is no agent host: 404."""
+    if "\0" in username:
+        raise AgentHostNotFound(username)
+    return username
+
+
+def _shown(state: library.HostOverrideState) -> dict[str, object]:
+    return dict(
+        ls.HostOverrideOutputSerializer(
+            {
+                "username": state.username,
+                "override": state.override,
+                "updated_at": state.updated_at,
+                "updated_by": state.updated_by,
+            }
+        ).data
+    )
+
+
+class AgentHostOverrideGetApi(APIView):
+    permission_classes = [IsAuthenticated, IsPromptAuthor]
+
+    @extend_schema(
+        operation_id="get_agent_host_override",
+        summary="The instance override of an agent host",
+        parameters=[USERNAME],
+        responses={200: ls.HostOverrideOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request: Request, username: str) -> Response:
+        return Response(_shown(library.host_override_state(host_name(username))))
+
+
+class AgentHostOverrideSetApi(APIView):
+    permission_classes = [IsAuthenticated, IsPromptAuthor]
+
+    @extend_schema(
+        operation_id="set_agent_host_override",
+        summary="Set (or with null remove) the instance override of an agent host",
+        description=(
+            "Applies to the conversations the host constructs or compacts from now on; "
+            "stored prompts do not change until then."
+        ),
+        parameters=[USERNAME],
+        request=ls.HostOverrideInputSerializer,
+        responses={200: ls.HostOverrideOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def put(self, request: Request, username: str) -> Response:
+        body = ls.HostOverrideInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        state = library_services.host_override_set(
+            username=host_name(username),
+            override=body.validated_data["override"],
+            author=request.user,
+        )
+        return Response(_shown(state))

@@ -1,0 +1,147 @@
+"""Export and import of the library (library.md §7): a zip archive in, a zip out.
+
+export: ``sysprompt.transfer.services.export_zip`` → the zip as an attachment.
+import: the body (``application/zip``, bounded by ``parsers.max_archive_bytes``) →
+``read_zip`` → ``library_import`` (all or nothing) → the report; 400 with the report
+when the archive holds anything refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
+from rest_framework import status
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sysprompt.api import library_serializers as ls
+from sysprompt.api import serializers as s
+from sysprompt.api.auth import CanEditLibrary
+from sysprompt.api.common import ERROR, error_responses
+from sysprompt.api.parsers import ARCHIVE_TEMPLATES, LimitedZipParser
+from sysprompt.transfer import services as transfer
+
+EXPORT_FILENAME = "sysprompt-library.zip"
+ZIP = "application/zip"
+
+
+class JsonFirstNegotiation(BaseContentNegotiation):
+    """Errors are JSON whatever ``Accept`` says; the export's zip is answered as it is
+    (an ``HttpResponse``, which no renderer touches)."""
+
+    def select_parser(self, request: Request, parsers: Any) -> Any:
+        return next((p for p in parsers if p.media_type == request.content_type), None)
+
+    def select_renderer(
+        self, request: Request, renderers: Any, format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = renderers[0]
+        return renderer, renderer.media_type
+
+
+class LibraryExportApi(APIView):
+    content_negotiation_class = JsonFirstNegotiation
+
+    @extend_schema(
+        operation_id="export_library",
+        summary="The library and the root template as a zip (llxprt-style file tree)",
+        description=(
+            "system-prompt.md, <name>.md (default variants), providers/<p>/<name>.md, "
+            "providers/<p>/models/<m>/<name>.md and sysprompt.json (per-file settings). "
+            "Deleted variants are left out."
+        ),
+        responses={
+            (200, ZIP): OpenApiResponse(OpenApiTypes.BINARY, description="The archive."),
+            **error_responses(409),
+        },
+    )
+    def get(self, request: Request) -> HttpResponse:
+        return HttpResponse(
+            transfer.export_zip(),
+            content_type=ZIP,
+            headers={"Content-Disposition": f'attachment; filename="{EXPORT_FILENAME}"'},
+        )
+
+
+IMPORT_REFUSED = PolymorphicProxySerializer(
+    component_name="ImportRefused",
+    serializers=[ls.ImportReportOutputSerializer, s.FieldErrorsOutputSerializer, ERROR],
+    resource_type_field_name=None,
+)
+
+
+class LibraryImportApi(APIView):
+    permission_classes = [IsAuthenticated, CanEditLibrary]
+    parser_classes = [LimitedZipParser]
+
+    @extend_schema(
+        operation_id="import_library",
+        summary="Import a zip of the library (as export gives, or an llxprt prompt directory)",
+        description=(
+            "Creates a version only where the text or the settings differ; never deletes. "
+            "All or nothing: when any file is refused (a bad name, over the size limit, not "
+            "UTF-8, a symlink, an absolute path or '..'), nothing is applied and the answer "
+            "is 400 with the report. ?dry_run=1 reports what would happen and changes "
+            "nothing. The body is the archive itself (application/zip), at most "
+            f"{ARCHIVE_TEMPLATES} × MAX_TEMPLATE_BYTES (16 MiB by default)."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "dry_run",
+                {"type": "string", "enum": ["0", "1", "true", "false"]},
+                description="1 or true: only report.",
+            )
+        ],
+        request={ZIP: OpenApiTypes.BINARY},
+        responses={
+            200: ls.ImportReportOutputSerializer,
+            **error_responses(
+                400,
+                413,
+                415,
+                e400=OpenApiResponse(
+                    IMPORT_REFUSED,
+                    description=(
+                        "The report, when anything was refused (nothing applied); or an "
+                        "invalid dry_run."
+                    ),
+                ),
+            ),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        query = ls.ImportQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        dry_run = query.validated_data["dry_run"] in ("1", "true")
+        if request.content_type.split(";")[0].strip().lower() != ZIP:
+            raise UnsupportedMediaType(request.content_type or "none")
+        data = request.data
+        if not isinstance(data, bytes) or not data:
+            raise ParseError("The body is empty: send the zip archive itself.")
+        report = transfer.library_import(
+            archive=transfer.read_zip(data), dry_run=dry_run, author=request.user
+        )
+        shown = {
+            "applied": report.applied,
+            "items": [
+                {"path": item.path, "action": item.action, "reason": item.reason}
+                for item in report.items
+            ],
+        }
+        return Response(
+            ls.ImportReportOutputSerializer(shown).data,
+            status=status.HTTP_400_BAD_REQUEST if report.refused else status.HTTP_200_OK,
+        )
