@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from sysprompt.conf import resolver_options
 from sysprompt.errors import InvalidInput
-from sysprompt.library.selectors import host_override, library_source
+from sysprompt.library.selectors import DatabaseSource, host_override, library_source
 from sysprompt.library.validation import override_valid
 from sysprompt.prompts.apps import PromptsConfig
 from sysprompt.prompts.diffs import Diff, text_diff
@@ -66,6 +66,7 @@ def parsed_template(source: str) -> engine.Template:
 
 
 NO_HOST = HostContext()
+FRAGMENT = "fragment:"
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,12 @@ def prompt_render(
     now = timezone.now()
     context = _context(checked, model, conversation_id, now, host)
     source = compress(chosen.text) if chosen.compress else chosen.text
-    resolution = resolve_prompt(parsed_template(source), context, default_registry())
+    parsed = parsed_template(source)
+    if isinstance(context.library, DatabaseSource):
+        context.library.prefetch(
+            key.removeprefix(FRAGMENT) for key in parsed.references if key.startswith(FRAGMENT)
+        )
+    resolution = resolve_prompt(parsed, context, default_registry())
     values = resolution.values.resolve_all() if resolve_all else resolution.values.looked_up()
     layered = layered_prompt(
         resolution.prompt, [instance, host.override], context, default_registry()
