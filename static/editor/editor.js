@@ -7,13 +7,41 @@
  *
  * The template never travels through a form field: a <textarea> would turn "\r\n" into
  * "\n" (the editor itself splits lines on "\n" only, so "\r\n" round-trips). htmx requests from elements inside [data-include-template] get the editor's
- * exact text added in htmx:configRequest.
+ * exact text added in htmx:configRequest, and the version's settings (the Settings tab:
+ * compress; for a fragment also strategy and defaults), which count as unsaved changes
+ * like the text does.
+ *
+ * The same page serves the root template (/ and /editor/) and a fragment's variant
+ * (/library/<name>?provider=&model=, and …/-/edit with the modal open): config.urls
+ * and config.fragment say which.
  */
 (() => {
   "use strict";
 
   const RECENT_CWDS_KEY = "sysprompt.recentCwds";
   const RECENT_CWDS_MAX = 8;
+  const FRAGMENT_NAME = /^(?=.{1,200}$)[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*)*$/;
+  const NAME_LABELS = {
+    file: "Path, relative to the working directory",
+    fragment: "Fragment name",
+    tool: "Tool name",
+    var: "Variable name",
+  };
+  const INSERT_TITLES = {
+    fragment: "Insert a fragment",
+    tool: "Insert a tool's name",
+    var: "Insert a variable",
+  };
+  const NAME_HELP = {
+    fragment: "Suggestions are the library's fragments; a name that does not exist is reported by lint.",
+    tool: "Suggestions come from the preview's Tools; any tool name may be typed.",
+    var: "Suggestions come from the preview's Variables; any name may be typed.",
+  };
+
+  const here = () => location.pathname + location.search;
+
+  // Settings compare by value (defaults as the text of their field).
+  const sameSettings = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
   const $ = (id) => document.getElementById(id);
 
@@ -44,6 +72,8 @@
       this.baseEtag = $("base-etag");
       this.savedText = config.template; // the text of the version the editor is based on
       this.savingText = null;
+      this.savedSettings = this.settings(); // and its settings
+      this.savingSettings = null;
       this.savedThisSession = false;
 
       this.editor = window.SyspromptCodeMirror.create({
@@ -55,6 +85,7 @@
         onChange: () => this.changed(),
         onSave: () => this.save(),
         suggestFiles: (prefix) => this.files(prefix),
+        suggestNames: (type) => this.names(type),
       });
 
       this.wireModal();
@@ -63,6 +94,7 @@
       this.wireRequests();
       this.wireTabs();
       this.wireConflict();
+      this.wireSettings();
       this.restoreRecentCwd();
       // The preview rendered with the page used the default cwd, which nobody chose.
       this.applyPreview({ remember: false });
@@ -77,7 +109,42 @@
     }
 
     get dirty() {
-      return this.text() !== this.savedText;
+      return this.text() !== this.savedText || !sameSettings(this.settings(), this.savedSettings);
+    }
+
+    // --- settings: saved with the text, as part of the next version -----------------
+
+    settings() {
+      const compress = $("setting-compress");
+      const strategy = $("setting-strategy");
+      const defaults = $("setting-defaults");
+      const settings = { compress: Boolean(compress?.checked) };
+      if (strategy) settings.strategy = strategy.value;
+      if (defaults) settings.defaults = defaults.value;
+      return settings;
+    }
+
+    applySettings(settings) {
+      if (!settings) return;
+      const compress = $("setting-compress");
+      if (compress) compress.checked = Boolean(settings.compress);
+      const strategy = $("setting-strategy");
+      if (strategy && settings.strategy) strategy.value = settings.strategy;
+      const defaults = $("setting-defaults");
+      if (defaults && settings.defaults !== undefined) {
+        defaults.value =
+          typeof settings.defaults === "string"
+            ? settings.defaults
+            : Object.entries(settings.defaults).map(([name, value]) => `${name}=${value}`).join("\n");
+      }
+      this.updateDirty();
+    }
+
+    wireSettings() {
+      const panel = $("editor-settings");
+      if (!panel) return;
+      panel.addEventListener("input", () => this.changed());
+      panel.addEventListener("change", () => this.changed());
     }
 
     changed() {
@@ -103,6 +170,15 @@
       $("close-editor").addEventListener("click", () => this.requestClose());
       // Esc: the page decides (closedby="none" keeps the browser from closing it first).
       this.modal.addEventListener("keydown", (event) => {
+        // Ctrl/Cmd+S saves from anywhere in the modal (the Settings tab, the preview's
+        // fields); in the editor CodeMirror handles it first.
+        if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
+          if (!event.defaultPrevented) {
+            event.preventDefault();
+            this.save();
+          }
+          return;
+        }
         if (event.key !== "Escape" || event.defaultPrevented) return;
         event.preventDefault();
         this.requestClose();
@@ -114,13 +190,14 @@
       $("discard-dialog").addEventListener("close", () => {
         if ($("discard-dialog").returnValue === "discard") {
           this.editor.setText(this.savedText);
+          this.applySettings(this.savedSettings);
           this.close();
         } else {
           this.editor.focus();
         }
       });
       window.addEventListener("popstate", () => {
-        const inEditor = location.pathname === this.config.urls.editor;
+        const inEditor = here() === this.config.urls.editor;
         if (inEditor && !this.modal.open) this.open({ push: false });
         if (!inEditor && this.modal.open) {
           if (this.dirty) history.pushState({}, "", this.config.urls.editor);
@@ -135,7 +212,7 @@
     open({ push }) {
       if (!this.modal.open) this.modal.showModal();
       document.documentElement.classList.add("modal-open");
-      if (push && location.pathname !== this.config.urls.editor) {
+      if (push && here() !== this.config.urls.editor) {
         history.pushState({}, "", this.config.urls.editor);
       }
       this.editor.focus();
@@ -155,7 +232,7 @@
     close() {
       this.modal.close();
       document.documentElement.classList.remove("modal-open");
-      if (location.pathname === this.config.urls.editor) {
+      if (here() === this.config.urls.editor) {
         history.pushState({}, "", this.config.urls.index);
       }
       // The overview behind the modal shows the current version: refresh it after saves.
@@ -171,8 +248,10 @@
         const button = event.target.closest("button");
         if (!button) return;
         if (button.dataset.insert) this.editor.insert(button.dataset.insert);
-        else if (button.dataset.variableDialog) this.askVariable({ mode: "file" });
-        else if (button.dataset.block) this.askVariable({ mode: button.dataset.block });
+        else if (button.dataset.variableDialog === "file") this.askVariable({ mode: "file" });
+        else if (button.dataset.variableDialog) {
+          this.askVariable({ mode: "name", type: button.dataset.variableDialog });
+        } else if (button.dataset.block) this.askVariable({ mode: button.dataset.block });
       });
     }
 
@@ -182,12 +261,13 @@
       const select = $("condition-select");
       const path = $("file-path");
       const showPathField = () => {
-        const needsPath = this.variableMode === "file" || select.value.endsWith(":");
-        $("file-path-field").hidden = !needsPath;
+        const type = this.askedType();
+        $("file-path-field").hidden = type === null;
+        $("file-path-label").textContent = NAME_LABELS[type] || NAME_LABELS.file;
       };
       select.addEventListener("change", () => {
         showPathField();
-        if (select.value.endsWith(":")) this.suggestInto(path.value);
+        if (this.askedType() !== null) this.suggestInto(path.value);
       });
       let timer = null;
       path.addEventListener("input", () => {
@@ -213,47 +293,87 @@
         if (dialog.returnValue !== "insert" || !this.pendingRef) return;
         const ref = this.pendingRef;
         this.pendingRef = null;
-        if (this.variableMode === "file") this.editor.insert(`[${ref}]`);
-        else if (this.variableMode === "if") this.editor.wrap(`[if ${ref}]`, "[endif]");
-        else if (this.variableMode === "if-not") this.editor.wrap(`[if !${ref}]`, "[endif]");
+        const mode = this.variableMode;
+        if (mode === "file" || mode === "name") this.editor.insert(`[${ref}]`);
+        else if (mode === "if") this.editor.wrap(`[if ${ref}]`, "[endif]");
+        else if (mode === "if-not") this.editor.wrap(`[if !${ref}]`, "[endif]");
         else this.editor.wrapElse(`[if ${ref}]`, "[else]", "[endif]");
       });
       this.showPathField = showPathField;
     }
 
-    askVariable({ mode }) {
+    // The type whose name (or path, for file) the dialog asks for, or null.
+    askedType() {
+      if (this.variableMode === "file") return "file";
+      if (this.variableMode === "name") return this.variableType;
+      const selected = $("condition-select").value;
+      return selected.endsWith(":") ? selected.slice(0, -1) : null;
+    }
+
+    askVariable({ mode, type = null }) {
       this.variableMode = mode;
+      this.variableType = type;
       const titles = {
         file: "Insert a file",
+        name: INSERT_TITLES[type] || `Insert ${type}:…`,
         if: "Keep the selection only if a variable exists",
         "if-not": "Keep the selection only if a variable does not exist",
         "if-else": "The selection if a variable exists, another text if not",
       };
       $("variable-dialog-title").textContent = titles[mode];
-      $("condition-field").hidden = mode === "file";
-      $("variable-dialog-insert").textContent = mode === "file" ? "Insert" : "Wrap";
+      const inserting = mode === "file" || mode === "name";
+      $("condition-field").hidden = inserting;
+      $("variable-dialog-insert").textContent = inserting ? "Insert" : "Wrap";
       $("variable-dialog-error").hidden = true;
       const dialog = $("variable-dialog");
       dialog.returnValue = "";
+      if (mode === "name") $("file-path").value = "";
       this.showPathField();
       dialog.showModal();
-      if (mode === "file") $("file-path").focus();
+      if (inserting) $("file-path").focus();
       else $("condition-select").focus();
-      this.suggestInto($("file-path").value);
+      if (this.askedType() !== null) this.suggestInto($("file-path").value);
     }
 
     chosenRef() {
-      const selected = $("condition-select").value;
-      const needsPath = this.variableMode === "file" || selected.endsWith(":");
-      if (!needsPath) return { value: selected };
-      const path = $("file-path").value;
-      if (!path.trim()) return { error: "Give the file's path." };
-      if (/[[\]\r\n]/.test(path) || /^\s|\s$/.test(path)) {
+      const type = this.askedType();
+      if (type === null) return { value: $("condition-select").value };
+      const value = $("file-path").value;
+      if (!value.trim()) return { error: type === "file" ? "Give the file's path." : "Give a name." };
+      if (type === "fragment" && !FRAGMENT_NAME.test(value)) {
         return {
-          error: "A path cannot contain [ ] or line breaks, nor start or end with a space.",
+          error:
+            "A fragment name is segments of a-z, 0-9, '.', '_' and '-' joined by '/', each starting with a letter or digit (e.g. env/git-repository).",
         };
       }
-      return { value: `${this.variableMode === "file" ? "file:" : selected}${path}` };
+      if (/[[\]\r\n]/.test(value) || /^\s|\s$/.test(value)) {
+        return {
+          error: `A ${type === "file" ? "path" : "name"} cannot contain [ ] or line breaks, nor start or end with a space.`,
+        };
+      }
+      return { value: `${type}:${value}` };
+    }
+
+    // Names offered after "fragment:", "tool:" and "var:" (autocomplete and the dialog):
+    // the library's fragments; the tools and variables typed in the preview's fields (and,
+    // in a fragment, the names of its preset defaults). Any other name may be typed.
+    names(type) {
+      if (type === "fragment") return this.config.fragments || [];
+      if (type === "tool") {
+        return $("preview-tools")
+          .value.split(/[,\n]/)
+          .map((name) => name.trim())
+          .filter(Boolean);
+      }
+      if (type === "var") {
+        const lines = [$("preview-vars").value, $("setting-defaults")?.value || ""].join("\n");
+        const names = lines
+          .split("\n")
+          .map((line) => line.split("=")[0].trim())
+          .filter((name, index, all) => name && all.indexOf(name) === index);
+        return names;
+      }
+      return [];
     }
 
     async files(query) {
@@ -269,6 +389,13 @@
     async suggestInto(query) {
       const list = $("file-suggestions");
       const help = $("file-path-help");
+      const type = this.askedType();
+      if (type !== "file") {
+        const names = this.names(type);
+        list.replaceChildren(...names.map((name) => new Option(name)));
+        help.textContent = NAME_HELP[type] || "Type a name.";
+        return;
+      }
       try {
         const files = await this.files(query);
         list.replaceChildren(...files.map((name) => new Option(name)));
@@ -288,8 +415,21 @@
         const source = event.detail.elt;
         if (!source.closest("[data-include-template]")) return;
         const text = this.text();
-        event.detail.parameters.template = text;
-        if (source.closest("#save-form")) this.savingText = text;
+        const parameters = event.detail.parameters;
+        parameters.template = text;
+        const settings = this.settings();
+        const saving = Boolean(source.closest("#save-form"));
+        if (saving || source.closest("#preview-form")) {
+          // A checkbox's "false" would read as true: an unchecked box sends nothing.
+          if (settings.compress) parameters.compress = "on";
+          else delete parameters.compress;
+        }
+        if (saving) {
+          if (settings.strategy !== undefined) parameters.strategy = settings.strategy;
+          if (settings.defaults !== undefined) parameters.defaults = settings.defaults;
+          this.savingText = text;
+          this.savingSettings = settings;
+        }
       });
       document.body.addEventListener("htmx:beforeRequest", (event) => {
         if (event.detail.elt === this.previewForm) $("preview").setAttribute("aria-busy", "true");
@@ -328,7 +468,9 @@
     saved({ version, etag }) {
       this.baseEtag.value = etag;
       if (this.savingText !== null) this.savedText = this.savingText;
+      if (this.savingSettings !== null) this.savedSettings = this.savingSettings;
       this.savingText = null;
+      this.savingSettings = null;
       this.savedThisSession = true;
       $("editor-version").textContent = `v${version}`;
       this.updateDirty();
@@ -344,6 +486,7 @@
       }
       const body = await response.json();
       this.editor.setText(body.template);
+      this.applySettings(body.settings);
       $("save-status").textContent =
         `Version ${number} restored into the editor. Save to make it the current version (Ctrl+Z undoes).`;
       this.editor.focus();
@@ -355,6 +498,7 @@
       const dialog = $("conflict-dialog");
       document.body.addEventListener("sysprompt:conflict", () => {
         this.savingText = null;
+        this.savingSettings = null;
         if (!dialog.open) dialog.showModal();
         $("conflict-keep-mine")?.focus();
       });
@@ -364,6 +508,8 @@
         if (event.target.closest("#conflict-take-theirs")) {
           this.editor.setText(theirs.template);
           this.savedText = theirs.template;
+          this.applySettings(theirs.settings);
+          this.savedSettings = this.settings();
           this.adopt(theirs);
           dialog.close();
           $("save-status").textContent = `Loaded version ${theirs.version}; your text was discarded.`;
@@ -386,7 +532,8 @@
     // --- side tabs: preview and history ----------------------------------------------
 
     wireTabs() {
-      const tabs = [$("tab-preview"), $("tab-history")];
+      const tabs = [...this.modal.querySelectorAll('.side-tabs [role="tab"]')];
+      const historyTab = $("tab-history");
       const select = (tab) => {
         for (const other of tabs) {
           const selected = other === tab;
@@ -394,8 +541,8 @@
           other.tabIndex = selected ? 0 : -1;
           $(other.getAttribute("aria-controls")).hidden = !selected;
         }
-        $("history-button").setAttribute("aria-expanded", String(tab === tabs[1]));
-        if (tab === tabs[1]) this.loadHistory();
+        $("history-button").setAttribute("aria-expanded", String(tab === historyTab));
+        if (tab === historyTab) this.loadHistory();
       };
       tabs.forEach((tab, index) => {
         tab.addEventListener("click", () => select(tab));
@@ -408,8 +555,9 @@
       });
       $("history-button").addEventListener("click", () => {
         const showing = !$("side-history").hidden;
-        select(showing ? tabs[0] : tabs[1]);
-        (showing ? tabs[0] : tabs[1]).focus();
+        const next = showing ? tabs[0] : historyTab;
+        select(next);
+        next.focus();
       });
     }
 

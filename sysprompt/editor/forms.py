@@ -5,19 +5,29 @@ from __future__ import annotations
 
 from django import forms
 
+from sysprompt_core.library import FRAGMENT_NAME_MAX_LENGTH
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CWD_MAX_LENGTH, MODEL_MAX_LENGTH
 
 
 class PreviewForm(forms.Form):
+    """The preview's fields; ``tools`` (a comma list) and ``variables`` (``name=value``
+    lines) are checked by ``host_context_check``, whose limits bound them."""
+
     template = forms.CharField(required=False, strip=False)
     cwd = forms.CharField(required=False, max_length=CWD_MAX_LENGTH)
     model = forms.CharField(required=False, max_length=MODEL_MAX_LENGTH)
     conversation_id = forms.CharField(required=False, max_length=CONVERSATION_ID_MAX_LENGTH)
+    provider = forms.CharField(required=False, max_length=MODEL_MAX_LENGTH)
+    tools = forms.CharField(required=False, strip=False)
+    variables = forms.CharField(required=False, strip=False)
+    compress = forms.BooleanField(required=False)
+    fragment = forms.CharField(required=False, max_length=FRAGMENT_NAME_MAX_LENGTH)
 
 
 class SaveForm(forms.Form):
     template = forms.CharField(required=False, strip=False)
     base_etag = forms.CharField(required=False, max_length=200)
+    compress = forms.BooleanField(required=False)
 
 
 class HistoryForm(forms.Form):

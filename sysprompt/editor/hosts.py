@@ -1,21 +1,35 @@
-"""The Agent hosts page: create an agent host, rotate its token, list the hosts.
+"""The Agent hosts page: create an agent host, rotate its token, list the hosts, and
+set each host's instance override.
 
 A token is shown once, on the answer to the POST that made it (``Cache-Control:
 no-store`` from ``config.middleware.NoStoreMiddleware``); the list never shows one.
-Everything here needs :data:`~sysprompt.accounts.services.AGENT_HOSTS_PERMISSION`.
+Everything here needs :data:`~sysprompt.accounts.services.AGENT_HOSTS_PERMISSION`;
+changing an instance override also needs the library's author permission (the page
+shows the others each override read only). The override form's fields (none, a text,
+or a preset with ``name=value`` variables; a strategy) become the override's JSON,
+which ``sysprompt.library.services.host_override_set`` checks: its refusals show inline,
+under that host's form.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views import View
 
 from sysprompt import errors
 from sysprompt.accounts import selectors, services
-from sysprompt.editor import forms
+from sysprompt.editor import forms, library_forms
+from sysprompt.editor.library import may_write
+from sysprompt.editor.preview import assignments_parse, assignments_text
+from sysprompt.library import selectors as library_selectors
+from sysprompt.library import services as library_services
 
 
 class AgentHostPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
@@ -56,10 +70,155 @@ class AgentHostRotateView(AgentHostPagesMixin, View):
         return _token_page(request, host, rotated=True)
 
 
+class AgentHostOverrideView(AgentHostPagesMixin, View):
+    """Set (or remove) a host's instance override (POST, authors); errors show inline."""
+
+    def post(self, request: HttpRequest, name: str) -> HttpResponse:
+        if not may_write(request):
+            messages.error(
+                request, "Changing an instance override needs the prompt author permission."
+            )
+            return redirect("editor:agent-hosts")
+        form = library_forms.HostOverrideForm(request.POST)
+        try:
+            override = _override_value(form)
+            library_services.host_override_set(
+                username=name, override=override, author=request.user
+            )
+        except errors.AgentHostNotFound as exc:
+            raise Http404(str(exc)) from None
+        except errors.InvalidInput as exc:
+            return _hosts_page(
+                request,
+                forms.AgentHostForm(),
+                override_error=(name, exc.message, form),
+                status=400,
+            )
+        what = "removed" if override is None else "saved"
+        messages.success(request, f"Instance override of {name} {what}.")
+        return redirect(reverse("editor:agent-hosts") + "#overrides")
+
+
+def _override_value(form: library_forms.HostOverrideForm) -> object:
+    """The override's JSON from the form's fields (checked later by the service)."""
+    if not form.is_valid():
+        field, problems = next(iter(form.errors.items()))
+        raise errors.InvalidInput(field, f"{field}: {' '.join(str(p) for p in problems)}")
+    data = form.cleaned_data
+    strategy = data["strategy"] or None
+    value: dict[str, object]
+    if data["kind"] == "none":
+        return None
+    if data["kind"] == "text":
+        if not data["content"].strip():
+            raise errors.InvalidInput("content", "Write the text to add, or choose No override.")
+        value = {"content": data["content"]}
+    else:
+        if not data["preset"].strip():
+            raise errors.InvalidInput("preset", "Name the fragment to apply as a preset.")
+        value = {"preset": data["preset"].strip()}
+        variables = assignments_parse(data["variables"], "variables")
+        if variables:
+            value["variables"] = variables
+    if strategy:
+        value["strategy"] = strategy
+    return value
+
+
+@dataclass(frozen=True)
+class OverrideRow:
+    """A host's instance override as the page shows and edits it."""
+
+    username: str
+    kind: str
+    content: str
+    preset: str
+    variables: str
+    strategy: str
+    summary: str
+    updated_at: Any
+    updated_by: Any
+    error: str | None = None
+
+
+def _override_row(username: str, raw: object, state: Any) -> OverrideRow:
+    kind, content, preset, variables, strategy = "none", "", "", "", ""
+    if isinstance(raw, str):
+        kind, content = "text", raw
+    elif isinstance(raw, dict):
+        strategy = str(raw.get("strategy") or "")
+        if raw.get("preset") is not None:
+            kind, preset = "preset", str(raw["preset"])
+            given = raw.get("variables") or {}
+            variables = assignments_text(
+                {str(k): str(v) for k, v in given.items()} if isinstance(given, dict) else {}
+            )
+        else:
+            kind, content = "text", str(raw.get("content") or "")
+    if kind == "none":
+        summary = "none"
+    elif kind == "text":
+        summary = f"text, {strategy or 'append'}: {content[:80]}{'…' if len(content) > 80 else ''}"
+    else:
+        summary = f"preset {preset}, {strategy or 'its own strategy'}"
+    return OverrideRow(
+        username=username,
+        kind=kind,
+        content=content,
+        preset=preset,
+        variables=variables,
+        strategy=strategy,
+        summary=summary,
+        updated_at=getattr(state, "updated_at", None),
+        updated_by=getattr(state, "updated_by", None),
+    )
+
+
+def _overrides(
+    hosts: list[selectors.AgentHostSummary],
+    error: tuple[str, str, library_forms.HostOverrideForm] | None,
+) -> list[OverrideRow]:
+    rows = []
+    for host in hosts:
+        state = library_selectors.host_override_state(host.username)
+        row = _override_row(host.username, state.override, state)
+        if error is not None and error[0] == host.username:
+            # What the author typed, with the refusal under it.
+            form = error[2]
+            typed = {key: form.data.get(key, "") for key in ("content", "preset", "variables")}
+            row = OverrideRow(
+                username=host.username,
+                kind=str(form.data.get("kind", row.kind)),
+                content=str(typed["content"]),
+                preset=str(typed["preset"]),
+                variables=str(typed["variables"]),
+                strategy=str(form.data.get("strategy", "")),
+                summary=row.summary,
+                updated_at=row.updated_at,
+                updated_by=row.updated_by,
+                error=error[1],
+            )
+        rows.append(row)
+    return rows
+
+
 def _hosts_page(
-    request: HttpRequest, form: forms.AgentHostForm, *, status: int = 200
+    request: HttpRequest,
+    form: forms.AgentHostForm,
+    *,
+    override_error: tuple[str, str, library_forms.HostOverrideForm] | None = None,
+    status: int = 200,
 ) -> HttpResponse:
-    context = {"hosts": selectors.agent_hosts(), "form": form}
+    hosts = selectors.agent_hosts()
+    context = {
+        "hosts": hosts,
+        "form": form,
+        "overrides": _overrides(hosts, override_error),
+        "can_set_overrides": may_write(request),
+        "override_kinds": library_forms.OVERRIDE_KINDS,
+        "override_strategies": library_forms.OVERRIDE_STRATEGIES,
+        "fragment_names": sorted(library_selectors.library_source().names()),
+    }
     return render(request, "editor/agent_hosts.html", context, status=status)
 
 

@@ -1,10 +1,15 @@
-"""Editor URLs: pages, and the htmx partials and JSON the editor page fetches."""
+"""Editor URLs: pages, and the htmx partials and JSON the editor page fetches.
+
+The Library's own pages sit under ``library/-/`` and a variant's endpoints under
+``library/<name>/-/``: ``-`` cannot start a fragment name's segment, so no name ever
+collides with them.
+"""
 
 from __future__ import annotations
 
 from django.urls import path
 
-from sysprompt.editor import hosts, views
+from sysprompt.editor import hosts, library, transfer, views
 
 app_name = "editor"
 
@@ -23,7 +28,68 @@ urlpatterns = [
     ),
     path("editor/history/compare", views.VersionsCompareView.as_view(), name="versions-compare"),
     path("editor/files", views.FileSuggestView.as_view(), name="files"),
+    path("library/", library.LibraryListView.as_view(), name="library"),
+    path("library/-/new", library.LibraryNewView.as_view(), name="library-new"),
+    path("library/-/transfer", transfer.TransferPageView.as_view(), name="library-transfer"),
+    path("library/-/export", transfer.ExportView.as_view(), name="library-export"),
+    path("library/-/import", transfer.ImportView.as_view(), name="library-import"),
+    path(
+        "library/-/import/apply",
+        transfer.ImportApplyView.as_view(),
+        name="library-import-apply",
+    ),
+    path(
+        "library/<path:name>/-/edit",
+        library.VariantPageView.as_view(open_editor=True),
+        name="library-edit",
+    ),
+    path("library/<path:name>/-/save", library.VariantSaveView.as_view(), name="library-save"),
+    path(
+        "library/<path:name>/-/history",
+        library.VariantHistoryView.as_view(),
+        name="library-history",
+    ),
+    path(
+        "library/<path:name>/-/history/compare",
+        library.VariantVersionsCompareView.as_view(),
+        name="library-versions-compare",
+    ),
+    path(
+        "library/<path:name>/-/history/<int:number>.json",
+        library.VariantVersionTextView.as_view(),
+        name="library-version",
+    ),
+    path(
+        "library/<path:name>/-/history/<int:number>/diff",
+        library.VariantVersionDiffView.as_view(),
+        name="library-version-diff",
+    ),
+    path(
+        "library/<path:name>/-/history/<int:old>/diff/<int:new>",
+        library.VariantVersionsDiffView.as_view(),
+        name="library-versions-diff",
+    ),
+    path(
+        "library/<path:name>/-/delete", library.VariantDeleteView.as_view(), name="library-delete"
+    ),
+    path(
+        "library/<path:name>/-/restore",
+        library.VariantRestoreView.as_view(),
+        name="library-restore",
+    ),
+    path("library/<path:name>/-/adopt", library.VariantAdoptView.as_view(), name="library-adopt"),
+    path(
+        "library/<path:name>/-/keep-mine",
+        library.VariantKeepMineView.as_view(),
+        name="library-keep-mine",
+    ),
+    path("library/<path:name>", library.VariantPageView.as_view(), name="library-variant"),
     path("agent-hosts/", hosts.AgentHostListView.as_view(), name="agent-hosts"),
+    path(
+        "agent-hosts/<str:name>/override",
+        hosts.AgentHostOverrideView.as_view(),
+        name="agent-host-override",
+    ),
     path(
         "agent-hosts/<str:name>/rotate",
         hosts.AgentHostRotateView.as_view(),

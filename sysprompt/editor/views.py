@@ -8,9 +8,11 @@ write is a POST through Django's CSRF middleware; htmx sends the token in a head
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from datetime import datetime
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
@@ -30,11 +32,13 @@ from django_htmx.middleware import HtmxDetails
 from sysprompt import errors
 from sysprompt.conf import app_settings
 from sysprompt.editor import forms
+from sysprompt.editor.preview import fragment_rows, preview_context
+from sysprompt.library.selectors import library_source
 from sysprompt.prompts import files, rendering, selectors, services, validation
 from sysprompt.prompts.diffs import text_diff
 from sysprompt.prompts.permissions import CONVERSATION_VIEW_PERMISSION, TEMPLATE_EDIT_PERMISSION
+from sysprompt_core.library import FragmentUse
 from sysprompt_core.paths import real_roots
-from sysprompt_core.template import PromptTooLarge
 from sysprompt_core.variables import CatalogEntry, variable_catalog
 
 if TYPE_CHECKING:
@@ -46,9 +50,6 @@ HISTORY_PAGE_SIZE = 25
 CONVERSATION_PAGE_SIZE = 50
 # The overview counts conversations up to this many ("10000+"): never a full scan.
 COUNT_CAP = 10_000
-# A rough count for people (about four characters per token in English prose); the
-# editor labels it as an estimate.
-CHARACTERS_PER_TOKEN = 4
 
 
 class EditorPageView(LoginRequiredMixin, View):
@@ -58,30 +59,34 @@ class EditorPageView(LoginRequiredMixin, View):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         current = selectors.template_current()
-        catalog = variable_catalog()
-        cwd = _default_cwd()
-        preview = _preview_context(text=current.text, cwd=cwd, model="", conversation_id="")
-        config = {
-            "template": current.text,
-            "etag": current.etag,
-            "version": current.version,
-            "canEdit": request.user.has_perm(TEMPLATE_EDIT_PERMISSION),
-            # CodeMirror's <style> elements carry it (the page's Content-Security-Policy).
-            "cspNonce": str(getattr(request, "csp_nonce", "")),
-            "catalog": catalog,
-            "debounceMs": PREVIEW_DEBOUNCE_MS,
-            "urls": {
+        cwd = default_cwd()
+        preview = preview_context(text=current.text, cwd=cwd, compress=current.compress)
+        config = editor_config(
+            request,
+            text=current.text,
+            etag=current.etag,
+            version=current.version,
+            can_edit=request.user.has_perm(TEMPLATE_EDIT_PERMISSION),
+            settings={"compress": current.compress},
+            urls={
                 "index": reverse("editor:index"),
                 "editor": reverse("editor:editor"),
-                "files": reverse("editor:files"),
                 "version": reverse("editor:version", args=[0]).replace("/0.json", "/{n}.json"),
             },
-        }
+        )
         context = {
             "current": current,
             "open_editor": self.open_editor,
             "config": config,
-            "catalog_groups": _catalog_groups(catalog),
+            "catalog_groups": catalog_groups(config["catalog"]),
+            "modal": {
+                "title": "Edit the system prompt template",
+                "version_label": "default" if current.is_default else f"v{current.version}",
+                "save_url": reverse("editor:save"),
+                "history_url": reverse("editor:history"),
+                "etag": current.etag,
+                "settings": {"compress": current.compress},
+            },
             # Only prompt authors see conversations here; others get no count at all.
             "conversation_count": (
                 selectors.conversation_count(user=request.user, cap=COUNT_CAP)
@@ -95,19 +100,55 @@ class EditorPageView(LoginRequiredMixin, View):
         return render(request, "editor/index.html", context)
 
 
+def editor_config(
+    request: HttpRequest,
+    *,
+    text: str,
+    etag: str,
+    version: int,
+    can_edit: bool,
+    settings: dict[str, object],
+    urls: dict[str, str],
+    fragment: dict[str, object] | None = None,
+) -> dict[str, Any]:
+    """What ``static/editor/editor.js`` reads from the page (``json_script``): the same
+    shape for the root template's editor and a fragment variant's."""
+    return {
+        "template": text,
+        "etag": etag,
+        "version": version,
+        "canEdit": can_edit,
+        # CodeMirror's <style> elements carry it (the page's Content-Security-Policy).
+        "cspNonce": str(getattr(request, "csp_nonce", "")),
+        "catalog": variable_catalog(),
+        # The library's names, for the fragment: button and autocomplete.
+        "fragments": sorted(library_source().names()),
+        "debounceMs": PREVIEW_DEBOUNCE_MS,
+        "settings": settings,
+        "fragment": fragment,
+        "urls": {"files": reverse("editor:files"), **urls},
+    }
+
+
 class PreviewView(LoginRequiredMixin, View):
-    """The preview partial for the editor's text; nothing is stored."""
+    """The preview partial for the editor's text (the root template, or a fragment's
+    draft with ``fragment``) in a host context; nothing is stored."""
 
     def post(self, request: HttpRequest) -> HttpResponse:
         form = forms.PreviewForm(request.POST)
         if not form.is_valid():
-            return _form_errors(request, form)
+            return form_errors(request, form)
         data = form.cleaned_data
-        context = _preview_context(
+        context = preview_context(
             text=data["template"],
             cwd=data["cwd"],
             model=data["model"],
             conversation_id=data["conversation_id"],
+            provider=data["provider"],
+            tools=data["tools"],
+            variables=data["variables"],
+            compress=data["compress"],
+            fragment=data["fragment"],
         )
         return render(request, "editor/_preview.html", context)
 
@@ -117,7 +158,7 @@ class SaveView(LoginRequiredMixin, View):
 
     def post(self, request: HttpRequest) -> HttpResponse:
         if not request.user.has_perm(TEMPLATE_EDIT_PERMISSION):
-            return _save_problem(
+            return save_problem(
                 request,
                 "You may preview but not save: ask an administrator to add you to the "
                 "“Prompt authors” group.",
@@ -125,24 +166,44 @@ class SaveView(LoginRequiredMixin, View):
             )
         form = forms.SaveForm(request.POST)
         if not form.is_valid():
-            return _form_errors(request, form)
+            return form_errors(request, form)
         text = form.cleaned_data["template"]
         base = form.cleaned_data["base_etag"]
         try:
             version = services.template_save(
-                text=text, author=request.user, if_match=parse_etags(base) if base else None
+                text=text,
+                compress=form.cleaned_data["compress"],
+                author=request.user,
+                if_match=parse_etags(base) if base else None,
             )
         except errors.TemplateTooLarge as exc:
-            return _save_problem(request, str(exc), status=413)
+            return save_problem(request, str(exc), status=413)
         except errors.PreconditionFailed as exc:
-            return _conflict(request, theirs=exc.current, mine=text)
+            theirs = exc.current
+            return conflict_answer(
+                request,
+                theirs=theirs,
+                when=theirs.updated_at,
+                mine=text,
+                data={
+                    "template": theirs.text,
+                    "etag": theirs.etag,
+                    "version": theirs.version,
+                    "settings": {"compress": theirs.compress},
+                },
+            )
         saved = selectors.template_of(version)
-        response = render(request, "editor/_save_status.html", {"saved": saved})
-        return trigger_client_event(
-            response,
-            "sysprompt:saved",
-            {"version": saved.version, "etag": saved.etag, "author": saved.author or ""},
-        )
+        return saved_answer(request, version=saved.version, etag=saved.etag, author=saved.author)
+
+
+def saved_answer(
+    request: HttpRequest, *, version: int, etag: str, author: str | None
+) -> HttpResponse:
+    """The save status partial, with the event the editor page updates itself on."""
+    response = render(request, "editor/_save_status.html", {"saved": {"version": version}})
+    return trigger_client_event(
+        response, "sysprompt:saved", {"version": version, "etag": etag, "author": author or ""}
+    )
 
 
 class HistoryView(LoginRequiredMixin, View):
@@ -153,23 +214,67 @@ class HistoryView(LoginRequiredMixin, View):
         before = form.cleaned_data["before"] if form.is_valid() else None
         versions = selectors.template_versions(before=before or None)
         page = list(versions.defer("text")[: HISTORY_PAGE_SIZE + 1])
-        more = len(page) > HISTORY_PAGE_SIZE
-        page = page[:HISTORY_PAGE_SIZE]
-        context = {
-            "versions": page,
-            "next_before": page[-1].number if more else None,
-            "continuation": bool(before),
-            # The current version is the newest, so only a first page can hold it.
-            "current_version": page[0].number if page and not before else None,
-            # The compare form comes with a first page of two versions or more; it
-            # starts on the newest two.
-            "compare": (
-                {"old": page[1].number, "new": page[0].number}
-                if len(page) > 1 and not before
-                else None
-            ),
-        }
+        rows = [
+            HistoryRow(
+                number=version.number,
+                author=version.author.get_username() if version.author else None,
+                created_at=version.created_at,
+                diff_url=reverse("editor:version-diff", args=[version.number]),
+                compress=version.compress,
+            )
+            for version in page
+        ]
+        context = history_context(
+            rows,
+            before=before or None,
+            history_url=reverse("editor:history"),
+            compare_url=reverse("editor:versions-compare"),
+        )
         return render(request, "editor/_history.html", context)
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One version in a History tab: the root template's or a fragment variant's."""
+
+    number: int
+    author: str | None
+    created_at: datetime
+    diff_url: str
+    source: str = ""
+    deleted: bool = False
+    compress: bool = False
+
+
+def history_context(
+    rows: Sequence[HistoryRow],
+    *,
+    before: int | None,
+    history_url: str,
+    compare_url: str,
+    hidden: Sequence[tuple[str, str]] = (),
+) -> dict[str, Any]:
+    """What ``_history.html`` shows of a page of up to ``HISTORY_PAGE_SIZE + 1`` rows
+    (one more than shown tells whether older ones follow). ``hidden`` are the compare
+    form's fixed fields (a variant's provider and model)."""
+    more = len(rows) > HISTORY_PAGE_SIZE
+    page = list(rows[:HISTORY_PAGE_SIZE])
+    separator = "&" if "?" in history_url else "?"
+    return {
+        "versions": page,
+        "next_before": page[-1].number if more else None,
+        "older_url": f"{history_url}{separator}before={page[-1].number}" if more else None,
+        "continuation": bool(before),
+        # The current version is the newest, so only a first page can hold it.
+        "current_version": page[0].number if page and not before else None,
+        # The compare form comes with a first page of two versions or more; it starts on
+        # the newest two.
+        "compare": (
+            {"old": page[1].number, "new": page[0].number} if len(page) > 1 and not before else None
+        ),
+        "compare_url": compare_url,
+        "compare_hidden": hidden,
+    }
 
 
 class VersionDiffView(LoginRequiredMixin, View):
@@ -179,7 +284,7 @@ class VersionDiffView(LoginRequiredMixin, View):
         version = _version(number)
         form = forms.DiffForm(request.POST)
         if not form.is_valid():
-            return _form_errors(request, form)
+            return form_errors(request, form)
         diff = text_diff(version.text, form.cleaned_data["template"])
         context = {"diff": diff, "version": version, "old_label": f"version {version.number}"}
         return render(request, "editor/_version_diff.html", context)
@@ -198,7 +303,7 @@ class VersionsCompareView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest) -> HttpResponse:
         form = forms.VersionsCompareForm(request.GET)
         if not form.is_valid():
-            return _form_errors(request, form)
+            return form_errors(request, form)
         data = form.cleaned_data
         return _versions_diff(request, old=_version(data["old"]), new=_version(data["new"]))
 
@@ -208,7 +313,13 @@ class VersionTextView(LoginRequiredMixin, View):
 
     def get(self, request: HttpRequest, number: int) -> JsonResponse:
         version = _version(number)
-        return JsonResponse({"version": version.number, "template": version.text})
+        return JsonResponse(
+            {
+                "version": version.number,
+                "template": version.text,
+                "settings": {"compress": version.compress},
+            }
+        )
 
 
 class FileSuggestView(LoginRequiredMixin, View):
@@ -327,97 +438,61 @@ class CatalogGroup:
     entries: list[CatalogEntry]
 
 
-def _catalog_groups(catalog: list[CatalogEntry]) -> list[CatalogGroup]:
+def catalog_groups(catalog: list[CatalogEntry]) -> list[CatalogGroup]:
     return [
         CatalogGroup(type=kind, entries=list(entries))
         for kind, entries in groupby(catalog, key=lambda entry: entry["type"])
     ]
 
 
-def _default_cwd() -> str:
+def default_cwd() -> str:
     roots = real_roots(app_settings().allowed_roots)
     return roots[0] if roots else ""
 
 
-def _preview_context(*, text: str, cwd: str, model: str, conversation_id: str) -> dict[str, Any]:
-    """Everything ``_preview.html`` shows: lint always, the render when the input allows."""
-    context: dict[str, Any] = {"cwd": cwd, "model": model, "conversation_id": conversation_id}
-    try:
-        validation.template_size_check(text)
-    except errors.TemplateTooLarge as exc:
-        return {**context, "template_error": str(exc), "diagnostics": []}
-    problems: dict[str, str] = {}
-    if not cwd.strip():
-        problems["cwd"] = "Give the absolute path of a working directory to preview against."
-    if conversation_id:
-        try:
-            validation.conversation_id_check(conversation_id)
-        except errors.InvalidInput as exc:
-            problems["conversation_id"] = exc.message
-    preview = None
-    if not problems:
-        try:
-            preview = rendering.template_preview(
-                cwd=cwd, model=model, conversation_id=conversation_id or None, template=text
-            )
-        except errors.InvalidInput as exc:
-            problems[exc.field] = exc.message
-        except PromptTooLarge as exc:
-            context["template_error"] = str(exc)
-    diagnostics = preview.diagnostics if preview is not None else rendering.template_lint(text)
-    context.update(errors=problems, diagnostics=diagnostics, preview=preview)
-    if preview is not None:
-        prompt = preview.rendered.prompt
-        context.update(
-            prompt=prompt,
-            characters=len(prompt or ""),
-            tokens=-(-len(prompt or "") // CHARACTERS_PER_TOKEN),
-            lines=len((prompt or "").splitlines()),
-            # Each distinct value once, capped: 1,000 names of one large file must not
-            # make a page of a gigabyte.
-            variables=[asdict(v) for v in rendering.preview_variables(preview.rendered.values)],
-        )
-    context["diagnostics_data"] = [
-        {"line": d.line, "column": d.column, "severity": d.severity, "message": d.message}
-        for d in diagnostics
-    ]
-    return context
-
-
-def _form_errors(request: HttpRequest, form: django_forms.Form) -> HttpResponse:
+def form_errors(request: HttpRequest, form: django_forms.Form) -> HttpResponse:
     message = "; ".join(
         f"{field}: {' '.join(str(error) for error in errors)}"
         for field, errors in form.errors.items()
     )
-    return _save_problem(request, message, status=400)
+    return save_problem(request, message, status=400)
 
 
-def _save_problem(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
+def save_problem(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
     response = render(request, "editor/_save_status.html", {"problem": message}, status=status)
-    return _partial(response)
+    return partial(response)
 
 
-def _partial(response: HttpResponse) -> HttpResponse:
+def partial(response: HttpResponse) -> HttpResponse:
     """Mark an error answer as a partial for htmx to swap (``static/js/app.js``)."""
     response[PARTIAL_HEADER] = "1"
     return response
 
 
-def _conflict(
-    request: HttpRequest, *, theirs: selectors.CurrentTemplate, mine: str
+def conflict_answer(
+    request: HttpRequest,
+    *,
+    theirs: Any,
+    when: datetime | None,
+    mine: str,
+    data: dict[str, Any],
 ) -> HttpResponse:
+    """412 with the conflict partial: their version (``text``, ``version``, ``author``)
+    against the editor's text, retargeted to the conflict dialog; ``data`` is what
+    Take theirs / Keep mine need (text, ETag, version, settings)."""
     context = {
         "theirs": theirs,
+        "when": when,
         "diff": text_diff(theirs.text, mine),
         "old_label": f"their version {theirs.version}",
         "new_label": "your text",
-        "theirs_data": {"template": theirs.text, "etag": theirs.etag, "version": theirs.version},
+        "theirs_data": data,
     }
-    response = _partial(render(request, "editor/_conflict.html", context, status=412))
+    response = partial(render(request, "editor/_conflict.html", context, status=412))
     response = retarget(response, "#conflict-body")
     response = reswap(response, "innerHTML")
     return trigger_client_event(
-        response, "sysprompt:conflict", {"version": theirs.version, "etag": theirs.etag}
+        response, "sysprompt:conflict", {"version": data["version"], "etag": data["etag"]}
     )
 
 
@@ -473,5 +548,29 @@ def _conversation_page(
         "access": selectors.conversation_access(stored, user=request.user),
         "preview": preview,
         "instructions": app_settings().compaction_instructions,
+        "host_variables": sorted((stored.variables or {}).items()),
+        "thread_override": (
+            None if stored.override is None else json.dumps(stored.override, indent=2)
+        ),
+        "fragments_used": fragment_rows(_stored_uses(stored.fragments_used)),
     }
     return render(request, "editor/conversation.html", context)
+
+
+def _stored_uses(stored: object) -> list[FragmentUse]:
+    """The fragments a conversation used, as stored (``FragmentUse.as_dict`` each);
+    anything else is skipped."""
+    uses = []
+    for item in stored if isinstance(stored, list) else []:
+        try:
+            uses.append(
+                FragmentUse(
+                    name=str(item["name"]),
+                    provider=item.get("provider"),
+                    model=item.get("model"),
+                    version=int(item["version"]),
+                )
+            )
+        except (TypeError, KeyError, ValueError, AttributeError):
+            continue
+    return uses

@@ -485,9 +485,13 @@ def test_condition_dialog_default_is_git_branch(author_page: Page, project: Path
     assert [value for value, _ in options[: -len(always)]] == [
         "prompt:model",
         "prompt:conversation_id",
+        "prompt:provider",
         "git:branch",
         "git:status",
         "file:",
+        "tool:",
+        "var:",
+        "fragment:",
     ]
     expect(page.locator("#condition-help")).to_contain_text("always exists is always kept")
     # Confirming the default wraps in [if git:branch].

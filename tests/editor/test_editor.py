@@ -484,7 +484,11 @@ def test_version_text_answers_json(author_web: Client) -> None:
 
     response = author_web.get("/editor/history/1.json")
 
-    assert response.json() == {"version": 1, "template": "one\r\n"}
+    assert response.json() == {
+        "version": 1,
+        "template": "one\r\n",
+        "settings": {"compress": False},
+    }
 
 
 def test_version_text_unknown_is_404(author_web: Client) -> None:

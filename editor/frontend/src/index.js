@@ -140,7 +140,9 @@ function applyText(text, { close = true, more = false } = {}) {
   };
 }
 
-function completionSource(catalog, suggestFiles) {
+// `suggestNames(type, prefix)` (optional) gives the names to offer after "[type:" for a
+// dynamic type other than file (fragment:, tool:, var:): an array or a promise of one.
+function completionSource(catalog, suggestFiles, suggestNames) {
   const refs = [];
   const seenDynamic = new Set();
   for (const entry of catalog || []) {
@@ -167,6 +169,7 @@ function completionSource(catalog, suggestFiles) {
     { label: "endif]", displayLabel: "endif", detail: "end the block", type: "keyword", boost: -1, apply: applyText("endif") },
   ];
   const filesEnabled = typeof suggestFiles === "function" && seenDynamic.has("file");
+  const namesEnabled = typeof suggestNames === "function";
 
   return async (context) => {
     const match = context.matchBefore(BEFORE_CURSOR);
@@ -201,11 +204,39 @@ function completionSource(catalog, suggestFiles) {
         validFor: (text) => text.startsWith(stem) && /^[^\[\]\s\/]*$/.test(text.slice(stem.length)),
       };
     }
+    const typed = /^([a-z][a-z0-9_-]*):/.exec(word);
+    const nameType = typed && typed[1] !== "file" && seenDynamic.has(typed[1]) ? typed[1] : null;
+    if (namesEnabled && nameType) {
+      let names = [];
+      try {
+        names = (await suggestNames(nameType, word.slice(nameType.length + 1))) || [];
+      } catch (err) {
+        names = [];
+      }
+      if (context.aborted) return null;
+      const named = names.map((name) => ({
+        label: `${nameType}:${name}`,
+        type: "variable",
+        apply: applyText(`${nameType}:${name}`),
+      }));
+      const stem = `${nameType}:`;
+      return {
+        from,
+        // Without the bare "type:" entry: it would match best and pick nothing.
+        options: named.concat(options.filter((option) => option.label !== stem)),
+        validFor: (text) => text.startsWith(stem) && PARTIAL_REF.test(text),
+      };
+    }
     return {
       from,
       options,
-      // Re-query once "file:" is typed, to fetch path suggestions.
-      validFor: (text) => PARTIAL_REF.test(text) && !(filesEnabled && text.startsWith("file:")),
+      // Re-query once "file:" (or another dynamic type with names) is typed.
+      validFor: (text) => {
+        if (!PARTIAL_REF.test(text)) return false;
+        if (filesEnabled && text.startsWith("file:")) return false;
+        const head = /^([a-z][a-z0-9_-]*):/.exec(text);
+        return !(namesEnabled && head && head[1] !== "file" && seenDynamic.has(head[1]));
+      },
     };
   };
 }
@@ -321,6 +352,7 @@ export function create(options = {}) {
     onChange,
     onSave,
     suggestFiles,
+    suggestNames,
     label = "Template",
     nonce = "",
   } = options;
@@ -366,7 +398,7 @@ export function create(options = {}) {
       EditorView.lineWrapping,
       lintGutter(),
       autocompletion({
-        override: [completionSource(catalog, suggestFiles)],
+        override: [completionSource(catalog, suggestFiles, suggestNames)],
         icons: false,
         selectOnOpen: false,
       }),
