@@ -1,7 +1,8 @@
 """The repository's distributions and the import contracts between them.
 
 * The core (``packages/core``) installs alone in a fresh virtual environment, without
-  Django, and renders a template with git and file variables there.
+  Django, and renders a template with git and file variables there; the client
+  (``packages/client``) installs beside it, still without Django.
 * The import contracts in ``pyproject.toml`` hold on the tree, and each one fails when
   the import it forbids is added (on a copy of the tree).
 """
@@ -25,6 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 PACKAGES = {
     "sysprompt_core": REPO / "packages" / "core" / "src" / "sysprompt_core",
+    "sysprompt_client": REPO / "packages" / "client" / "src" / "sysprompt_client",
     "sysprompt": REPO / "sysprompt",
     "config": REPO / "config",
 }
@@ -50,7 +52,7 @@ def test_contracts_kept_on_the_tree() -> None:
 
 @pytest.fixture(scope="module")
 def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The three packages and the contracts, copied: the copy is what gets broken."""
+    """The four packages and the contracts, copied: the copy is what gets broken."""
     root = tmp_path_factory.mktemp("tree")
     for name, source in PACKAGES.items():
         shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -63,22 +65,38 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("module", "forbidden", "contract"),
+    ("module", "forbidden", "contracts"),
     [
-        ("sysprompt_core/template/lexer.py", "import django", "core-alone"),
-        ("sysprompt_core/paths.py", "import sysprompt.conf", "core-alone"),
+        # The client imports the core, so Django in the core breaks the client's too.
+        (
+            "sysprompt_core/template/lexer.py",
+            "import django",
+            {"core-alone", "client-without-server"},
+        ),
+        (
+            "sysprompt_core/paths.py",
+            "import sysprompt.conf",
+            {"core-alone"},
+        ),
         (
             "sysprompt_core/template/parser.py",
             "import sysprompt_core.variables",
-            "engine-without-resolvers",
+            {"engine-without-resolvers"},
         ),
-        ("sysprompt/api/views.py", "import sysprompt.prompts.models", "views-through-services"),
-        ("sysprompt/editor/forms.py", "import sysprompt.prompts.models", "views-through-services"),
-        ("sysprompt/prompts/services.py", "import config.settings", "apps-without-project"),
+        ("sysprompt_client/cache.py", "import django", {"client-without-server"}),
+        ("sysprompt/api/views.py", "import sysprompt.prompts.models", {"views-through-services"}),
+        (
+            "sysprompt/editor/forms.py",
+            "import sysprompt.library.models",
+            {"views-through-services"},
+        ),
+        ("sysprompt/library/services.py", "import sysprompt.prompts.services", {"app-layers"}),
+        ("sysprompt/prompts/services.py", "import sysprompt.transfer.services", {"app-layers"}),
+        ("sysprompt/prompts/services.py", "import config.settings", {"apps-without-project"}),
     ],
 )
 def test_contract_broken_when_forbidden_import_added(
-    tree_copy: Path, module: str, forbidden: str, contract: str
+    tree_copy: Path, module: str, forbidden: str, contracts: set[str]
 ) -> None:
     path = tree_copy / module
     original = path.read_text()
@@ -89,8 +107,9 @@ def test_contract_broken_when_forbidden_import_added(
         path.write_text(original)
     assert done.returncode != 0
     names = {c["id"]: c["name"] for c in _contracts()}
-    assert f"{names[contract]} BROKEN" in done.stdout
-    assert "1 broken" in done.stdout
+    for contract in contracts:
+        assert f"{names[contract]} BROKEN" in " ".join(done.stdout.split())
+    assert f"{len(contracts)} broken" in done.stdout
 
 
 def test_contracts_kept_on_the_unbroken_copy(tree_copy: Path) -> None:
@@ -153,6 +172,60 @@ def test_core_installs_alone_and_renders_without_django(tmp_path: Path) -> None:
     result = json.loads(done.stdout)
     assert result == {
         "prompt": "On feature/alone:\n?? AGENTS.md\nUse tabs.",
+        "django_loaded": False,
+        "django_installed": False,
+    }
+
+
+CLIENT = textwrap.dedent(
+    """
+    import importlib.util, json, sys
+    import sysprompt_client
+    from sysprompt_core.messages import openai_chat
+
+    body = openai_chat([{"role": "user", "content": "hi"}], "Be brief.")
+    print(json.dumps({
+        "client": sorted(sysprompt_client.__all__)[:3],
+        "first": body["messages"][0],
+        "django_loaded": any(m.split(".")[0] == "django" for m in sys.modules),
+        "django_installed": importlib.util.find_spec("django") is not None,
+    }))
+    """
+)
+
+
+def test_client_installs_with_the_core_alone(tmp_path: Path) -> None:
+    for name in ("core", "client"):
+        shutil.copytree(
+            REPO / "packages" / name, tmp_path / name, ignore=shutil.ignore_patterns("build")
+        )
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        + ["-c", str(REPO / "requirements-lock.txt")]
+        + [str(tmp_path / "core"), str(tmp_path / "client")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert install.returncode == 0, install.stderr[-2000:]
+
+    done = subprocess.run(
+        [str(python), "-c", CLIENT],
+        cwd=tmp_path,
+        env={key: value for key, value in os.environ.items() if key != "PYTHONPATH"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+    result = json.loads(done.stdout)
+    assert result == {
+        "client": ["AsyncClient", "Client", "CompactResult"],
+        "first": {"role": "system", "content": "Be brief."},
         "django_loaded": False,
         "django_installed": False,
     }

@@ -1,0 +1,361 @@
+"""What the sync and the async client share: settings, the cache, request building,
+answer parsing, retry decisions and the fallback. No I/O happens here except the
+directory cache's, which the clients call through ``io`` callables (the async client
+runs them in a worker thread)."""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from sysprompt_client.cache import DirectoryCache, Entry, MemoryCache
+from sysprompt_client.errors import ServerError, SyspromptError, Unavailable, error_for
+from sysprompt_client.local import references_from_json
+from sysprompt_client.results import (
+    PromptResult,
+    Template,
+    prompt_from_json,
+    template_from_response,
+    text_sha256,
+)
+
+log = logging.getLogger("sysprompt_client")
+
+Fallback = str | Callable[[str], str | None] | None
+"""A fallback prompt: a fixed text, or a function of the conversation id giving the
+text (``None``: send no system prompt). ``None`` here: no fallback, raise instead."""
+Override = str | Mapping[str, Any]
+IO = Callable[[], None] | None
+
+USER_AGENT = "sysprompt-client/0.1.0"
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+REFERENCES_RECHECK = 300.0
+"""Seconds before asking again for references after the server answered 404."""
+REFERENCES_KEPT = 256
+
+_monotonic = time.monotonic
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One API request: ``retry`` when it is idempotent and may be sent again."""
+
+    method: str
+    path: str
+    retry: bool
+    body: dict[str, Any] | None = None
+    headers: Mapping[str, str] | None = None
+    params: Mapping[str, str] | None = None
+
+
+def conversation_path(conversation_id: str, action: str = "") -> str:
+    """The API path of a conversation's prompt; the id is percent-encoded, so no id
+    can reach another path (the server answers 400 for an invalid one)."""
+    tail = f"/{action}" if action else ""
+    return f"/api/conversations/{quote(conversation_id, safe=':')}/system-prompt{tail}"
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The seconds a ``Retry-After`` header asks for (a number or an HTTP date)."""
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    seconds: float = (when - datetime.now(UTC)).total_seconds()
+    return max(0.0, seconds)
+
+
+def unavailable(error: httpx.RequestError) -> Unavailable:
+    if isinstance(error, httpx.TimeoutException):
+        what = f"the sysprompt server did not answer in time ({type(error).__name__})"
+    else:
+        what = f"the sysprompt server could not be reached: {error or type(error).__name__}"
+    return Unavailable(what)
+
+
+class ClientBase:
+    """Settings and state of a client; see :class:`sysprompt_client.Client`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        max_age: float = 60.0,
+        fallback: Fallback = None,
+        cache_size: int = 1024,
+        cache_dir: str | os.PathLike[str] | None = None,
+        timeout: float | httpx.Timeout = 10.0,
+        retries: int = 2,
+        backoff: float = 0.25,
+        max_retry_wait: float = 10.0,
+        max_revalidations: int = 4,
+        resolve_locally: bool = False,
+        allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        if max_age < 0 or retries < 0 or backoff < 0 or max_retry_wait < 0:
+            raise ValueError("max_age, retries, backoff and max_retry_wait must not be negative")
+        if max_revalidations < 1:
+            raise ValueError("max_revalidations must be at least 1")
+        self.base_url = base_url.rstrip("/")
+        self.max_age = float(max_age)
+        self.fallback = fallback
+        self.retries = retries
+        self.backoff = backoff
+        self.max_retry_wait = max_retry_wait
+        self.max_revalidations = max_revalidations
+        self.resolve_locally = resolve_locally
+        self.allowed_roots = (
+            None if allowed_roots is None else tuple(os.fspath(root) for root in allowed_roots)
+        )
+        self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self._headers = {
+            "Authorization": f"Token {token}",
+            "Accept": "application/json",
+            "User-Agent": USER_AGENT,
+            **(headers or {}),
+        }
+        self._memory = MemoryCache(cache_size)
+        self._directory = None if cache_dir is None else DirectoryCache(cache_dir, self.base_url)
+        self._references: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+        self._references_missing_until = 0.0
+        self._closed = False
+
+    @property
+    def cache(self) -> MemoryCache:
+        """The in-memory cache (read it to inspect; the client writes it)."""
+        return self._memory
+
+    # Requests -----------------------------------------------------------------------
+
+    def _url(self, path: str) -> str:
+        return self.base_url + path
+
+    def _delay(self, call: Call, attempt: int, response: httpx.Response | None) -> float | None:
+        """Seconds to wait before sending ``call`` again, or ``None``: do not."""
+        if not call.retry or attempt >= self.retries:
+            return None
+        if response is not None:
+            if response.status_code not in RETRY_STATUSES:
+                return None
+            asked = retry_after(response)
+            if asked is not None:
+                return asked if asked <= self.max_retry_wait else None
+        return min(self.backoff * 2.0**attempt, self.max_retry_wait)
+
+    @staticmethod
+    def _json(response: httpx.Response) -> Any:
+        """The decoded answer of a success; the typed exception of an error."""
+        try:
+            data = response.json() if response.content else None
+        except ValueError:
+            data = None
+            if response.is_success:
+                raise ServerError(
+                    "the server's answer is not JSON", status=response.status_code
+                ) from None
+        if response.status_code >= 400:
+            raise error_for(response.status_code, data, response.reason_phrase)
+        return data
+
+    @staticmethod
+    def _prompt(data: Any, conversation_id: str, text_key: str = "system_prompt") -> PromptResult:
+        try:
+            return prompt_from_json(data, conversation_id, text_key=text_key)
+        except ValueError as error:
+            raise ServerError(f"unexpected answer from the server: {error}") from None
+
+    @staticmethod
+    def _body(
+        cwd: str,
+        model: str | None,
+        provider: str | None,
+        tools: Sequence[str] | None,
+        variables: Mapping[str, str] | None,
+        override: Override | None,
+        values: Mapping[str, str | None] | None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"cwd": cwd}
+        if model is not None:
+            body["model"] = model
+        if provider is not None:
+            body["provider"] = provider
+        if tools is not None:
+            body["tools"] = list(tools)
+        if variables is not None:
+            body["variables"] = dict(variables)
+        if override is not None:
+            body["override"] = override if isinstance(override, str) else dict(override)
+        if values:
+            body["values"] = dict(values)
+        return body
+
+    @staticmethod
+    def _save_template_call(text: str, if_match: str | None) -> Call:
+        headers = {"If-Match": if_match} if if_match else None
+        return Call("PUT", "/api/system-prompt", False, {"template": text}, headers)
+
+    @staticmethod
+    def _preview_call(
+        template: str | None, conversation_id: str | None, context: dict[str, Any]
+    ) -> Call:
+        body = {**context}
+        if template is not None:
+            body["template"] = template
+        if conversation_id is not None:
+            body["conversation_id"] = conversation_id
+        return Call("POST", "/api/system-prompt/preview", True, body)  # stores nothing
+
+    def _template(self, response: httpx.Response) -> Template:
+        data = self._json(response)
+        try:
+            return template_from_response(data, response.headers.get("etag"))
+        except ValueError as error:
+            raise ServerError(f"unexpected answer from the server: {error}") from None
+
+    def _references_call(self, provider: str | None, model: str | None) -> Call | None:
+        """The references request, or ``None`` while the server is known not to have
+        the endpoint."""
+        if _monotonic() < self._references_missing_until:
+            return None
+        params = {"provider": provider or "", "model": model or ""}
+        known = self._references.get((params["provider"], params["model"]))
+        headers = {"If-None-Match": known[0]} if known else None
+        return Call("GET", "/api/system-prompt/references", True, headers=headers, params=params)
+
+    def _references_answer(self, call: Call, response: httpx.Response) -> tuple[str, ...]:
+        assert call.params is not None
+        key = (call.params["provider"], call.params["model"])
+        if response.status_code == 304 and key in self._references:
+            return self._references[key][1]
+        if response.status_code == 404:
+            log.warning(
+                "sysprompt: the server has no /api/system-prompt/references; "
+                "host-local values are not sent (asking again in %.0f s)",
+                REFERENCES_RECHECK,
+            )
+            self._references_missing_until = _monotonic() + REFERENCES_RECHECK
+            return ()
+        data = self._json(response)
+        try:
+            keys = references_from_json(data)
+        except ValueError as error:
+            raise ServerError(f"unexpected references answer: {error}") from None
+        etag = response.headers.get("etag")
+        if etag:
+            if len(self._references) >= REFERENCES_KEPT:
+                self._references.clear()
+            self._references[key] = (etag, keys)
+        return keys
+
+    # The cache ----------------------------------------------------------------------
+
+    def _entry(self, result: PromptResult, age: float = 0.0) -> Entry:
+        stale_at = math.inf if result.is_fallback else _monotonic() + self.max_age - age
+        return Entry(result, stale_at)
+
+    def _install(self, result: PromptResult) -> tuple[Entry, IO]:
+        """Cache ``result`` as later turns will answer it; the directory write to run."""
+        cached = replace(result, from_cache=True)
+        entry = self._entry(cached)
+        assert result.conversation_id is not None
+        self._memory.put(result.conversation_id, entry)
+        return entry, self._saver(cached)
+
+    def _saver(self, cached: PromptResult) -> IO:
+        directory = self._directory
+        if directory is None:
+            return None
+        return lambda: directory.save(cached)
+
+    def _loaded(self, conversation_id: str, stored: tuple[PromptResult, float] | None) -> Entry:
+        """Put what the directory held into memory (kept if another turn was faster)."""
+        assert stored is not None
+        result, saved_at = stored
+        entry = self._entry(result, age=max(0.0, time.time() - saved_at))
+        current = self._memory.peek(conversation_id)
+        if current is not None:
+            return current
+        self._memory.put(conversation_id, entry)
+        return entry
+
+    def _fallback_result(self, conversation_id: str, error: SyspromptError) -> PromptResult:
+        """The fallback for a first turn the server could not answer; ``error`` again
+        when there is no fallback."""
+        if self.fallback is None:
+            raise error
+        text = self.fallback if isinstance(self.fallback, str) else self.fallback(conversation_id)
+        log.warning(
+            "sysprompt: conversation %r uses the fallback prompt until compaction: %s",
+            conversation_id,
+            error,
+        )
+        return PromptResult(
+            text=text,
+            sha256=text_sha256(text),
+            is_fallback=True,
+            conversation_id=conversation_id,
+        )
+
+    def _forget_local(self, conversation_id: str) -> tuple[bool, IO]:
+        had = self._memory.pop(conversation_id) is not None
+        directory = self._directory
+        if directory is None:
+            return had, None
+        return had, lambda: directory.delete(conversation_id)
+
+    # Revalidation --------------------------------------------------------------------
+
+    def _revalidate_call(self, conversation_id: str, entry: Entry) -> Call:
+        sha = entry.result.sha256
+        headers = {"If-None-Match": f'"{sha}"'} if sha else None
+        return Call("GET", conversation_path(conversation_id), False, headers=headers)
+
+    def _revalidated(
+        self, conversation_id: str, entry: Entry, response: httpx.Response | None
+    ) -> IO:
+        """Apply a revalidation's answer (``None``: it failed): 304 or the same prompt
+        refresh the age; another prompt replaces the entry; 404 forgets it; anything
+        else keeps it and waits ``max_age`` before asking again."""
+        fresh = _monotonic() + self.max_age
+        status = 0 if response is None else response.status_code
+        if status == 404:
+            if self._memory.replace(conversation_id, entry, None) and self._directory:
+                directory = self._directory
+                return lambda: directory.delete(conversation_id)
+            return None
+        if status == 200 and response is not None:
+            try:
+                result = prompt_from_json(response.json(), conversation_id, from_cache=True)
+            except ValueError as error:
+                log.warning("sysprompt: revalidating %r: %s", conversation_id, error)
+            else:
+                if result.sha256 != entry.result.sha256 or result.text != entry.result.text:
+                    new = Entry(result, fresh)
+                    if self._memory.replace(conversation_id, entry, new):
+                        return self._saver(result)
+                    return None
+        elif status != 304:
+            what = "no answer" if response is None else f"HTTP {status}"
+            log.info("sysprompt: revalidating %r failed (%s)", conversation_id, what)
+        entry.stale_at = fresh
+        return None

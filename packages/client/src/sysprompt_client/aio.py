@@ -1,0 +1,329 @@
+"""The asynchronous client: the same calls as :class:`~sysprompt_client.Client`,
+awaited. Nothing it does blocks the event loop: requests go through httpx's async
+client, file and repository reads (the directory cache, host-local values) run in a
+worker thread, and revalidations are tasks. Use one instance per event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import httpx
+
+from sysprompt_client._base import (
+    IO,
+    Call,
+    ClientBase,
+    Fallback,
+    Override,
+    _monotonic,
+    conversation_path,
+    log,
+    unavailable,
+)
+from sysprompt_client.cache import Entry
+from sysprompt_client.errors import NotFound, ServerError
+from sysprompt_client.local import resolve_host_values
+from sysprompt_client.results import CompactResult, PromptResult, Template
+
+__all__ = ["AsyncClient"]
+
+
+class AsyncClient(ClientBase):
+    """An agent host's asynchronous connection to a sysprompt server; see
+    :class:`sysprompt_client.Client` (same arguments, except ``transport``, which is
+    an ``httpx.AsyncBaseTransport``)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        max_age: float = 60.0,
+        fallback: Fallback = None,
+        cache_size: int = 1024,
+        cache_dir: str | os.PathLike[str] | None = None,
+        timeout: float | httpx.Timeout = 10.0,
+        retries: int = 2,
+        backoff: float = 0.25,
+        max_retry_wait: float = 10.0,
+        max_revalidations: int = 4,
+        resolve_locally: bool = False,
+        allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            token,
+            max_age=max_age,
+            fallback=fallback,
+            cache_size=cache_size,
+            cache_dir=cache_dir,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            max_retry_wait=max_retry_wait,
+            max_revalidations=max_revalidations,
+            resolve_locally=resolve_locally,
+            allowed_roots=allowed_roots,
+            headers=headers,
+        )
+        self._http = httpx.AsyncClient(timeout=self.timeout, transport=transport)
+        self._inflight: dict[str, asyncio.Task[PromptResult]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Wait for revalidations under way (up to the timeout), then close."""
+        self._closed = True
+        if self._tasks:
+            _, pending = await asyncio.wait(set(self._tasks), timeout=self.timeout.read or 10.0)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending)
+        await self._http.aclose()
+
+    # Every turn -----------------------------------------------------------------------
+
+    async def system_prompt(
+        self,
+        conversation_id: str,
+        *,
+        cwd: str,
+        model: str | None = None,
+        provider: str | None = None,
+        tools: Sequence[str] | None = None,
+        variables: Mapping[str, str] | None = None,
+        override: Override | None = None,
+    ) -> PromptResult:
+        """The conversation's frozen system prompt; see ``Client.system_prompt``. A
+        cached turn awaits nothing."""
+        entry = self._memory.get(conversation_id)
+        if entry is not None:
+            if entry.stale_at <= _monotonic():
+                self._revalidate_soon(conversation_id, entry)
+            return entry.result
+        task = self._inflight.get(conversation_id)
+        if task is None:
+            task = asyncio.ensure_future(
+                self._load_or_resolve(
+                    conversation_id, cwd, model, provider, tools, variables, override
+                )
+            )
+            self._inflight[conversation_id] = task
+            task.add_done_callback(partial(self._settled, conversation_id))
+        # A caller that is cancelled leaves the request to the others.
+        return await asyncio.shield(task)
+
+    def _settled(self, conversation_id: str, task: asyncio.Task[PromptResult]) -> None:
+        if self._inflight.get(conversation_id) is task:
+            del self._inflight[conversation_id]
+        if not task.cancelled():
+            task.exception()  # retrieved: every caller has it already
+
+    async def _load_or_resolve(
+        self,
+        conversation_id: str,
+        cwd: str,
+        model: str | None,
+        provider: str | None,
+        tools: Sequence[str] | None,
+        variables: Mapping[str, str] | None,
+        override: Override | None,
+    ) -> PromptResult:
+        if self._directory is not None:
+            stored = await asyncio.to_thread(self._directory.load, conversation_id)
+            if stored is not None:
+                entry = self._loaded(conversation_id, stored)
+                if entry.stale_at <= _monotonic():
+                    self._revalidate_soon(conversation_id, entry)
+                return entry.result
+        try:
+            values = await self._values(conversation_id, cwd, model, provider)
+            body = self._body(cwd, model, provider, tools, variables, override, values)
+            call = Call("POST", conversation_path(conversation_id, "resolve"), True, body)
+            result = self._prompt(self._json(await self._send(call)), conversation_id)
+        except ServerError as error:
+            result = self._fallback_result(conversation_id, error)
+        await self._run(self._install(result)[1])
+        return result
+
+    # Other calls ----------------------------------------------------------------------
+
+    async def construct(
+        self,
+        conversation_id: str,
+        *,
+        cwd: str,
+        model: str | None = None,
+        provider: str | None = None,
+        tools: Sequence[str] | None = None,
+        variables: Mapping[str, str] | None = None,
+        override: Override | None = None,
+    ) -> PromptResult:
+        """See ``Client.construct``."""
+        values = await self._values(conversation_id, cwd, model, provider)
+        body = self._body(cwd, model, provider, tools, variables, override, values)
+        call = Call("POST", conversation_path(conversation_id, "construct"), False, body)
+        result = self._prompt(self._json(await self._send(call)), conversation_id)
+        await self._run(self._install(result)[1])
+        return result
+
+    async def compact(
+        self,
+        conversation_id: str,
+        *,
+        cwd: str,
+        model: str | None = None,
+        provider: str | None = None,
+        tools: Sequence[str] | None = None,
+        variables: Mapping[str, str] | None = None,
+        override: Override | None = None,
+    ) -> CompactResult:
+        """See ``Client.compact``."""
+        values = await self._values(conversation_id, cwd, model, provider)
+        body = self._body(cwd, model, provider, tools, variables, override, values)
+        call = Call("POST", conversation_path(conversation_id, "compact"), False, body)
+        data = self._json(await self._send(call))
+        prompt = self._prompt(data, conversation_id, "persisted_system_prompt")
+        compaction = data.get("system_prompt")
+        await self._run(self._install(prompt)[1])
+        return CompactResult(
+            compaction_prompt=compaction if isinstance(compaction, str) else None, prompt=prompt
+        )
+
+    async def get(self, conversation_id: str) -> PromptResult:
+        """See ``Client.get``."""
+        call = Call("GET", conversation_path(conversation_id), True)
+        result = self._prompt(self._json(await self._send(call)), conversation_id)
+        entry = self._memory.peek(conversation_id)
+        if entry is not None and not entry.result.is_fallback:
+            if entry.result.sha256 != result.sha256 or entry.result.text != result.text:
+                await self._run(self._install(result)[1])
+            else:
+                entry.stale_at = _monotonic() + self.max_age
+        return result
+
+    async def forget(self, conversation_id: str, *, on_server: bool = True) -> bool:
+        """See ``Client.forget``."""
+        had, io = self._forget_local(conversation_id)
+        await self._run(io)
+        if not on_server:
+            return had
+        call = Call("DELETE", conversation_path(conversation_id), True)
+        try:
+            self._json(await self._send(call))
+        except NotFound:
+            return had
+        return True
+
+    async def references(
+        self, *, provider: str | None = None, model: str | None = None
+    ) -> tuple[str, ...]:
+        """See ``Client.references``."""
+        call = self._references_call(provider, model)
+        return () if call is None else self._references_answer(call, await self._send(call))
+
+    # For prompt authors ---------------------------------------------------------------
+
+    async def template(self) -> Template:
+        """See ``Client.template``."""
+        return self._template(await self._send(Call("GET", "/api/system-prompt", True)))
+
+    async def save_template(self, text: str, *, if_match: str | None = None) -> Template:
+        """See ``Client.save_template``."""
+        return self._template(await self._send(self._save_template_call(text, if_match)))
+
+    async def preview(
+        self,
+        *,
+        cwd: str,
+        template: str | None = None,
+        conversation_id: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        tools: Sequence[str] | None = None,
+        variables: Mapping[str, str] | None = None,
+        override: Override | None = None,
+    ) -> dict[str, Any]:
+        """See ``Client.preview``."""
+        context = self._body(cwd, model, provider, tools, variables, override, None)
+        data = self._json(await self._send(self._preview_call(template, conversation_id, context)))
+        return data if isinstance(data, dict) else {}
+
+    # Plumbing -------------------------------------------------------------------------
+
+    async def _values(
+        self, conversation_id: str, cwd: str, model: str | None, provider: str | None
+    ) -> dict[str, str | None] | None:
+        if not self.resolve_locally:
+            return None
+        keys = await self.references(provider=provider, model=model)
+        return await asyncio.to_thread(
+            resolve_host_values,
+            keys,
+            cwd=cwd,
+            model=model,
+            conversation_id=conversation_id,
+            allowed_roots=self.allowed_roots,
+        )
+
+    @staticmethod
+    async def _run(io: IO) -> None:
+        if io is not None:
+            await asyncio.to_thread(io)
+
+    async def _send(self, call: Call) -> httpx.Response:
+        headers = self._headers if not call.headers else {**self._headers, **call.headers}
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(
+                    call.method,
+                    self._url(call.path),
+                    json=call.body,
+                    headers=headers,
+                    params=call.params,
+                )
+            except httpx.RequestError as error:
+                delay = self._delay(call, attempt, None)
+                if delay is None:
+                    raise unavailable(error) from error
+            else:
+                delay = self._delay(call, attempt, response)
+                if delay is None:
+                    return response
+                await response.aclose()
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    def _revalidate_soon(self, conversation_id: str, entry: Entry) -> None:
+        if entry.revalidating or self._closed or len(self._tasks) >= self.max_revalidations:
+            return
+        entry.revalidating = True
+        task = asyncio.ensure_future(self._revalidate(conversation_id, entry))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _revalidate(self, conversation_id: str, entry: Entry) -> None:
+        try:
+            call = self._revalidate_call(conversation_id, entry)
+            try:
+                response: httpx.Response | None = await self._send(call)
+            except Exception:  # unreachable, timed out, closed: keep the entry
+                response = None
+            await self._run(self._revalidated(conversation_id, entry, response))
+        except Exception:
+            log.exception("sysprompt: revalidating %r failed", conversation_id)
+        finally:
+            entry.revalidating = False

@@ -1,0 +1,367 @@
+"""The synchronous client. Safe to share between threads."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+import httpx
+
+from sysprompt_client._base import (
+    IO,
+    Call,
+    ClientBase,
+    Fallback,
+    Override,
+    conversation_path,
+    log,
+    unavailable,
+)
+from sysprompt_client.cache import Entry
+from sysprompt_client.errors import NotFound, ServerError
+from sysprompt_client.local import resolve_host_values
+from sysprompt_client.results import CompactResult, PromptResult, Template
+
+__all__ = ["Client"]
+
+_monotonic = time.monotonic
+
+
+class Client(ClientBase):
+    """An agent host's connection to a sysprompt server.
+
+    ``system_prompt`` is the call of every turn: the first asks the server, the later
+    ones are answered from the cache without a request, and a cached prompt older than
+    ``max_age`` seconds is revalidated in a background thread while the turn is
+    answered at once. See ``docs/agent-hosts.md`` for every option.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        max_age: float = 60.0,
+        fallback: Fallback = None,
+        cache_size: int = 1024,
+        cache_dir: str | os.PathLike[str] | None = None,
+        timeout: float | httpx.Timeout = 10.0,
+        retries: int = 2,
+        backoff: float = 0.25,
+        max_retry_wait: float = 10.0,
+        max_revalidations: int = 4,
+        resolve_locally: bool = False,
+        allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            token,
+            max_age=max_age,
+            fallback=fallback,
+            cache_size=cache_size,
+            cache_dir=cache_dir,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            max_retry_wait=max_retry_wait,
+            max_revalidations=max_revalidations,
+            resolve_locally=resolve_locally,
+            allowed_roots=allowed_roots,
+            headers=headers,
+        )
+        self._http = httpx.Client(timeout=self.timeout, transport=transport)
+        self._lock = threading.Lock()
+        self._inflight: dict[str, Future[PromptResult]] = {}
+        self._slots = threading.BoundedSemaphore(self.max_revalidations)
+        self._threads: set[threading.Thread] = set()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Wait for revalidations under way (up to the timeout), then close."""
+        self._closed = True
+        with self._lock:
+            threads = list(self._threads)
+        deadline = _monotonic() + (self.timeout.read or 10.0)
+        for thread in threads:
+            thread.join(max(0.0, deadline - _monotonic()))
+        self._http.close()
+
+    # Every turn -----------------------------------------------------------------------
+
+    def system_prompt(
+        self,
+        conversation_id: str,
+        *,
+        cwd: str,
+        model: str | None = None,
+        provider: str | None = None,
+        tools: Sequence[str] | None = None,
+        variables: Mapping[str, str] | None = None,
+        override: Override | None = None,
+    ) -> PromptResult:
+        """The conversation's frozen system prompt.
+
+        From the cache when it holds one (no request; the same object every turn),
+        else from the server's ``resolve``, else, when the server cannot answer, the
+        fallback. The other arguments matter on the first turn only.
+        """
+        entry = self._memory.get(conversation_id)
+        if entry is not None:
+            if entry.stale_at <= _monotonic():
+                self._revalidate_soon(conversation_id, entry)
+            return entry.result
+        return self._first_turn(conversation_id, cwd, model, provider, tools, variables, override)
+
+    def _first_turn(self, conversation_id: str, *args: Any) -> PromptResult:
+        """One request per conversation however many threads ask at once."""
+        with self._lock:
+            entry = self._memory.peek(conversation_id)
+            if entry is not None:
+                return entry.result
+            future = self._inflight.get(conversation_id)
+            owner = future is None
+            if future is None:
+                future = self._inflight[conversation_id] = Future()
+        if not owner:
+            return future.result()
+        try:
+            result = self._load_or_resolve(conversation_id, *args)
+        except BaseException as error:
+            future.set_exception(error)
+            raise
+        else:
+            future.set_result(result)
+            return result
+        finally:
+            with self._lock:
+                del self._inflight[conversation_id]
+
+    def _load_or_resolve(
+        self,
+        conversation_id: str,
+        cwd: str,
+        model: str | None,
+        provider: str | None,
+        tools: Sequence[str] | None,
+        variables: Mapping[str, str] | None,
+        override: Override | None,
+    ) -> PromptResult:
+        if self._directory is not None:
+            stored = self._directory.load(conversation_id)
+            if stored is not None:
+                entry = self._loaded(conversation_id, stored)
+                if entry.stale_at <= _monotonic():
+                    self._revalidate_soon(conversation_id, entry)
+                return entry.result
+        try:
+            values = self._values(conversation_id, cwd, model, provider)
+            body = self._body(cwd, model, provider, tools, variables, override, values)
+            call = Call("POST", conversation_path(conversation_id, "resolve"), True, body)
+            result = self._prompt(self._json(self._send(call)), conversation_id)
+        except ServerError as error:
+            result = self._fallback_result(conversation_id, error)
+        self._run(self._install(result)[1])
+        return result
+
+    # Other calls ----------------------------------------------------------------------
+
+    def construct(
+        self,
+        conversation_id: str,
+        *,
+        cwd: str,
+        model: str | None = None,
+        provider: str | None = None,
+        tools: Sequence[str] | None = None,
+        variables: Mapping[str, str] | None = None,
+        override: Override | None = None,
+    ) -> PromptResult:
+        """Build the prompt afresh from the current template and store it in place of
+        the old one; later turns answer the new prompt."""
+        values = self._values(conversation_id, cwd, model, provider)
+        body = self._body(cwd, model, provider, tools, variables, override, values)
+        call = Call("POST", conversation_path(conversation_id, "construct"), False, body)
+        result = self._prompt(self._json(self._send(call)), conversation_id)
+        self._run(self._install(result)[1])
+        return result
+
+    def compact(
+        self,
+        conversation_id: str,
+        *,
+        cwd: str,
+        model: str | None = None,
+        provider: str | None = None,
+        tools: Sequence[str] | None = None,
+        variables: Mapping[str, str] | None = None,
+        override: Override | None = None,
+    ) -> CompactResult:
+        """Construct afresh for a compaction turn: the prompt of the compaction turn
+        (with the server's compaction instructions) and the new frozen prompt, which
+        the cache takes (a fallback ends here)."""
+        values = self._values(conversation_id, cwd, model, provider)
+        body = self._body(cwd, model, provider, tools, variables, override, values)
+        call = Call("POST", conversation_path(conversation_id, "compact"), False, body)
+        data = self._json(self._send(call))
+        prompt = self._prompt(data, conversation_id, "persisted_system_prompt")
+        compaction = data.get("system_prompt")
+        self._run(self._install(prompt)[1])
+        return CompactResult(
+            compaction_prompt=compaction if isinstance(compaction, str) else None, prompt=prompt
+        )
+
+    def get(self, conversation_id: str) -> PromptResult:
+        """The prompt the server stores for the conversation (always a request;
+        :class:`NotFound` when there is none). A cached entry that is not a fallback
+        takes it."""
+        call = Call("GET", conversation_path(conversation_id), True)
+        result = self._prompt(self._json(self._send(call)), conversation_id)
+        entry = self._memory.peek(conversation_id)
+        if entry is not None and not entry.result.is_fallback:
+            if entry.result.sha256 != result.sha256 or entry.result.text != result.text:
+                self._run(self._install(result)[1])
+            else:
+                entry.stale_at = _monotonic() + self.max_age
+        return result
+
+    def forget(self, conversation_id: str, *, on_server: bool = True) -> bool:
+        """Drop the conversation from the cache and, with ``on_server``, delete its
+        stored prompt on the server. True when something was there to forget."""
+        had, io = self._forget_local(conversation_id)
+        self._run(io)
+        if not on_server:
+            return had
+        call = Call("DELETE", conversation_path(conversation_id), True)
+        try:
+            self._json(self._send(call))
+        except NotFound:
+            return had
+        return True
+
+    def references(
+        self, *, provider: str | None = None, model: str | None = None
+    ) -> tuple[str, ...]:
+        """Every ``type:name`` the current template can reach for this provider and
+        model (empty when the server does not offer the list)."""
+        call = self._references_call(provider, model)
+        return () if call is None else self._references_answer(call, self._send(call))
+
+    # For prompt authors ---------------------------------------------------------------
+
+    def template(self) -> Template:
+        """The global template, with the ETag to save against."""
+        return self._template(self._send(Call("GET", "/api/system-prompt", True)))
+
+    def save_template(self, text: str, *, if_match: str | None = None) -> Template:
+        """Save a new version of the global template (the author permission is needed).
+        With ``if_match`` (a ``Template.etag``), :class:`PreconditionFailed` when the
+        template changed since and nothing is saved."""
+        return self._template(self._send(self._save_template_call(text, if_match)))
+
+    def preview(
+        self,
+        *,
+        cwd: str,
+        template: str | None = None,
+        conversation_id: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        tools: Sequence[str] | None = None,
+        variables: Mapping[str, str] | None = None,
+        override: Override | None = None,
+    ) -> dict[str, Any]:
+        """Render ``template`` (default: the current one) as a construct would, storing
+        nothing: the server's answer (``system_prompt``, ``diagnostics``, ``variables``…)."""
+        context = self._body(cwd, model, provider, tools, variables, override, None)
+        data = self._json(self._send(self._preview_call(template, conversation_id, context)))
+        return data if isinstance(data, dict) else {}
+
+    # Plumbing -------------------------------------------------------------------------
+
+    def _values(
+        self, conversation_id: str, cwd: str, model: str | None, provider: str | None
+    ) -> dict[str, str | None] | None:
+        if not self.resolve_locally:
+            return None
+        keys = self.references(provider=provider, model=model)
+        return resolve_host_values(
+            keys,
+            cwd=cwd,
+            model=model,
+            conversation_id=conversation_id,
+            allowed_roots=self.allowed_roots,
+        )
+
+    @staticmethod
+    def _run(io: IO) -> None:
+        if io is not None:
+            io()
+
+    def _send(self, call: Call) -> httpx.Response:
+        headers = self._headers if not call.headers else {**self._headers, **call.headers}
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(
+                    call.method,
+                    self._url(call.path),
+                    json=call.body,
+                    headers=headers,
+                    params=call.params,
+                )
+            except httpx.RequestError as error:
+                delay = self._delay(call, attempt, None)
+                if delay is None:
+                    raise unavailable(error) from error
+            else:
+                delay = self._delay(call, attempt, response)
+                if delay is None:
+                    return response
+                response.close()
+            time.sleep(delay)
+            attempt += 1
+
+    def _revalidate_soon(self, conversation_id: str, entry: Entry) -> None:
+        """Start a background revalidation unless one is under way for this entry, the
+        client is closed, or ``max_revalidations`` already run."""
+        if entry.revalidating:  # the common case while one runs: no lock taken
+            return
+        with self._lock:
+            if entry.revalidating or self._closed or not self._slots.acquire(blocking=False):
+                return
+            entry.revalidating = True
+            thread = threading.Thread(
+                target=self._revalidate,
+                args=(conversation_id, entry),
+                name=f"sysprompt-revalidate-{conversation_id[:40]}",
+                daemon=True,
+            )
+            self._threads.add(thread)
+        thread.start()
+
+    def _revalidate(self, conversation_id: str, entry: Entry) -> None:
+        try:
+            call = self._revalidate_call(conversation_id, entry)
+            try:
+                response: httpx.Response | None = self._send(call)
+            except Exception:  # unreachable, timed out, closed: keep the entry
+                response = None
+            self._run(self._revalidated(conversation_id, entry, response))
+        except Exception:  # never let a background thread die with a traceback
+            log.exception("sysprompt: revalidating %r failed", conversation_id)
+        finally:
+            entry.revalidating = False
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+            self._slots.release()

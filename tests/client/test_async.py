@@ -1,0 +1,97 @@
+"""The async client: the same turns, awaited, never blocking the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from sysprompt_client import AsyncClient, InvalidRequest, NotFound
+from tests.client.conftest import Server, async_client, expected_prompt
+from tests.client.test_errors import closed_port
+
+
+async def until(condition: object, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not await condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+def test_turns_revalidation_and_compaction(server: Server) -> None:
+    async def main() -> None:
+        client, counting = async_client(server, max_age=0.05)
+        async with client:
+            first = await client.system_prompt("conv-1", cwd=server.cwd)
+            assert first.text == expected_prompt(server) and not first.from_cache
+            later = await client.system_prompt("conv-1", cwd=server.cwd)
+            assert later.from_cache and later.sha256 == first.sha256
+            assert await client.system_prompt("conv-1", cwd=server.cwd) is later
+            assert len(counting.requests) == 1
+
+            await asyncio.to_thread(server.set_template, "Elsewhere.\n")
+            await asyncio.to_thread(
+                server.api,
+                "POST",
+                "/api/conversations/conv-1/system-prompt/construct",
+                json={"cwd": server.cwd},
+            )
+            await asyncio.sleep(0.06)
+            assert (await client.system_prompt("conv-1", cwd=server.cwd)).text == first.text
+
+            async def arrived() -> bool:
+                turn = await client.system_prompt("conv-1", cwd=server.cwd)
+                return turn.text == "Elsewhere.\n"
+
+            await until(arrived)
+
+            await asyncio.to_thread(server.set_template, "Compacted.\n")
+            compacted = await client.compact("conv-1", cwd=server.cwd)
+            assert compacted.prompt.text == "Compacted.\n"
+            assert (await client.system_prompt("conv-1", cwd=server.cwd)).text == "Compacted.\n"
+            assert (await client.get("conv-1")).sha256 == compacted.prompt.sha256
+            assert (await client.construct("conv-1", cwd=server.cwd)).text == "Compacted.\n"
+            assert await client.forget("conv-1")
+            with pytest.raises(NotFound):
+                await client.get("conv-1")
+            with pytest.raises(InvalidRequest, match="allowed roots"):
+                await client.system_prompt("conv-2", cwd="/")
+
+    asyncio.run(main())
+
+
+def test_directory_cache_and_fallback(server: Server, tmp_path: Path) -> None:
+    async def main() -> None:
+        client, _ = async_client(server, cache_dir=tmp_path)
+        async with client:
+            original = await client.system_prompt("conv-d", cwd=server.cwd)
+        again, counting = async_client(server, cache_dir=tmp_path)
+        async with again:
+            assert (await again.system_prompt("conv-d", cwd=server.cwd)).text == original.text
+        assert counting.requests == []
+
+        down = AsyncClient(f"http://127.0.0.1:{closed_port()}", "t", fallback="F.", backoff=0)
+        async with down:
+            results = await asyncio.gather(
+                *(down.system_prompt("conv-f", cwd="/tmp") for _ in range(4))
+            )
+            assert {(r.text, r.is_fallback) for r in results} == {("F.", True)}
+            assert (await down.system_prompt("conv-f", cwd="/tmp")).from_cache
+
+    asyncio.run(main())
+
+
+def test_a_cached_turn_awaits_nothing(server: Server) -> None:
+    async def main() -> None:
+        client, _ = async_client(server)
+        async with client:
+            await client.system_prompt("conv-n", cwd=server.cwd)
+            turn = client.system_prompt("conv-n", cwd=server.cwd)
+            # The coroutine finishes on its first step: it never yields to the loop.
+            with pytest.raises(StopIteration) as done:
+                turn.send(None)
+            assert done.value.value.from_cache
+
+    asyncio.run(main())
