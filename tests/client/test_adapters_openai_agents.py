@@ -29,6 +29,7 @@ from openai import AsyncOpenAI
 
 from sysprompt_client import PromptResult
 from sysprompt_client.adapters.openai_agents import instructions, model_settings
+from tests.client.isolated import run_isolated
 from tests.client.test_sdk_fake_upstream import CANNED, CHAT_COMPLETION, RESPONSE, FakeUpstream
 
 SHARED = "You are the coding agent of ACME.\n"
@@ -147,7 +148,7 @@ def test_runner_chat_completions_sends_the_prompt_on_every_model_call(
     upstream: FakeUpstream, sync: bool
 ) -> None:
     host = Host("conv-1")
-    assert asyncio.run(run(upstream, "chat", host, sync=sync)) == "fake answer"
+    assert run_isolated(run(upstream, "chat", host, sync=sync)) == "fake answer"
     bodies = [request.body for request in upstream.requests]
     assert len(bodies) == 2 and len(host.asked) == 2  # the tool call, then the answer
     system = {"role": "system", "content": SHARED + "Conversation: conv-1\n"}
@@ -161,7 +162,7 @@ def test_runner_chat_completions_sends_the_prompt_on_every_model_call(
 
 def test_runner_responses_sends_instructions_on_every_model_call(upstream: FakeUpstream) -> None:
     host = Host("conv-2")
-    assert asyncio.run(run(upstream, "responses", host, sync=False)) == "fake answer"
+    assert run_isolated(run(upstream, "responses", host, sync=False)) == "fake answer"
     bodies = [request.body for request in upstream.requests]
     assert len(bodies) == 2
     for body in bodies:
@@ -172,8 +173,8 @@ def test_runner_responses_sends_instructions_on_every_model_call(upstream: FakeU
 
 
 def test_conversations_sharing_the_prefix_share_the_key(upstream: FakeUpstream) -> None:
-    asyncio.run(run(upstream, "chat", Host("conv-a"), sync=True))
-    asyncio.run(run(upstream, "chat", Host("conv-b"), sync=True))
+    run_isolated(run(upstream, "chat", Host("conv-a"), sync=True))
+    run_isolated(run(upstream, "chat", Host("conv-b"), sync=True))
     bodies = [request.body for request in upstream.requests]
     assert len({body["prompt_cache_key"] for body in bodies}) == 1
     assert len({body["messages"][0]["content"] for body in bodies}) == 2
@@ -209,7 +210,7 @@ def test_instructions_answers_the_text(answer: Any, text: str) -> None:
     deferred = instructions(lambda context, agent: later())
     awaitable = deferred(wrapper(), AGENT)
     assert inspect.isawaitable(awaitable)
-    assert asyncio.run(_await(awaitable)) == text
+    assert run_isolated(_await(awaitable)) == text
 
 
 async def _await(awaitable: str | Awaitable[str]) -> str:
@@ -226,7 +227,7 @@ def test_instructions_has_the_two_parameters_the_sdk_requires() -> None:
 def test_the_sdks_own_get_system_prompt_uses_it(get_prompt: Any) -> None:
     host = Host("conv-9")
     agent = Agent[Host](name="host", instructions=instructions(get_prompt))
-    text = asyncio.run(agent.get_system_prompt(RunContextWrapper(context=host)))
+    text = run_isolated(agent.get_system_prompt(RunContextWrapper(context=host)))
     assert text == SHARED + "Conversation: conv-9\n"
     assert host.asked and host.asked[0][1] is agent
 

@@ -10,6 +10,7 @@ import pytest
 
 from sysprompt_client import AsyncClient, InvalidRequest, NotFound
 from tests.client.conftest import Server, async_client, expected_prompt
+from tests.client.isolated import run_isolated
 from tests.client.test_errors import closed_port
 
 
@@ -59,7 +60,7 @@ def test_turns_revalidation_and_compaction(server: Server) -> None:
             with pytest.raises(InvalidRequest, match="allowed roots"):
                 await client.system_prompt("conv-2", cwd="/")
 
-    asyncio.run(main())
+    run_isolated(main())
 
 
 def test_directory_cache_and_fallback(server: Server, tmp_path: Path) -> None:
@@ -80,7 +81,7 @@ def test_directory_cache_and_fallback(server: Server, tmp_path: Path) -> None:
             assert {(r.text, r.is_fallback) for r in results} == {("F.", True)}
             assert (await down.system_prompt("conv-f", cwd="/tmp")).from_cache
 
-    asyncio.run(main())
+    run_isolated(main())
 
 
 def test_a_cached_turn_awaits_nothing(server: Server) -> None:
@@ -94,4 +95,4 @@ def test_a_cached_turn_awaits_nothing(server: Server) -> None:
                 turn.send(None)
             assert done.value.value.from_cache
 
-    asyncio.run(main())
+    run_isolated(main())

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from sysprompt_client import Forbidden, PreconditionFailed
 from tests.client.conftest import MakeClient, Server, async_client
+from tests.client.isolated import run_isolated
 
 
 def test_template_save_and_preview(server: Server, make_client: MakeClient) -> None:
@@ -41,4 +40,4 @@ def test_async_template_calls(server: Server) -> None:
             with pytest.raises(Forbidden):
                 await client.save_template("no")
 
-    asyncio.run(main())
+    run_isolated(main())

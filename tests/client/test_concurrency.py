@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt_client import Client, PromptResult
 from tests.client.conftest import MakeClient, Server, async_client, expected_prompt
+from tests.client.isolated import run_isolated
 
 THREADS = 8
 
@@ -59,7 +60,7 @@ def test_asyncio_turns_share_one_request(server: Server) -> None:
             assert later.from_cache and later.text == results[0].text
         return list(results), counting.requests
 
-    results, requests = asyncio.run(main())
+    results, requests = run_isolated(main())
     assert {r.text for r in results} == {expected_prompt(server)}
     assert len({id(r) for r in results}) == 1
     assert requests == [("POST", "/api/conversations/conv-a/system-prompt/resolve")]
@@ -76,6 +77,6 @@ def test_asyncio_clients_each_get_the_one_stored_prompt(server: Server) -> None:
         finally:
             await asyncio.gather(*(c.aclose() for c in clients))
 
-    results = asyncio.run(main())
+    results = run_isolated(main())
     assert len({(r.text, r.sha256) for r in results}) == 1
     assert ConversationPrompt.objects.filter(conversation_id="conv-b").count() == 1

@@ -4,7 +4,6 @@ fake upstream on 127.0.0.1, for the Messages shape (``system`` blocks with
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 
 from sysprompt_client import PromptResult
 from sysprompt_core.messages import DEFAULT_MIN_SPLIT_CHARS, anthropic_messages, lock
+from tests.client.isolated import run_isolated
 from tests.client.test_sdk_fake_upstream import FakeUpstream
 
 SHARED = "You are the coding agent of ACME. Follow the house rules.\n" * 80
@@ -149,7 +149,7 @@ def test_async_client(upstream: FakeUpstream) -> None:
                 ),
             )
 
-    asyncio.run(call())
+    run_isolated(call())
     assert upstream.last_body() == {
         "model": "claude-fake",
         "max_tokens": 10,

@@ -3,7 +3,6 @@ upstream on 127.0.0.1, for the Chat Completions and Responses shapes."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Iterator
 from hashlib import sha256
@@ -20,6 +19,7 @@ from sysprompt_core.messages import (
     openai_responses,
     with_system_prompt,
 )
+from tests.client.isolated import run_isolated
 from tests.client.test_sdk_fake_upstream import FakeUpstream
 from tests.core.messages.support import Result
 
@@ -190,7 +190,7 @@ def test_async_client_chat(upstream: FakeUpstream) -> None:
                 **openai_chat([{"role": "user", "content": "hi"}], PROMPT, role="developer"),
             )
 
-    asyncio.run(call())
+    run_isolated(call())
     assert upstream.last_body() == {
         "model": "gpt-fake",
         "messages": [
