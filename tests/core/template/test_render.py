@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sysprompt_core.template import PromptTooLarge, compile, references, render
+from sysprompt_core.template import Bounded, PromptTooLarge, compile, references, render
 from sysprompt_core.template.nodes import utf8_size
 
 DEFAULT = (
@@ -255,10 +255,12 @@ def test_render_within_when_literal_text_over_limit(template: str, limit: int, s
 
 def test_render_within_when_limit_large_equals_render() -> None:
     for template in [DEFAULT, "[if a:b]1[if x:y]2[else]3[endif]4[endif]", "a\n[if a:b]\nb\n"]:
-        assert compile(template).render_within(V, 10**9) == (render(template, V), frozenset())
+        assert compile(template).render_within(V, 10**9) == Bounded(
+            render(template, V), frozenset()
+        )
 
 
 def test_render_within_when_26000_references_to_one_large_value() -> None:
     template = "[file:big]" * 26_000
     result = compile(template).render_within({"file:big": "x" * 1_000_000}, 1_048_576)
-    assert result == ("", frozenset({"file:big"}))
+    assert (result.text, result.dropped) == ("", frozenset({"file:big"}))

@@ -51,6 +51,15 @@ template language's for a variable's name: ``[var:<name>]`` must be a variable).
 HOST_VARIABLE_VALUE_MAX_BYTES = 65_536
 """The largest host-supplied variable value, in UTF-8 bytes (64 KiB)."""
 
+HOST_VALUES_MAX_COUNT = 1000
+"""The most host-supplied values (``values``: ``prompt:cwd``, ``git:``, ``file:``,
+``system:``) one request may hold. Each is at most ``DEFAULT_MAX_FILE_BYTES`` and all
+together at most ``DEFAULT_MAX_READ_BYTES`` in UTF-8, as if the server had read them
+(the server's own settings apply when it sets them)."""
+HOST_VALUE_KEY_MAX_LENGTH = CWD_MAX_LENGTH + 64
+"""The longest key of a host-supplied value, in characters: a ``file:`` path as long as
+the longest working directory, with room for its type."""
+
 FRAGMENT_MAX_DEPTH = 8
 """How deep fragments may include fragments: a fragment the template includes is at
 depth 1, one that it includes at depth 2; one deeper than this does not exist."""

@@ -14,7 +14,10 @@
   reads the library (the server backs it with its tables; :class:`MemorySource` holds
   variants in memory), :class:`FragmentVariant` and :class:`FragmentUse`;
 * ``layers``      — :func:`render_override` (content as written, or a preset rendered
-  with its defaults) and :func:`layered_prompt` (every override merged onto the base);
+  with its defaults) and :func:`layered_prompt` (every override merged onto the base,
+  with the shared prefix carried through the layers);
+* ``references``  — :func:`reachable_references`: every ``type:name`` a template can
+  reach through its fragments and the overrides' presets (what a host resolves);
 * ``lint``        — :func:`library_lint`: the engine's lint with the library's fragment
   names, and include cycles and depths with their chains.
 
@@ -50,6 +53,7 @@ from sysprompt_core.library.overrides import (
     merge,
     parse_override,
 )
+from sysprompt_core.library.references import reachable_references
 from sysprompt_core.library.source import (
     FragmentSource,
     FragmentUse,
@@ -111,6 +115,7 @@ __all__ = [
     "parse_override",
     "parse_tree",
     "preset_exists",
+    "reachable_references",
     "render_override",
     "render_tree",
     "variant_candidates",

@@ -8,7 +8,10 @@
   is given: a warning when there is no fragment ``x`` (with a "did you mean" when a
   name is close); and a warning when including ``x`` leads to a cycle (``fragment
   'core' includes itself: core → env/git → core``) or nests fragments deeper than
-  ``FRAGMENT_MAX_DEPTH`` (8), where the inner reference renders as nothing.
+  ``FRAGMENT_MAX_DEPTH`` (8), where the inner reference renders as nothing;
+* with ``prefix_hint`` (the default), a warning at the first per-conversation value
+  when it comes early and much text follows it, uncached for every conversation
+  (``sysprompt_core.template.prefix_lint``).
 
 The includes are walked statically, as the renderer would meet them: each fragment's
 variant for ``provider`` and ``model`` (compressed when the version has it), all its
@@ -33,7 +36,9 @@ from sysprompt_core.library.variants import choose_variant
 from sysprompt_core.limits import FRAGMENT_MAX_DEPTH, FRAGMENT_MAX_RENDERS
 from sysprompt_core.template.lexer import Token, tokenize
 from sysprompt_core.template.parser import parse
+from sysprompt_core.template.prefix_lint import early_prefix_end
 from sysprompt_core.variables.registry import Registry, default_registry
+from sysprompt_core.variables.scope import is_per_conversation
 
 __all__ = ["library_lint"]
 
@@ -49,6 +54,7 @@ def library_lint(
     model: str | None = None,
     registry: Registry | None = None,
     name: str | None = None,
+    prefix_hint: bool = True,
 ) -> list[engine.Diagnostic]:
     """The diagnostics of ``text`` (see the module docstring); ``name``: the text is
     the source of that fragment."""
@@ -58,7 +64,10 @@ def library_lint(
         walk = _Walk(library, provider, model)
         chain = () if name is None else (name,)
         diagnostics += _fragment_diagnostics(text, library.names(), walk, chain)
-        diagnostics.sort(key=lambda d: (d.line, d.column))
+    hint = early_prefix_end(text, is_per_conversation) if prefix_hint else None
+    if hint is not None:
+        diagnostics.append(hint)
+    diagnostics.sort(key=lambda d: (d.line, d.column))
     return diagnostics
 
 

@@ -11,7 +11,10 @@ Pure Python, no Django. The pipeline::
   applies the standalone-line rule, and turns unmatched tags back into text.
 * ``nodes``  — text, ``Variable`` and ``Block``; ``render_nodes`` walks them with an
   explicit stack (no recursion) and looks a key up only when the walk reaches it;
-  ``render_nodes_within`` does the same within a size limit (``Template.render_within``).
+  ``render_nodes_within`` does the same within a size limit (``Template.render_within``)
+  and measures, in the same walk, the shared prefix: how much of the text is the same
+  for every conversation, given which keys vary (``prefix``; ``Template.prefix_end``
+  says where in the source it ends).
 * ``lint``   — diagnostics with line and column; rendering itself never fails.
 
 Every step is linear in the size of the source plus the output, whatever the input.
@@ -32,13 +35,18 @@ from sysprompt_core.template.nodes import (
     render_nodes_within,
 )
 from sysprompt_core.template.parser import Finding, parse
+from sysprompt_core.template.prefix import Prefixed, PrefixEnd, PrefixStop, Varies, locate
 
 __all__ = [
     "Bounded",
     "Diagnostic",
+    "PrefixEnd",
+    "PrefixStop",
+    "Prefixed",
     "PromptTooLarge",
     "Template",
     "Values",
+    "Varies",
     "Vocabulary",
     "compile",
     "lint",
@@ -65,12 +73,28 @@ class Template:
         text = render_nodes(self.nodes, values)
         return None if text.isspace() or not text else text
 
-    def render_within(self, values: Values, limit: int) -> Bounded:
+    def render_within(self, values: Values, limit: int, varies: Varies | None = None) -> Bounded:
         """The rendered text in at most ``limit`` UTF-8 bytes, and the keys dropped to
         fit: a value that would cross the limit makes its variable not exist, blocks
         included (see ``render_nodes_within``); :class:`PromptTooLarge` when the
-        literal text alone is over the limit."""
-        return render_nodes_within(self.nodes, values, limit)
+        literal text alone is over the limit. With it, the shared prefix, ``varies``
+        saying which keys differ between conversations."""
+        return render_nodes_within(self.nodes, values, limit, varies)
+
+    def prefix_end(self, rendered: Bounded, values: Values) -> PrefixEnd | None:
+        """Where in :attr:`source` the shared prefix of ``rendered`` (a
+        :meth:`render_within` of this template with ``values``) ends: the tag that
+        ended it; ``None`` when nothing ended it (the whole text is shared)."""
+        if rendered.stop is None:
+            return None
+        absent = rendered.dropped
+        literal = {finding.ordinal for finding in self.findings}
+        get = values.get
+
+        def exists(key: str) -> bool:
+            return key not in absent and get(key) is not None
+
+        return locate(self.source, literal, rendered.stop, exists)
 
 
 def compile(source: str) -> Template:  # noqa: A001 - the name the language gives it

@@ -8,15 +8,20 @@ that is not taken is never looked up.
 
 ``render_nodes_within`` renders to at most a number of UTF-8 bytes: a value that would
 cross the limit makes its variable not exist (the text is never cut inside a value).
-It is a separate walk, so the unbounded one keeps its speed.
+It is a separate walk, so the unbounded one keeps its speed; the same walk measures the
+shared prefix, the part of the text that is the same for every conversation
+(``sysprompt_core.template.prefix``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from itertools import islice
+from operator import length_hint
 from typing import NamedTuple, TypeAlias
 
 from sysprompt_core.errors import PromptTooLarge
+from sysprompt_core.template.prefix import Prefixed, PrefixStop, Varies
 
 
 class Variable(NamedTuple):
@@ -73,13 +78,19 @@ def render_nodes(nodes: tuple[Node, ...], values: Values) -> str:
 # only happens because the one before dropped a key that a block tests.
 MAX_PASSES = 8
 
+_NOTHING_VARIES: Varies = frozenset[str]().__contains__
+
 
 class Bounded(NamedTuple):
-    """A render within a limit: the text, and the keys treated as not existing because
-    their value would have taken the text past the limit."""
+    """A render within a limit: the text, the keys treated as not existing because
+    their value would have taken the text past the limit, and the shared prefix
+    (``sysprompt_core.template.prefix``): its length in code points (``None``: the
+    whole text) and what ended it."""
 
     text: str
     dropped: frozenset[str]
+    prefix: int | None = None
+    stop: PrefixStop | None = None
 
 
 def utf8_size(text: str) -> int:
@@ -87,7 +98,9 @@ def utf8_size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
-def render_nodes_within(nodes: tuple[Node, ...], values: Values, limit: int) -> Bounded:
+def render_nodes_within(
+    nodes: tuple[Node, ...], values: Values, limit: int, varies: Varies | None = None
+) -> Bounded:
     """Render ``nodes`` to at most ``limit`` UTF-8 bytes, never cutting a value.
 
     A variable whose value would take the text past the limit does not exist: it adds
@@ -96,22 +109,31 @@ def render_nodes_within(nodes: tuple[Node, ...], values: Values, limit: int) -> 
     :data:`MAX_PASSES` renders; the text is within the limit after every one). Raises
     :class:`PromptTooLarge` when the literal text alone is over the limit. Memory is
     the output of one pass, O(limit).
+
+    The same walk measures the shared prefix, with ``varies`` telling which keys differ
+    between conversations (``None``: none does; :class:`Prefixed` values and dropped
+    keys still end it): see ``sysprompt_core.template.prefix``.
     """
+    varies = _NOTHING_VARIES if varies is None else varies
     dropped: frozenset[str] = frozenset()
     for _ in range(MAX_PASSES):
-        text, new = _bounded_pass(nodes, values, limit, dropped)
+        text, new, prefix, stop = _bounded_pass(nodes, values, limit, dropped, varies)
         if not new:
             break
         dropped |= new
-    return Bounded(text, dropped)
+    return Bounded(text, dropped, prefix, stop)
 
 
 def _bounded_pass(
-    nodes: tuple[Node, ...], values: Values, limit: int, absent: frozenset[str]
-) -> tuple[str, set[str]]:
+    nodes: tuple[Node, ...], values: Values, limit: int, absent: frozenset[str], varies: Varies
+) -> tuple[str, set[str], int | None, PrefixStop | None]:
     """One render with the keys of ``absent`` not existing: the literal text the walk
-    reaches is counted first, then the values fill what is left in the order reached."""
-    reached = _reached(nodes, values, absent)
+    reaches is counted first, then the values fill what is left in the order reached.
+
+    Two loops over the one walk: the first, while the text is still shared, also asks
+    whether each variable ends the shared prefix; the second, after it ends, is the
+    plain fill."""
+    reached, block = _reached(nodes, values, absent, varies)
     room = limit - sum(utf8_size(node) for node in reached if type(node) is str)
     if room < 0:
         raise PromptTooLarge(limit - room, limit)
@@ -119,7 +141,41 @@ def _bounded_pass(
     append = out.append
     get = values.get
     new: set[str] = set()
-    for node in reached:
+    walk = iter(reached)
+    # Where the prefix ends: the pieces of ``out`` before it, and code points beyond.
+    end: tuple[int, int] | None = None
+    stop: PrefixStop | None = None
+    for node in islice(walk, None if block is None else block[0]):
+        if isinstance(node, str):
+            append(node)
+            continue
+        key = node.key
+        value = None if key in absent or key in new else get(key)
+        if value:
+            size = utf8_size(value)
+            if size > room:
+                new.add(key)
+                end = (len(out), 0)
+            else:
+                room -= size
+                append(value)
+                if varies(key):
+                    end = (len(out) - 1, 0)
+                elif type(value) is Prefixed:
+                    end = (len(out) - 1, value.shared)
+                else:
+                    continue
+        elif key in absent or varies(key):
+            end = (len(out), 0)
+        else:
+            continue
+        index = len(reached) - length_hint(walk) - 1
+        stop = PrefixStop(key, False, reached[:index].count(node))
+        break
+    else:
+        if block is not None:
+            end, stop = (len(out), 0), PrefixStop(block[1], True, 0)
+    for node in walk:
         if isinstance(node, str):
             append(node)
             continue
@@ -132,17 +188,20 @@ def _bounded_pass(
                 append(value)
             else:
                 new.add(key)
-    return "".join(out), new
+    prefix = None if end is None else sum(map(len, islice(out, end[0]))) + end[1]
+    return "".join(out), new, prefix, stop
 
 
 def _reached(
-    nodes: tuple[Node, ...], values: Values, absent: frozenset[str]
-) -> list[str | Variable]:
+    nodes: tuple[Node, ...], values: Values, absent: frozenset[str], varies: Varies
+) -> tuple[list[str | Variable], tuple[int, str] | None]:
     """The text and the variables the walk reaches, in order, with the keys of ``absent``
-    not existing; only the blocks' keys are looked up here."""
+    not existing; only the blocks' keys are looked up here. Also the first block the
+    walk reaches whose key varies or is absent: its place in that list and its key."""
     reached: list[str | Variable] = []
     append = reached.append
     get = values.get
+    block: tuple[int, str] | None = None
     pending: list[Iterator[Node]] = []
     current: Iterator[Node] = iter(nodes)
     while True:
@@ -150,7 +209,10 @@ def _reached(
             if not isinstance(node, Block):
                 append(node)
                 continue
-            exists = node.key not in absent and get(node.key) is not None
+            key = node.key
+            if block is None and (key in absent or varies(key)):
+                block = (len(reached), key)
+            exists = key not in absent and get(key) is not None
             branch = node.then if exists is not node.negated else node.otherwise
             if branch:
                 pending.append(current)
@@ -158,5 +220,5 @@ def _reached(
                 break
         else:
             if not pending:
-                return reached
+                return reached, block
             current = pending.pop()

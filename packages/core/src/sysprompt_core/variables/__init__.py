@@ -9,6 +9,12 @@ reads no repository; an unreferenced file is never opened). A fragment is render
 inside the same resolution (:class:`ResolutionState`: one read account, each value
 resolved once). :func:`lint` is the engine's lint with the registry's vocabulary;
 ``sysprompt_core.library.library_lint`` adds the library's fragments.
+
+Agent hosts (``scope``, ``supplied``): the host may supply the host-local values
+(:func:`is_host_local`; checked by :func:`check_supplied`) and the context says which
+host-local types may be resolved on this machine (``server_resolves``); every
+resolution measures its prompt's shared prefix, up to the first per-conversation value
+(:func:`is_per_conversation`): ``Resolution.shared_prefix_chars`` and ``prefix_end``.
 """
 
 from __future__ import annotations
@@ -37,6 +43,20 @@ from sysprompt_core.variables.resolve import (
     render_nested,
     resolve_prompt,
 )
+from sysprompt_core.variables.scope import (
+    HOST_LOCAL_KEYS,
+    HOST_LOCAL_TYPES,
+    PER_CONVERSATION_KEYS,
+    PER_CONVERSATION_TYPES,
+    SERVER_RESOLVES_CHOICES,
+    is_host_local,
+    is_per_conversation,
+)
+from sysprompt_core.variables.supplied import (
+    SERVER_RESOLVES_SETTING,
+    InvalidHostValues,
+    check_supplied,
+)
 
 
 def lint(source: str, registry: Registry | None = None) -> list[Diagnostic]:
@@ -47,7 +67,14 @@ def lint(source: str, registry: Registry | None = None) -> list[Diagnostic]:
 
 __all__ = [
     "BUILTIN_MODULES",
+    "HOST_LOCAL_KEYS",
+    "HOST_LOCAL_TYPES",
+    "PER_CONVERSATION_KEYS",
+    "PER_CONVERSATION_TYPES",
+    "SERVER_RESOLVES_CHOICES",
+    "SERVER_RESOLVES_SETTING",
     "CatalogEntry",
+    "InvalidHostValues",
     "LazyValues",
     "Missing",
     "Registry",
@@ -61,7 +88,10 @@ __all__ = [
     "Value",
     "VariableInfo",
     "build_registry",
+    "check_supplied",
     "default_registry",
+    "is_host_local",
+    "is_per_conversation",
     "lint",
     "render_nested",
     "resolve_prompt",

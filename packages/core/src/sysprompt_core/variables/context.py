@@ -7,6 +7,12 @@ the path of what it opened). Every resolver works in ``directory``; none resolve
 ``cwd`` again, so swapping a symlink after the check cannot move the resolution
 elsewhere. ``reads`` accounts for the bytes the resolvers read in one resolution
 (``ResolverOptions.max_read_bytes``), and remembers the files already read.
+
+Where host-local values come from (agent-hosts §0, ``scope`` and ``supplied``):
+``supplied`` holds the values the agent host sent, used instead of the resolvers;
+``server_resolves`` the host-local types the resolvers may read on this machine
+(``None``: all of them). With neither ``git`` nor ``file`` in it, the working directory
+is only a value: its real path is not looked up.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from sysprompt_core.limits import (
     DEFAULT_MAX_PROMPT_BYTES,
     DEFAULT_MAX_READ_BYTES,
 )
+from sysprompt_core.variables.scope import HOST_LOCAL_TYPES, SERVER_RESOLVES_CHOICES
 
 if TYPE_CHECKING:
     from sysprompt_core.library.source import FragmentSource
@@ -93,6 +100,11 @@ class ResolveContext:
     What the agent host said besides: ``provider`` (``prompt:provider``), ``tools``
     (``tool:<name>``), ``variables`` (``var:<name>``); ``library`` is where
     ``fragment:<name>`` finds fragments (``None``: there are none).
+
+    Host-local values (see the module docstring): ``supplied``, keyed ``"type:name"``
+    (``None``: it does not exist; a key that is not host-local is ignored), and
+    ``server_resolves``, the host-local types resolved here when not supplied
+    (``None``: every one; otherwise a subset of ``SERVER_RESOLVES_CHOICES``).
     """
 
     cwd: str | None
@@ -106,14 +118,35 @@ class ResolveContext:
     tools: frozenset[str] = frozenset()
     variables: Mapping[str, str] = field(default_factory=dict, hash=False)
     library: FragmentSource | None = field(default=None, compare=False, repr=False)
+    supplied: Mapping[str, str | None] = field(default_factory=dict, hash=False)
+    server_resolves: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tools", frozenset(self.tools))
         object.__setattr__(self, "variables", MappingProxyType(dict(self.variables)))
+        object.__setattr__(self, "supplied", MappingProxyType(dict(self.supplied)))
+        if self.server_resolves is not None:
+            resolves = frozenset(self.server_resolves)
+            if not resolves <= SERVER_RESOLVES_CHOICES:
+                unknown = ", ".join(sorted(resolves - SERVER_RESOLVES_CHOICES))
+                raise ValueError(
+                    f"server_resolves lists {unknown}: it may list only "
+                    f"{', '.join(sorted(SERVER_RESOLVES_CHOICES))}"
+                )
+            object.__setattr__(self, "server_resolves", resolves)
         if self.now.utcoffset() is None:
             raise ValueError("now must be an aware datetime")
-        if self.directory is None and self.cwd:
+        if self.directory is None and self.cwd and (self.resolves("git") or self.resolves("file")):
             object.__setattr__(self, "directory", os.path.realpath(os.path.abspath(self.cwd)))
+
+    def resolves(self, kind: str) -> bool:
+        """Whether a value of type ``kind`` that the host did not supply may be resolved
+        here: always, unless ``kind`` is host-local and ``server_resolves`` leaves it out."""
+        return (
+            self.server_resolves is None
+            or kind not in HOST_LOCAL_TYPES
+            or (kind in self.server_resolves)
+        )
 
     @property
     def working_directory(self) -> str | None:

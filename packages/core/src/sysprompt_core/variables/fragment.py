@@ -4,8 +4,8 @@ The pipeline for one ``[fragment:name]``::
 
     name ──library.variants──▶ variants ──choose_variant(provider, model)──▶ variant
          ──compress (when the version has it)──▶ source ──compile (once per text)──▶
-         template ──render_nested (same context, same resolution)──▶ text
-         ──one trailing line ending removed──▶ value
+         template ──render_nested (same context, same resolution)──▶ text, shared prefix
+         ──one trailing line ending removed──▶ value (``Prefixed`` when only partly shared)
 
 The library is the context's :class:`~sysprompt_core.library.source.FragmentSource`;
 without one no fragment exists. A fragment's text is template source rendered with
@@ -15,6 +15,12 @@ already resolved or read is not resolved or read again. Its output, like every v
 is never parsed again. A fragment that renders to nothing is the empty string: it
 exists (``[if fragment:x]`` tests that the fragment exists for the provider and model,
 not that it says something).
+
+The shared prefix: a fragment whose rendering reaches a per-conversation value (or
+a block on one) is a :class:`~sysprompt_core.template.Prefixed` string carrying how
+much of it is the same in every conversation, so the render that includes it carries
+its own shared prefix on into it; a fragment that reaches none is a plain string, all
+shared. Its existence (``[if fragment:x]``) is the same in every conversation.
 
 Includes: the fragments being rendered form the include chain. A fragment already on
 the chain does not exist at the inner reference (a cycle, ``core → env/git → core``),
@@ -188,7 +194,7 @@ def _render(variant: FragmentVariant, context: ResolveContext, book: Fragments) 
     template = book.template(source)
     book.chain.append(variant.name)
     try:
-        text = render_nested(template, context).text
+        rendered = render_nested(template, context)
     except engine.PromptTooLarge as exc:
         return Missing(
             f"its text alone renders to {exc.size:,} bytes, more than the prompt limit "
@@ -196,12 +202,12 @@ def _render(variant: FragmentVariant, context: ResolveContext, book: Fragments) 
         )
     finally:
         book.chain.pop()
-    text = strip_line_ending(text)
+    text = strip_line_ending(rendered.text)
     cost = utf8_size(text)
     if book.spent + cost > budget:
         return over_budget
     book.spent += cost
-    return text
+    return text if rendered.prefix is None else engine.Prefixed(text, rendered.prefix)
 
 
 class FragmentResolver(Resolver):

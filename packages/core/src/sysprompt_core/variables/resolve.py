@@ -22,6 +22,20 @@ resolved once, whichever render reaches it first; ``fragment:`` values are the
 exception, as they depend on which fragments include them), the fragment variants
 used, and what a resolver keeps for the resolution (:meth:`ResolutionState.local`).
 Nothing is kept from one resolution to the next.
+
+Host-local values (``scope``, ``supplied``): a key the host supplied
+(``ResolveContext.supplied``) is its value, as it is, and its resolver is not called; a
+host-local key it did not supply, whose type ``server_resolves`` leaves out, does not
+exist, and its resolver is not called either. Every render of the resolution sees
+the same (one context).
+
+The shared prefix (agent-hosts §1): every render of a resolution measures, in its
+walk, how much of its text is the same for every conversation of the agent host,
+provider and model (``template.prefix``), the per-conversation keys being
+``scope.is_per_conversation``. A fragment's value carries its own
+(a :class:`~sysprompt_core.template.Prefixed` string, made by the ``fragment:``
+resolver), so the render that includes it carries the prefix on into it.
+:class:`Resolution` gives the prompt's: ``shared_prefix_chars`` and ``prefix_end``.
 """
 
 from __future__ import annotations
@@ -41,25 +55,32 @@ from sysprompt_core.variables.registry import (
     Value,
     default_registry,
 )
+from sysprompt_core.variables.scope import is_host_local, is_per_conversation
+from sysprompt_core.variables.supplied import SERVER_RESOLVES_SETTING
 
 if TYPE_CHECKING:
     from sysprompt_core.library.source import FragmentUse
 
 __all__ = [
     "PROMPT_LIMIT_SETTING",
+    "SUPPLIED_ABSENT",
     "UNSHARED_TYPES",
     "LazyValues",
     "Resolution",
     "ResolutionState",
+    "host_value",
     "render_nested",
     "resolution_state",
     "resolve_prompt",
+    "shared_chars",
 ]
 
 PROMPT_LIMIT_SETTING = "SYSPROMPT_MAX_PROMPT_BYTES"
 UNSHARED_TYPES = frozenset({"fragment"})
 """Types whose value depends on where it is rendered, not only on the context (a
 fragment's on the fragments that include it): never shared between renders."""
+
+SUPPLIED_ABSENT = Missing("the host supplied it as not existing")
 
 _Local = TypeVar("_Local")
 
@@ -217,6 +238,8 @@ class LazyValues(Mapping[str, "str | None"]):
         resolver = self._registry.get(kind)
         if not colon or not name:
             self._resolved[key] = Missing("not a variable reference")
+        elif (given := host_value(key, self._context)) is not None:
+            self._resolved[key] = self._state.shared[key] = given
         elif resolver is None:
             self._resolved[key] = Missing(f"unknown variable type '{kind}'")
         else:
@@ -229,11 +252,33 @@ class LazyValues(Mapping[str, "str | None"]):
     def _pending_names(self, kind: str) -> list[str]:
         prefix = f"{kind}:"
         shared = self._state.shared
+        supplied = self._context.supplied
         return [
             key.removeprefix(prefix)
             for key in self._references
-            if key.startswith(prefix) and key not in self._resolved and key not in shared
+            if key.startswith(prefix)
+            and key not in self._resolved
+            and key not in shared
+            and key not in supplied
         ]
+
+
+def host_value(key: str, context: ResolveContext) -> Value | None:
+    """The value of ``key`` when it is host-local and not for a resolver to give: what
+    the host supplied, or :class:`Missing` when it did not supply it and
+    ``context.server_resolves`` leaves its type out. ``None``: ask the resolver."""
+    if not is_host_local(key):
+        return None
+    if key in context.supplied:
+        value = context.supplied[key]
+        return SUPPLIED_ABSENT if value is None else value
+    kind = key.partition(":")[0]
+    if context.resolves(kind):
+        return None
+    return Missing(
+        f"the server does not resolve {kind}: ({SERVER_RESOLVES_SETTING}); "
+        "the host did not supply it"
+    )
 
 
 def _run(
@@ -261,11 +306,11 @@ def _call(resolver: Resolver, names: list[str], context: ResolveContext) -> Mapp
 
 def render_nested(template: engine.Template, context: ResolveContext) -> engine.Bounded:
     """Render ``template`` inside the resolution of ``context`` (see the module
-    docstring), within ``max_prompt_bytes``; raises
+    docstring), within ``max_prompt_bytes``, with its shared prefix; raises
     :class:`~sysprompt_core.template.PromptTooLarge` when its literal text alone is
     over that limit."""
     values = LazyValues.nested(template.references, context)
-    return template.render_within(values, context.options.max_prompt_bytes)
+    return template.render_within(values, context.options.max_prompt_bytes, is_per_conversation)
 
 
 @dataclass(frozen=True)
@@ -276,12 +321,35 @@ class Resolution:
     prompt past ``max_prompt_bytes`` (their values are :class:`Missing` with why).
     ``fragments_used``: the fragment variants whose rendering the resolution reached
     (included ones too), each once, in first-use order.
+
+    The shared prefix (see the module docstring): ``shared_prefix`` is its length in
+    code points, ``None`` when the prompt depends on nothing per conversation (what
+    ``layered_prompt`` takes as ``base_prefix``); :attr:`shared_prefix_chars` the same
+    as a number. ``prefix_end`` is the tag of the template that ended it (for a
+    fragment that ended it inside, the ``[fragment:…]`` tag), with its line and column
+    in the template's source as compiled (after compression, when the version has it).
     """
 
     prompt: str | None
     values: LazyValues
     dropped: frozenset[str] = frozenset()
     fragments_used: tuple[FragmentUse, ...] = ()
+    shared_prefix: int | None = None
+    prefix_end: engine.PrefixEnd | None = None
+
+    @property
+    def shared_prefix_chars(self) -> int:
+        """How many leading code points of the prompt are the same in every
+        conversation of the agent host, provider and model (0 for no prompt)."""
+        return shared_chars(self.prompt, self.shared_prefix)
+
+
+def shared_chars(prompt: str | None, prefix: int | None) -> int:
+    """The shared prefix of ``prompt`` as a number: ``prefix`` (``None``: all of it)
+    within the prompt's length; 0 for no prompt."""
+    if prompt is None:
+        return 0
+    return len(prompt) if prefix is None else min(prefix, len(prompt))
 
 
 def resolve_prompt(
@@ -299,13 +367,23 @@ def resolve_prompt(
     values = LazyValues(compiled.references, context, registry)
     limit = context.options.max_prompt_bytes
     try:
-        text, dropped = compiled.render_within(values, limit)
+        rendered = compiled.render_within(values, limit, is_per_conversation)
     except engine.PromptTooLarge as exc:
         raise engine.PromptTooLarge(exc.size, limit, PROMPT_LIMIT_SETTING) from None
+    text, dropped = rendered.text, rendered.dropped
+    end = compiled.prefix_end(rendered, values)
     reason = f"would make the prompt larger than {limit:,} bytes ({PROMPT_LIMIT_SETTING})"
     for key in dropped:
         values.drop(key, reason)
     prompt = None if text.isspace() or not text else text
+    prefix = rendered.prefix
+    if prefix is not None:
+        prefix = 0 if prompt is None else min(prefix, len(prompt))
     return Resolution(
-        prompt=prompt, values=values, dropped=dropped, fragments_used=values.fragments_used
+        prompt=prompt,
+        values=values,
+        dropped=dropped,
+        fragments_used=values.fragments_used,
+        shared_prefix=prefix,
+        prefix_end=end,
     )
