@@ -28,12 +28,14 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.db import connection, models
 from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from sysprompt.errors import AgentHostNotFound
+from sysprompt.library.apps import LibraryConfig
 from sysprompt.library.models import Fragment, FragmentVersion, HostOverride, ShippedDefault
 from sysprompt.library.validation import (
     Source,
@@ -41,6 +43,7 @@ from sysprompt.library.validation import (
     source_valid,
     variant_key_valid,
 )
+from sysprompt_core import template as engine
 from sysprompt_core.library import (
     FragmentVariant,
     Override,
@@ -258,6 +261,12 @@ class DatabaseSource:
         for name in wanted:
             self._variants[name] = found.get(name, _NONE)
 
+    def compile(self, source: str) -> engine.Template:
+        """A fragment's text parsed, from the process's cache when seen before."""
+        config = apps.get_app_config("library")
+        assert isinstance(config, LibraryConfig)
+        return config.parsed_fragments.get(source)
+
     def names(self) -> frozenset[str]:
         if self._names is None:
             live = _live().values_list("fragment__name", flat=True).distinct()
@@ -316,6 +325,8 @@ def _quoted(model: type[models.Model]) -> str:
 
 def _json_object(value: object) -> dict[str, str]:
     """A JSON column as the cursor gives it: text (as Django sets the backends up)."""
+    if value == "{}":  # nearly every version: no defaults
+        return {}
     decoded = json.loads(value) if isinstance(value, str | bytes) else value
     return dict(decoded) if isinstance(decoded, dict) else {}
 

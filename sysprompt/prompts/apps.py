@@ -7,8 +7,8 @@ from types import ModuleType
 from django.apps import AppConfig
 from django.core import checks
 
-from sysprompt.prompts.cache import ParsedTemplates
 from sysprompt.prompts.checks import check_app_settings
+from sysprompt_core.template.cache import ParsedTemplates
 
 
 class PromptsConfig(AppConfig):

@@ -17,8 +17,8 @@ from sysprompt import errors
 from sysprompt.conf import DEFAULT_COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE
 from sysprompt.errors import InvalidInput, TemplateTooLarge, TemplateVersionImmutable
 from sysprompt.prompts import rendering, selectors, services, validation
-from sysprompt.prompts.cache import ParsedTemplates
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
+from sysprompt_core.template.cache import ParsedTemplates
 
 pytestmark = pytest.mark.django_db
 

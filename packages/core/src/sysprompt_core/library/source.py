@@ -3,7 +3,8 @@
 The core never reaches a database. The server gives a resolution a
 :class:`FragmentSource` backed by its tables; tests, the client and the shipped
 defaults use :class:`MemorySource`. A source answers, for a fragment name, its live
-variants (a deleted variant is not there), each the newest version of that variant.
+variants (a deleted variant is not there), each the newest version of that variant,
+and parses fragment texts (so a server can keep parsed fragments between requests).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
+from sysprompt_core import template as engine
 from sysprompt_core.library.names import fragment_name_check
 from sysprompt_core.library.overrides import DEFAULT_STRATEGY, Strategy
 from sysprompt_core.library.variants import VariantKey
@@ -68,6 +70,11 @@ class FragmentSource(Protocol):
         """Every fragment name that has at least one live variant (lint's vocabulary)."""
         ...
 
+    def compile(self, source: str) -> engine.Template:
+        """``source`` parsed: :func:`sysprompt_core.template.compile`, or the same from a
+        cache that outlives one resolution (the server keeps one per process)."""
+        ...
+
 
 class MemorySource:
     """A :class:`FragmentSource` over variants held in memory."""
@@ -88,3 +95,6 @@ class MemorySource:
 
     def names(self) -> frozenset[str]:
         return frozenset(self._by_name)
+
+    def compile(self, source: str) -> engine.Template:
+        return engine.compile(source)

@@ -122,10 +122,10 @@ class Fragments:
             found = self.variants[name] = library.variants(name)
         return found
 
-    def template(self, source: str) -> engine.Template:
+    def template(self, source: str, library: FragmentSource) -> engine.Template:
         found = self.parsed.get(source)
         if found is None:
-            found = self.parsed[source] = engine.compile(source)
+            found = self.parsed[source] = library.compile(source)
         return found
 
 
@@ -191,7 +191,8 @@ def _render(variant: FragmentVariant, context: ResolveContext, book: Fragments) 
     if book.spent + cost > budget:
         return over_budget
     book.spent += cost
-    template = book.template(source)
+    assert context.library is not None  # fragment_value returns early without one
+    template = book.template(source, context.library)
     book.chain.append(variant.name)
     try:
         rendered = render_nested(template, context)

@@ -1,11 +1,13 @@
-"""A per-process cache of parsed templates, owned by the app config (no module state)."""
+"""A cache of parsed templates for a process that renders many times (a server keeps
+one per kind of text, in its app configs: never module state)."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 
-from sysprompt_core import template as engine
+from sysprompt_core.template import Template
+from sysprompt_core.template import compile as compile_template
 
 
 class ParsedTemplates:
@@ -18,15 +20,15 @@ class ParsedTemplates:
 
     def __init__(self, size: int = 32) -> None:
         self._size = size
-        self._entries: OrderedDict[str, engine.Template] = OrderedDict()
+        self._entries: OrderedDict[str, Template] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, source: str) -> engine.Template:
+    def get(self, source: str) -> Template:
         with self._lock:
             if (found := self._entries.get(source)) is not None:
                 self._entries.move_to_end(source)
                 return found
-        parsed = engine.compile(source)
+        parsed = compile_template(source)
         with self._lock:
             self._entries[source] = parsed
             while len(self._entries) > self._size:
