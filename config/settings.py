@@ -290,6 +290,7 @@ def _sysprompt() -> dict[str, Any]:
         "MAX_PROMPT_BYTES": env_int("SYSPROMPT_MAX_PROMPT_BYTES"),
         "MAX_READ_BYTES": env_int("SYSPROMPT_MAX_READ_BYTES"),
         "COMPACTION_INSTRUCTIONS": os.environ.get("SYSPROMPT_COMPACTION_INSTRUCTIONS"),
+        "SERVER_RESOLVES": env_list("SYSPROMPT_SERVER_RESOLVES"),
     }
     return {key: value for key, value in values.items() if value is not None}
 

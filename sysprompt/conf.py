@@ -24,7 +24,7 @@ from sysprompt_core.limits import (
     DEFAULT_MAX_READ_BYTES,
     DEFAULT_MAX_TEMPLATE_BYTES,
 )
-from sysprompt_core.variables import ResolverOptions
+from sysprompt_core.variables import SERVER_RESOLVES_CHOICES, ResolverOptions
 
 DEFAULT_TEMPLATE = (
     "You are a helpful coding assistant.\n"
@@ -50,7 +50,10 @@ KEYS = (
     "MAX_PROMPT_BYTES",
     "MAX_READ_BYTES",
     "MAX_TEMPLATE_BYTES",
+    "SERVER_RESOLVES",
 )
+DEFAULT_SERVER_RESOLVES = SERVER_RESOLVES_CHOICES
+"""Every host-local type: one machine runs the server and the agent hosts."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,9 @@ class AppSettings:
     compaction_instructions: str
     max_prompt_bytes: int = DEFAULT_MAX_PROMPT_BYTES
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES
+    server_resolves: frozenset[str] = DEFAULT_SERVER_RESOLVES
+    """The host-local types (``prompt``, ``git``, ``file``, ``system``) the server may
+    resolve on its own machine when the agent host did not supply the value."""
 
 
 def app_settings() -> AppSettings:
@@ -93,12 +99,14 @@ def app_settings() -> AppSettings:
         max_read_bytes=_positive_int(
             "MAX_READ_BYTES", raw.get("MAX_READ_BYTES", DEFAULT_MAX_READ_BYTES)
         ),
+        server_resolves=_server_resolves(raw.get("SERVER_RESOLVES", DEFAULT_SERVER_RESOLVES)),
     )
 
 
-def resolver_options() -> ResolverOptions:
-    """The variable resolvers' options, taken from the app settings."""
-    conf = app_settings()
+def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
+    """The variable resolvers' options, taken from the app settings (``conf``: a
+    snapshot already read)."""
+    conf = app_settings() if conf is None else conf
     return ResolverOptions(
         git_timeout=conf.git_timeout,
         allowed_roots=conf.allowed_roots,
@@ -137,6 +145,17 @@ def _allowed_roots(value: object) -> tuple[str, ...]:
         if not isinstance(item, str) or not os.path.isabs(item):
             raise _wrong("ALLOWED_ROOTS", expected, item)
     return tuple(os.path.normpath(item) for item in value)
+
+
+def _server_resolves(value: object) -> frozenset[str]:
+    choices = ", ".join(repr(kind) for kind in sorted(SERVER_RESOLVES_CHOICES))
+    expected = f"a list of host-local types among {choices} (empty: none)"
+    if not isinstance(value, list | tuple | set | frozenset):
+        raise _wrong("SERVER_RESOLVES", expected, value)
+    for item in value:
+        if item not in SERVER_RESOLVES_CHOICES:
+            raise _wrong("SERVER_RESOLVES", expected, item)
+    return frozenset(value)
 
 
 def _positive_number(key: str, value: object) -> float:

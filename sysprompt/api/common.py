@@ -1,8 +1,9 @@
 """What every group of API views shares: the documented error answers, the ``If-Match``
-header, cursor pages and the ``ETag`` of an answer.
+and ``If-None-Match`` headers, cursor pages and the ``ETag`` of an answer.
 
 views → :func:`error_responses` (the schema's error answers), :func:`if_match_tags`
-(the header, checked), :func:`page_response` (one page of a queryset or of a list).
+(the header, checked), :func:`not_modified` (a 304 for a revalidation that names the
+current ``ETag``), :func:`page_response` (one page of a queryset or of a list).
 """
 
 from __future__ import annotations
@@ -101,6 +102,36 @@ def if_match_tags(request: Request, reload_from: str) -> list[str] | None:
             }
         )
     return tags
+
+
+IF_NONE_MATCH = OpenApiParameter(
+    "If-None-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description=(
+        "ETags of an answer you keep (or *): when one names the current answer, 304 "
+        "with no body. A value that is no entity tag is ignored."
+    ),
+)
+
+
+def not_modified_response(description: str) -> OpenApiResponse:
+    """The schema's 304: no body, the ``ETag`` header as in the 200."""
+    return OpenApiResponse(description=description)
+
+
+def not_modified(request: Request, etag: str) -> Response | None:
+    """A 304 carrying ``etag`` when ``If-None-Match`` names it (weak comparison, as
+    RFC 9110 asks for this header: ``W/"x"`` matches ``"x"``) or is ``*``; ``None``
+    otherwise, also for a header that is no list of entity tags."""
+    header = request.headers.get("If-None-Match")
+    if header is None:
+        return None
+    current = etag.removeprefix("W/")
+    for tag in parse_etags(header):
+        if tag == "*" or tag.removeprefix("W/") == current:
+            return Response(status=304, headers={"ETag": etag})
+    return None
 
 
 PAGE_SIZE = {"type": "integer", "minimum": 1}

@@ -15,6 +15,8 @@ from sysprompt_core.limits import (
     CONVERSATION_ID_MAX_LENGTH,
     CWD_MAX_LENGTH,
     HOST_TOOLS_MAX_COUNT,
+    HOST_VALUE_KEY_MAX_LENGTH,
+    HOST_VALUES_MAX_COUNT,
     HOST_VARIABLE_NAME_MAX_LENGTH,
     HOST_VARIABLES_MAX_COUNT,
     MODEL_MAX_LENGTH,
@@ -194,7 +196,20 @@ class VariablesField(JsonValueField):
     """Names → string values (``var:<name>``), checked by ``host_context_check``."""
 
 
-HOST_FIELDS = ("provider", "tools", "variables", "override")
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {"type": "string", "nullable": True},
+        "maxProperties": HOST_VALUES_MAX_COUNT,
+    },
+    component_name="HostValues",
+)
+class HostValuesField(JsonValueField):
+    """Host-local ``"type:name"`` keys → text or null (agent-hosts §0), checked by
+    ``host_context_check`` (``sysprompt_core.variables.check_supplied``)."""
+
+
+HOST_FIELDS = ("provider", "tools", "variables", "override", "values")
 
 
 class HostContextInputSerializer(serializers.Serializer[Any]):
@@ -232,6 +247,17 @@ class HostContextInputSerializer(serializers.Serializer[Any]):
         help_text=(
             "The conversation's thread override, stored with it. Left out, a stored "
             "conversation keeps its own; null removes it."
+        ),
+    )
+    values = HostValuesField(
+        required=False,
+        help_text=(
+            "Host-local values the agent host resolved itself: prompt:cwd, git:<name>, "
+            "file:<path> or system:<name> (keys of at most "
+            f"{HOST_VALUE_KEY_MAX_LENGTH:,} characters, at most {HOST_VALUES_MAX_COUNT:,} "
+            "of them) → the text, or null when it does not exist. Used as given instead "
+            "of the server's own resolution; each at most MAX_FILE_BYTES and all at most "
+            "MAX_READ_BYTES in UTF-8. Never stored."
         ),
     )
 
@@ -302,6 +328,16 @@ class DiagnosticOutputSerializer(serializers.Serializer[Any]):
     message = serializers.CharField()
 
 
+@extend_schema_serializer(component_name="SharedPrefixEnd")
+class SharedPrefixEndOutputSerializer(serializers.Serializer[Any]):
+    key = serializers.CharField(help_text='The reference that ended it, e.g. "system:time".')
+    line = serializers.IntegerField(
+        min_value=1,
+        help_text="Its line in the template (from 1; of the compressed text with compress).",
+    )
+    column = serializers.IntegerField(min_value=1, help_text="Its column (from 1).")
+
+
 @extend_schema_serializer(component_name="Preview")
 class PreviewOutputSerializer(serializers.Serializer[Any]):
     system_prompt = serializers.CharField(allow_null=True)
@@ -327,6 +363,23 @@ class PreviewOutputSerializer(serializers.Serializer[Any]):
     reasons = serializers.DictField(
         child=serializers.CharField(),
         help_text="key → why the variable does not exist, for every null in `variables`.",
+    )
+    shared_prefix_chars = serializers.IntegerField(
+        min_value=0,
+        help_text=(
+            "How many leading characters (code points) of system_prompt every "
+            "conversation of the same agent host, provider and model shares."
+        ),
+    )
+    shared_prefix_tokens = serializers.IntegerField(
+        min_value=0, help_text="The shared prefix in tokens, estimated (characters ÷ 4)."
+    )
+    shared_prefix_end = SharedPrefixEndOutputSerializer(
+        allow_null=True,
+        help_text=(
+            "The tag of the template where the shared prefix ends; null when no tag "
+            "ended it (the whole prompt is shared, or an override placed before it did)."
+        ),
     )
 
 
@@ -380,6 +433,15 @@ class ConversationPromptOutputSerializer(HostContextOutputSerializer):
     sha256 = serializers.CharField(
         allow_null=True, help_text="Hex SHA-256 of the UTF-8 prompt; null when it is null."
     )
+    shared_prefix_chars = serializers.IntegerField(
+        allow_null=True,
+        min_value=0,
+        help_text=(
+            "How many leading characters (code points) of the prompt every conversation "
+            "of the same agent host, provider and model shares (the part a provider's "
+            "prompt cache can share); null for a prompt stored before it was recorded."
+        ),
+    )
 
 
 @extend_schema_serializer(component_name="CompactedConversationPrompt")
@@ -413,6 +475,20 @@ class ResolveOutputSerializer(ConversationPromptOutputSerializer):
         required=False,
         help_text="Only with a call_override: the SHA-256 of the stored prompt.",
     )
+    shared_prefix_chars = serializers.IntegerField(
+        allow_null=True,
+        min_value=0,
+        help_text=(
+            "The shared prefix of system_prompt (with a call_override: 0 when it is "
+            "placed before the prompt); null for a prompt stored before it was recorded."
+        ),
+    )
+    persisted_shared_prefix_chars = serializers.IntegerField(
+        allow_null=True,
+        required=False,
+        min_value=0,
+        help_text="Only with a call_override: the shared prefix of the stored prompt.",
+    )
 
 
 @extend_schema_serializer(component_name="ConversationSummary")
@@ -425,6 +501,29 @@ class ConversationListItemOutputSerializer(HostContextOutputSerializer):
     created_at = serializers.DateTimeField()
     sha256 = serializers.CharField(
         allow_null=True, help_text="Hex SHA-256 of the prompt; null when the prompt is null."
+    )
+
+
+class ReferencesQuerySerializer(serializers.Serializer[Any]):
+    """``?provider=&model=`` of the references: as an agent host sends them in its body."""
+
+    provider = StrictCharField(
+        required=False, allow_blank=True, max_length=MODEL_MAX_LENGTH, trim_whitespace=False
+    )
+    model = StrictCharField(
+        required=False, allow_blank=True, max_length=MODEL_MAX_LENGTH, trim_whitespace=False
+    )
+
+
+@extend_schema_serializer(component_name="TemplateReferences")
+class TemplateReferencesOutputSerializer(serializers.Serializer[Any]):
+    references = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=(
+            '"type:name" of every reference the current template can reach for the '
+            "provider and model, in every branch, through its fragments and the "
+            "caller's instance override (fragment: keys aside), sorted."
+        ),
     )
 
 

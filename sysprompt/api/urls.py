@@ -70,6 +70,7 @@ urlpatterns = [
     path("system-prompt/variables", views.VariablesApi.as_view(), name="variables"),
     path("system-prompt/versions", views.VersionsApi.as_view(), name="versions"),
     path("system-prompt/preview", views.PreviewApi.as_view(), name="preview"),
+    path("system-prompt/references", views.ReferencesApi.as_view(), name="references"),
     path("conversations", views.ConversationsApi.as_view(), name="conversations"),
     path(conversation, ConversationPromptRoute.as_view(), name="conversation-prompt"),
     path(f"{conversation}/resolve", views.ResolveApi.as_view(), name="resolve"),

@@ -6,6 +6,7 @@ class in ``urls.py`` combines the two operation classes.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -23,10 +24,13 @@ from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditTemplate
 from sysprompt.api.common import (
     IF_MATCH,
+    IF_NONE_MATCH,
     drf_datetime,
     error_responses,
     etag_parameter,
     if_match_tags,
+    not_modified,
+    not_modified_response,
     page_parameters,
     page_response,
 )
@@ -128,14 +132,21 @@ def host_context(data: dict[str, Any]) -> HostContext:
 
 def preview_data(preview: rendering.Preview) -> dict[str, Any]:
     """What PreviewOutputSerializer shows of a preview."""
-    shown = rendering.preview_variables(preview.rendered.values)
+    rendered = preview.rendered
+    shown = rendering.preview_variables(rendered.values)
+    end = rendered.prefix_end
     return {
-        "system_prompt": preview.rendered.prompt,
+        "system_prompt": rendered.prompt,
         "diagnostics": [asdict(d) for d in preview.diagnostics],
         "variables": {v.key: v.value for v in shown},
         "truncated": [v.key for v in shown if v.omitted],
         "same_as": {v.key: v.same_as for v in shown if v.same_as is not None},
         "reasons": {v.key: v.reason for v in shown if v.reason is not None},
+        "shared_prefix_chars": rendered.shared_prefix_chars,
+        "shared_prefix_tokens": rendering.estimated_tokens(rendered.shared_prefix_chars),
+        "shared_prefix_end": (
+            None if end is None else {"key": end.key, "line": end.line, "column": end.column}
+        ),
     }
 
 
@@ -174,7 +185,17 @@ def prompt_payload(row: ConversationPrompt) -> dict[str, Any]:
         "variables": dict(row.variables),
         "override": row.override,
         "fragments_used": [dict(use) for use in row.fragments_used],
+        "shared_prefix_chars": row.shared_prefix_chars,
     }
+
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+
+
+def conversation_etag(row: ConversationPrompt) -> str:
+    """``"<sha256>"``: the SHA-256 of the stored prompt, strong, what a client keeps as
+    ``sha256``; for a null prompt that of no bytes (no stored prompt is ``""``)."""
+    return f'"{row.sha256 or EMPTY_SHA256}"'
 
 
 def _conversation_input(
@@ -235,8 +256,10 @@ class ResolveApi(APIView):
                 **data,
                 "system_prompt": stored.call.prompt,
                 "sha256": stored.call.sha256,
+                "shared_prefix_chars": stored.call.shared_prefix_chars,
                 "persisted_system_prompt": data["system_prompt"],
                 "persisted_sha256": data["sha256"],
+                "persisted_shared_prefix_chars": data["shared_prefix_chars"],
             }
         return Response(data, status=_stored_status(stored))
 
@@ -291,12 +314,86 @@ class ConversationPromptGetApi(APIView):
     @extend_schema(
         operation_id="get_conversation_prompt",
         summary="The stored prompt",
-        parameters=[CONVERSATION_ID],
-        responses={200: s.ConversationPromptOutputSerializer, **error_responses(400, 404)},
+        description=(
+            'The ETag is "<sha256>" of the stored prompt (of no bytes for a null one): '
+            "send it back as If-None-Match to revalidate a kept prompt for a 304."
+        ),
+        parameters=[
+            CONVERSATION_ID,
+            IF_NONE_MATCH,
+            OpenApiParameter(
+                "ETag",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=[200, 304],
+                description='"<sha256>" of the stored prompt; send it back as If-None-Match.',
+            ),
+        ],
+        responses={
+            200: s.ConversationPromptOutputSerializer,
+            304: not_modified_response("If-None-Match names the stored prompt: no body."),
+            **error_responses(400, 404),
+        },
     )
     def get(self, request: Request, conversation_id: str) -> Response:
         row = selectors.conversation_prompt_visible(conversation_id, user=request.user)
-        return Response(prompt_payload(row))
+        etag = conversation_etag(row)
+        unchanged = not_modified(request, etag)
+        if unchanged is not None:
+            return unchanged
+        return Response(prompt_payload(row), headers={"ETag": etag})
+
+
+class ReferencesApi(APIView):
+    @extend_schema(
+        operation_id="list_template_references",
+        summary="Every reference the current template can reach: what a host resolves",
+        description=(
+            "For an agent host that resolves host-local values itself (prompt:cwd, git:, "
+            "file:, system:) and sends them as `values`: every reference of the current "
+            "template for the provider and model, in every branch, through the fragments "
+            "it can include and the caller's instance override. Nothing is resolved. "
+            "The strong ETag names the list; If-None-Match with it answers 304."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "provider",
+                OpenApiTypes.STR,
+                description="The provider, as the host sends it with resolve; picks variants.",
+            ),
+            OpenApiParameter(
+                "model",
+                OpenApiTypes.STR,
+                description="The model, as the host sends it with resolve; picks variants.",
+            ),
+            IF_NONE_MATCH,
+            OpenApiParameter(
+                "ETag",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=[200, 304],
+                description="Names this list; send it back as If-None-Match.",
+            ),
+        ],
+        responses={
+            200: s.TemplateReferencesOutputSerializer,
+            304: not_modified_response("If-None-Match names the current list: no body."),
+            **error_responses(400),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        query = s.ReferencesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        found = rendering.template_references(
+            provider=query.validated_data.get("provider") or None,
+            model=query.validated_data.get("model") or None,
+            host_id=request.user.pk,
+        )
+        etag = found.etag
+        unchanged = not_modified(request, etag)
+        if unchanged is not None:
+            return unchanged
+        return Response({"references": list(found.keys)}, headers={"ETag": etag})
 
 
 class ConversationPromptDeleteApi(APIView):

@@ -5,7 +5,8 @@ host context an agent host would send: provider, tools as a comma list, variable
 ``name=value`` lines; ``compress``; ``fragment``, the name when the text is a fragment's
 draft) → :func:`host_context_check` → ``rendering.template_preview`` → the context
 ``editor/_preview.html`` shows: diagnostics (lint with the library: unknown fragments,
-include cycles), the prompt and its size, every variable, which variant of each fragment
+include cycles), the prompt and its size, how much of it every conversation shares (the
+shared prefix, and the tag where it ends), every variable, which variant of each fragment
 was used, and what compression did. Lint runs even when the render cannot (a bad cwd).
 Nothing is stored.
 """
@@ -147,11 +148,18 @@ def _host(
 def _rendered(preview: rendering.Preview) -> dict[str, Any]:
     prompt = preview.rendered.prompt
     compression = preview.compression
+    shared, end = preview.rendered.shared_prefix_chars, preview.rendered.prefix_end
     return {
         "prompt": prompt,
         "characters": len(prompt or ""),
         "tokens": -(-len(prompt or "") // CHARACTERS_PER_TOKEN),
         "lines": len((prompt or "").splitlines()),
+        "shared_prefix": {
+            "characters": shared,
+            "tokens": -(-shared // CHARACTERS_PER_TOKEN),
+            "whole": end is None and shared == len(prompt or ""),
+            "end": end,
+        },
         # Each distinct value once, capped: 1,000 names of one large file must not
         # make a page of a gigabyte.
         "variables": [asdict(v) for v in rendering.preview_variables(preview.rendered.values)],

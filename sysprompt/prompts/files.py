@@ -24,9 +24,13 @@ def files_suggest(*, cwd: str, query: str = "", limit: int = 50) -> list[str]:
     ``cwd`` must pass :func:`cwd_check`; its checked real path is walked. Only names
     are read (no file is opened); a symlink is offered only when its target is a
     regular file inside the allowed roots. Paths containing ``query`` (any case) come
-    first when they start with it, then by depth and name.
+    first when they start with it, then by depth and name. When the server reads no
+    files itself (``SERVER_RESOLVES``), the cwd is the agent host's and there is
+    nothing to suggest.
     """
     root = cwd_check(cwd).real
+    if root is None:
+        return []
     roots = real_roots(app_settings().allowed_roots)
     needle = query.strip().lower()
     found: list[str] = []

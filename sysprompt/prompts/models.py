@@ -7,7 +7,9 @@
   (or its last ``construct``/``compact`` replaced), byte for byte, with its SHA-256, and
   its owner: the user whose call created it (see :mod:`sysprompt.prompts.selectors` for who may
   see and change it). Beside it, the host context it was built for (provider, tools,
-  variables, thread override) and the fragment versions it used.
+  variables, thread override) and the fragment versions it used, and how much of it
+  every conversation of its agent host, provider and model shares
+  (``shared_prefix_chars``, agent-hosts §1).
 
 Writes go through :mod:`sysprompt.prompts.services`; reads through
 :mod:`sysprompt.prompts.selectors`.
@@ -113,6 +115,15 @@ class ConversationPrompt(models.Model):
         default=list,
         blank=True,
         help_text="Which version of which fragment variant the prompt was built from.",
+    )
+    shared_prefix_chars = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text=(
+            "How many leading characters (code points) of the prompt every conversation "
+            "of the same agent host, provider and model shares; empty for prompts stored "
+            "before it was recorded."
+        ),
     )
 
     class Meta:

@@ -5,12 +5,20 @@ process (:func:`parsed_template`), resolves only the variables the rendering rea
 (``sysprompt_core.variables.resolve_prompt``) within the configured limits, and
 answers what construct stores. The preview renders exactly the same way and lists
 every referenced variable, capped for display.
+
+Agent hosts (agent-hosts §0, §1): the values the host supplied (``HostContext.values``)
+and the host-local types the server resolves itself (``SERVER_RESOLVES``) go into the
+``ResolveContext``; the same rendering measures the shared prefix, carried through the
+instance and thread overrides (``Rendered.shared_prefix_chars``, and where in the
+template it ends, ``Rendered.prefix_end``). :func:`template_references` answers which
+references a host should resolve on its side.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,7 +26,7 @@ from datetime import datetime
 from django.apps import apps
 from django.utils import timezone
 
-from sysprompt.conf import resolver_options
+from sysprompt.conf import app_settings, resolver_options
 from sysprompt.errors import InvalidInput
 from sysprompt.library.selectors import DatabaseSource, host_override, library_source
 from sysprompt.library.validation import override_valid
@@ -34,6 +42,7 @@ from sysprompt.prompts.selectors import (
     template_current,
 )
 from sysprompt.prompts.validation import (
+    DIRECTORY_TYPES,
     CheckedCwd,
     HostContext,
     conversation_id_check,
@@ -43,14 +52,17 @@ from sysprompt.prompts.validation import (
 from sysprompt_core import template as engine
 from sysprompt_core.library import (
     FragmentUse,
+    Layered,
     Override,
     choose_variant,
     compress,
     layered_prompt,
     library_lint,
+    reachable_references,
 )
 from sysprompt_core.variables import (
     Missing,
+    Resolution,
     ResolveContext,
     Value,
     default_registry,
@@ -76,6 +88,13 @@ class Rendered:
     ``prompt`` is the rendered root template with the instance and thread overrides
     layered on (what is frozen); ``host`` the context it was rendered for;
     ``fragments_used`` which variant of which fragment it used, in first-use order.
+
+    ``shared_prefix_chars``: how many leading code points of ``prompt`` are the same for
+    every conversation of the agent host, provider and model (agent-hosts §1);
+    ``prefix_end`` the tag of the rendered template that ended it, with its line and
+    column in the template's source as compiled (after compression, when the version
+    has it), or ``None`` when no tag of the template did (the whole prompt is shared,
+    or an override placed before it ended it).
     """
 
     prompt: str | None
@@ -87,6 +106,8 @@ class Rendered:
     values: dict[str, Value]
     host: HostContext = NO_HOST
     fragments_used: tuple[FragmentUse, ...] = ()
+    shared_prefix_chars: int = 0
+    prefix_end: engine.PrefixEnd | None = None
 
 
 def prompt_render(
@@ -121,7 +142,11 @@ def prompt_render(
     resolution = resolve_prompt(parsed, context, default_registry())
     values = resolution.values.resolve_all() if resolve_all else resolution.values.looked_up()
     layered = layered_prompt(
-        resolution.prompt, [instance, host.override], context, default_registry()
+        resolution.prompt,
+        [instance, host.override],
+        context,
+        default_registry(),
+        base_prefix=resolution.shared_prefix,
     )
     prompt = layered.prompt
     return Rendered(
@@ -134,7 +159,24 @@ def prompt_render(
         values=values,
         host=host,
         fragments_used=tuple(dict.fromkeys((*resolution.fragments_used, *layered.used))),
+        shared_prefix_chars=layered.shared_prefix_chars,
+        prefix_end=_prefix_end(resolution, layered),
     )
+
+
+def _prefix_end(resolution: Resolution, layered: Layered) -> engine.PrefixEnd | None:
+    """Where the template ended the layered prompt's shared prefix: the base's own end,
+    when the layered prefix ends at that very point of the base's text (an override
+    before the base moves it by its length; one that ends it itself leaves no tag)."""
+    base, end = resolution.prompt, resolution.prefix_end
+    if layered.shared_prefix is None or end is None or base is None or layered.prompt is None:
+        return None
+    if layered.prompt is base:  # no override added anything
+        return end
+    offset = layered.shared_prefix_chars - resolution.shared_prefix_chars
+    if offset < 0 or layered.prompt[offset : offset + len(base)] != base:
+        return None
+    return end
 
 
 def prompt_sha256(prompt: str | None) -> str | None:
@@ -145,26 +187,38 @@ def prompt_sha256(prompt: str | None) -> str | None:
 def _context(
     cwd: CheckedCwd, model: str, conversation_id: str | None, now: datetime, host: HostContext
 ) -> ResolveContext:
+    """The resolution's context: the host's values used as supplied, and only the
+    host-local types of ``SERVER_RESOLVES`` resolved on this machine, in the checked
+    directory (none of ``git:`` and ``file:`` when the cwd is only a value, even should
+    the setting have changed since it was checked)."""
+    conf = app_settings()
+    resolves = conf.server_resolves
+    if not cwd.on_disk:  # never resolve in a directory that was not checked
+        resolves -= DIRECTORY_TYPES
     return ResolveContext(
         cwd=str(cwd),
         model=model or None,
         conversation_id=conversation_id,
         now=now,
-        options=resolver_options(),
+        options=resolver_options(conf),
         directory=cwd.real,
         provider=host.provider or None,
         tools=frozenset(host.tools or ()),
         variables=host.variables or {},
         library=library_source(),
+        supplied=host.values or {},
+        server_resolves=resolves,
     )
 
 
 @dataclass(frozen=True)
 class CallAnswer:
-    """A turn's prompt with a call override layered on: for this answer only."""
+    """A turn's prompt with a call override layered on: for this answer only, with its
+    shared prefix (``None`` when the stored prompt's is not known)."""
 
     prompt: str | None
     sha256: str | None
+    shared_prefix_chars: int | None = None
 
 
 def call_override_apply(
@@ -175,13 +229,62 @@ def call_override_apply(
     model: str = "",
     conversation_id: str | None = None,
     host: HostContext = NO_HOST,
+    stored_prefix: int | None = None,
 ) -> CallAnswer:
     """``stored`` (the frozen prompt) with ``call`` merged on; nothing is stored. A
-    preset is rendered for the request's context, like any other layer."""
+    preset is rendered for the request's context, like any other layer.
+
+    ``stored_prefix`` is the stored prompt's ``shared_prefix_chars`` (``None``: not
+    known, a row stored before it was recorded); the call override is this
+    conversation's own, so it is shared by nobody: placed before the prompt it ends the
+    prefix at 0, after it it changes nothing."""
     checked = cwd if isinstance(cwd, CheckedCwd) else cwd_check(cwd)
     context = _context(checked, model, conversation_id, timezone.now(), host)
-    prompt = layered_prompt(stored, [call], context, default_registry()).prompt
-    return CallAnswer(prompt=prompt, sha256=prompt_sha256(prompt))
+    layered = layered_prompt(
+        stored,
+        [call],
+        context,
+        default_registry(),
+        base_prefix=0 if stored_prefix is None else stored_prefix,
+        shared_overrides=0,
+    )
+    shared = None if stored_prefix is None else layered.shared_prefix_chars
+    return CallAnswer(
+        prompt=layered.prompt, sha256=prompt_sha256(layered.prompt), shared_prefix_chars=shared
+    )
+
+
+@dataclass(frozen=True)
+class TemplateReferences:
+    """What :func:`template_references` answers: the keys, sorted, and a strong entity
+    tag naming exactly that list."""
+
+    keys: tuple[str, ...]
+
+    @property
+    def etag(self) -> str:
+        digest = hashlib.sha256(json.dumps(self.keys).encode("utf-8")).hexdigest()
+        return f'"{digest}"'
+
+
+def template_references(
+    *, provider: str | None = None, model: str | None = None, host_id: int | None = None
+) -> TemplateReferences:
+    """Every ``"type:name"`` the current template can reach for ``provider`` and
+    ``model`` (``fragment:`` keys aside): in every branch, through the fragments it can
+    include and the preset of the instance override of the agent host ``host_id``
+    (:func:`sysprompt_core.library.reachable_references`). What a host resolves on its
+    side and sends as ``values``; nothing is resolved here."""
+    chosen = template_current()
+    keys = reachable_references(
+        chosen.text,
+        library=library_source(),
+        provider=provider or None,
+        model=model or None,
+        overrides=[instance_override(host_id)],
+        compress=chosen.compress,
+    )
+    return TemplateReferences(tuple(sorted(keys)))
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,7 @@ def conversation_prompt_resolve(
         model=model,
         conversation_id=conversation_id,
         host=host,
+        stored_prefix=stored.prompt.shared_prefix_chars,
     )
     return dataclasses.replace(stored, call=call)
 
@@ -323,4 +324,5 @@ def _stored_fields(rendered: Rendered) -> dict[str, Any]:
         "variables": dict(rendered.host.variables or {}),
         "override": rendered.host.override_json if rendered.host.override_given else None,
         "fragments_used": [use.as_dict() for use in rendered.fragments_used],
+        "shared_prefix_chars": rendered.shared_prefix_chars,
     }

@@ -1,7 +1,8 @@
 """Input checks: what the API and the editor pass in, checked before anything is read.
 
 Each check returns the value it accepts (``cwd_check`` with the real path of the
-directory it opened, ``host_context_check`` a :class:`HostContext`) or raises
+directory it opened, or only the path when the server resolves nothing in a directory;
+``host_context_check`` a :class:`HostContext`, with the host-supplied ``values``) or raises
 :class:`~sysprompt.errors.InvalidInput` or :class:`~sysprompt.errors.TemplateTooLarge`.
 """
 
@@ -27,6 +28,7 @@ from sysprompt_core.limits import (
     MODEL_MAX_LENGTH,
 )
 from sysprompt_core.paths import directory_real_path, is_inside, real_roots
+from sysprompt_core.variables import InvalidHostValues, check_supplied
 
 CONVERSATION_ID = re.compile(CONVERSATION_ID_PATTERN)
 
@@ -49,35 +51,62 @@ def conversation_id_check(conversation_id: str) -> str:
     return conversation_id
 
 
+# The host-local types whose resolvers work in the working directory: unless the server
+# resolves one of them itself (``SERVER_RESOLVES``), ``cwd`` is only a value to it.
+DIRECTORY_TYPES = frozenset({"git", "file"})
+
+
 class CheckedCwd(str):
     """A working directory that passed :func:`cwd_check`.
 
     The string is the path as given, normalised: what is stored and what
     ``[prompt:cwd]`` shows. ``real`` is the real path of the directory that was opened
     when it was checked: what every resolver works in (``ResolveContext.directory``).
+    ``real`` is ``None`` when the server resolves nothing in a directory
+    (``SERVER_RESOLVES`` without ``git`` and ``file``, a central deployment): the cwd is
+    then only a value, and nothing on the server's disk was opened for it.
     """
 
-    real: str
+    real: str | None
 
-    def __new__(cls, path: str, real: str) -> CheckedCwd:
+    def __new__(cls, path: str, real: str | None) -> CheckedCwd:
         checked = super().__new__(cls, path)
         checked.real = real
         return checked
 
-    def __reduce__(self) -> tuple[type[CheckedCwd], tuple[str, str]]:
+    def __reduce__(self) -> tuple[type[CheckedCwd], tuple[str, str | None]]:
         return (CheckedCwd, (str(self), self.real))
+
+    @property
+    def on_disk(self) -> bool:
+        """Whether the cwd names a directory of the server's that was checked."""
+        return self.real is not None
+
+
+def cwd_on_server(server_resolves: frozenset[str]) -> bool:
+    """Whether a ``cwd`` is a directory on the server's disk: when the server resolves
+    ``git:`` or ``file:`` values itself (``SERVER_RESOLVES``)."""
+    return not DIRECTORY_TYPES.isdisjoint(server_resolves)
 
 
 def cwd_check(cwd: str) -> CheckedCwd:
-    """``cwd`` normalised, when it is an absolute existing directory in the allowed roots.
+    """``cwd`` normalised, when it is an absolute path, and, when the server resolves
+    ``git:`` or ``file:`` values itself (:func:`cwd_on_server`), an existing directory
+    in the allowed roots.
 
-    The directory is opened once (``O_DIRECTORY``, nothing is read) and the path of the
-    opened descriptor is what must lie inside the allowed roots, so no symlink swapped
-    in between a check and a use can move it; that path is returned as ``.real``.
+    On the server's disk, the directory is opened once (``O_DIRECTORY``, nothing is
+    read) and the path of the opened descriptor is what must lie inside the allowed
+    roots, so no symlink swapped in between a check and a use can move it; that path is
+    returned as ``.real``. Otherwise nothing is looked up (no root, no ``stat``, no
+    open): the cwd is the agent host's, on a machine the server does not see, and
+    ``.real`` is ``None``.
     """
     if "\0" in cwd or not os.path.isabs(cwd):
         raise InvalidInput("cwd", f"{cwd!r} is not an absolute path; pass the full path.")
-    roots = real_roots(app_settings().allowed_roots)
+    conf = app_settings()
+    if not cwd_on_server(conf.server_resolves):
+        return CheckedCwd(os.path.normpath(cwd), None)
+    roots = real_roots(conf.allowed_roots)
     allowed = ", ".join(roots) or "none are configured"
     outside = InvalidInput(
         "cwd",
@@ -110,6 +139,10 @@ class HostContext:
     or compact of a stored conversation then keeps what was stored (see
     :func:`HostContext.over`). ``override`` and ``call_override`` are checked;
     ``override_json`` is the thread override as given, which is what is stored.
+
+    ``values`` are the host-local values the host supplied (``"type:name"`` → text, or
+    ``None``: it does not exist), used instead of the server's own resolution; they are
+    this request's only, never stored (a later construct sends them again).
     """
 
     provider: str | None = None
@@ -119,6 +152,7 @@ class HostContext:
     override_json: object = None
     override_given: bool = False
     call_override: Override | None = None
+    values: dict[str, str | None] | None = None
 
     def over(self, stored: HostContext) -> HostContext:
         """This context with every field it does not give taken from ``stored``."""
@@ -131,6 +165,7 @@ class HostContext:
             override_json=self.override_json if given_override else stored.override_json,
             override_given=given_override or stored.override_given,
             call_override=self.call_override,
+            values=self.values,
         )
 
 
@@ -141,11 +176,14 @@ def host_context_check(
     variables: object = None,
     override: object = _NOT_GIVEN,
     call_override: object = None,
+    values: object = None,
 ) -> HostContext:
     """The host context of a request, checked field by field (:class:`InvalidInput`
     names the field): ``provider`` a string of at most 200 characters, ``tools`` at most
     200 names, ``variables`` at most 200 names → values of at most 64 KiB, the overrides
-    in one of the forms of :func:`sysprompt_core.library.parse_override`. Leaving
+    in one of the forms of :func:`sysprompt_core.library.parse_override`, ``values``
+    host-local keys → text or null, each at most ``MAX_FILE_BYTES`` and together at most
+    ``MAX_READ_BYTES`` (:func:`sysprompt_core.variables.check_supplied`). Leaving
     ``override`` out is not the same as giving ``null``: the first keeps a stored
     conversation's thread override, the second removes it.
 
@@ -161,6 +199,7 @@ def host_context_check(
         override_json=override if override_given else None,
         override_given=override_given,
         call_override=override_valid(call_override, "call_override"),
+        values=None if values is None else _values_check(values),
     )
 
 
@@ -202,6 +241,19 @@ def _tools_check(tools: object) -> tuple[str, ...] | None:
                 "in a tag (no '[', ']' or line break, no space at either end).",
             )
     return tuple(dict.fromkeys(tools))
+
+
+def _values_check(values: object) -> dict[str, str | None]:
+    conf = app_settings()
+    try:
+        return check_supplied(
+            values,
+            "values",
+            max_value_bytes=conf.max_file_bytes,
+            max_total_bytes=conf.max_read_bytes,
+        )
+    except InvalidHostValues as exc:
+        raise InvalidInput(exc.field, exc.message) from None
 
 
 def _variables_check(variables: object) -> dict[str, str]:

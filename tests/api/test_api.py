@@ -481,6 +481,8 @@ def test_resolve_first_201_then_200_same_body(agent_client: APIClient, workdir: 
         "variables",
         "override",
         "fragments_used",
+        # the shared prefix (agent-hosts §1)
+        "shared_prefix_chars",
     }
     assert body["sha256"] == sha256(body["system_prompt"])
     assert (body["conversation_id"], body["template_version"]) == ("c1", 0)

@@ -43,6 +43,7 @@ TEMPLATE = "/api/system-prompt"
 VARIABLES = "/api/system-prompt/variables"
 VERSIONS = "/api/system-prompt/versions"
 PREVIEW = "/api/system-prompt/preview"
+REFERENCES = "/api/system-prompt/references"
 CONVERSATIONS = "/api/conversations"
 CONVERSATION = "/api/conversations/{conversation_id}/system-prompt"
 HEALTH = "/api/health"
@@ -340,7 +341,7 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (PREVIEW, "POST"): {200, 400, 401, 403, 413, 415, 503},
     (CONVERSATION + "/resolve", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
     (CONVERSATION + "/construct", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
-    (CONVERSATION, "GET"): {200, 400, 401, 403, 404, 503},
+    (CONVERSATION, "GET"): {200, 304, 400, 401, 403, 404, 503},
     (CONVERSATION + "/compact", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
     (CONVERSATION, "DELETE"): {204, 400, 401, 403, 404, 503},
     (CONVERSATIONS, "GET"): {200, 400, 401, 403, 404, 503},
@@ -355,6 +356,8 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (IMPORT, "POST"): {200, 400, 401, 403, 413, 415, 503},
     (HOST_OVERRIDE, "GET"): {200, 401, 403, 404, 503},
     (HOST_OVERRIDE, "PUT"): {200, 400, 401, 403, 404, 415, 503},
+    # agent-hosts.md §0
+    (REFERENCES, "GET"): {200, 304, 400, 401, 403, 503},
 }
 NOT_IN_THE_CONTRACT = {(HEALTH, "GET"): {200, 401, 403, 503}}
 
@@ -702,6 +705,7 @@ OPERATION_IDS = {
     (IMPORT, "POST"): "import_library",
     (HOST_OVERRIDE, "GET"): "get_agent_host_override",
     (HOST_OVERRIDE, "PUT"): "set_agent_host_override",
+    (REFERENCES, "GET"): "list_template_references",
 }
 COMPONENTS = {
     "BadRequest",  # oneOf FieldErrors, Error
@@ -746,6 +750,10 @@ COMPONENTS = {
     "ActionEnum",  # an import item's action
     "SourceEnum",  # who wrote a fragment version
     "StrategyEnum",  # append or prepend
+    # agent hosts: host-local values, the references, the shared prefix
+    "HostValues",
+    "TemplateReferences",
+    "SharedPrefixEnd",
 }
 
 

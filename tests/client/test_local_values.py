@@ -123,8 +123,9 @@ def test_host_values_reach_the_prompt_when_the_server_may_not_read(
     result = local.system_prompt("conv-local", cwd=server.cwd)
     assert result.text == f"You work in {server.cwd}.\nRun the tests before you commit.\n"
     resolve = counting.sent[-1]
+    # As the server's own file resolver gives it: one trailing line ending removed.
     assert json.loads(resolve.content)["values"]["file:AGENTS.md"] == (
-        "Run the tests before you commit.\n"
+        "Run the tests before you commit."
     )
     # Without the host's values the server does not read the file itself.
     remote, _ = make_client()
