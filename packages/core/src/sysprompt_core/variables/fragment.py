@@ -46,7 +46,7 @@ from sysprompt_core.errors import InvalidFragmentName
 from sysprompt_core.library.compression import compress
 from sysprompt_core.library.names import fragment_name_check
 from sysprompt_core.library.source import FragmentSource, FragmentUse, FragmentVariant
-from sysprompt_core.library.variants import VariantKey, choose_variant
+from sysprompt_core.library.variants import VariantKey, variant_candidates
 from sysprompt_core.limits import (
     FRAGMENT_MAX_BYTES_FACTOR,
     FRAGMENT_MAX_DEPTH,
@@ -101,9 +101,10 @@ class Fragments:
     rendered, the variants and parsed templates seen, the renders made (memoised by
     :data:`RenderKey`), and how much of the bounds is spent."""
 
-    __slots__ = ("chain", "memo", "parsed", "renders", "spent", "variants")
+    __slots__ = ("candidates", "chain", "memo", "parsed", "renders", "spent", "variants")
 
     def __init__(self) -> None:
+        self.candidates: dict[tuple[str | None, str | None], tuple[VariantKey, ...]] = {}
         self.chain: list[str] = []
         self.memo: dict[RenderKey, Value] = {}
         self.parsed: dict[str, engine.Template] = {}
@@ -121,6 +122,19 @@ class Fragments:
         if found is None:
             found = self.variants[name] = library.variants(name)
         return found
+
+    def choose(
+        self,
+        variants: Mapping[VariantKey, FragmentVariant],
+        provider: str | None,
+        model: str | None,
+    ) -> VariantKey | None:
+        """:func:`~sysprompt_core.library.variants.choose_variant`, with the candidates
+        of a provider and model normalised once per resolution, not once per include."""
+        candidates = self.candidates.get((provider, model))
+        if candidates is None:
+            candidates = self.candidates[provider, model] = variant_candidates(provider, model)
+        return next((key for key in candidates if key in variants), None)
 
     def template(self, source: str, library: FragmentSource) -> engine.Template:
         found = self.parsed.get(source)
@@ -147,7 +161,7 @@ def fragment_value(name: str, context: ResolveContext) -> Value:
     if len(chain) >= FRAGMENT_MAX_DEPTH:
         return Missing(depth_reason(chain, name))
     variants = book.variants_of(name, library)
-    key = choose_variant(variants.keys(), context.provider, context.model)
+    key = book.choose(variants, context.provider, context.model)
     if key is None:
         return Missing(_absent(name, variants, context))
     variant = variants[key]
