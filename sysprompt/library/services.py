@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from sysprompt.errors import FragmentNotFound, InvalidInput
+from sysprompt.events import records
 from sysprompt.library.history import Author, NewVersion, version_append
 from sysprompt.library.installer import InstallStep, library_install
 from sysprompt.library.models import HostOverride, ShippedDefault
@@ -105,7 +106,9 @@ def variant_delete(
         if current is None or current.deleted:
             raise FragmentNotFound(name, key.provider, key.model)
         settings = _settings_of(current)
-        return NewVersion(text=current.text, settings=settings, source="user", deleted=True)
+        return NewVersion(
+            text=current.text, settings=settings, source="user", deleted=True, change="deleted"
+        )
 
     return version_append(name=name, key=key, new=deletion, author=author, if_match=if_match)
 
@@ -140,7 +143,7 @@ def variant_restore(
         defaults=dict(old.defaults or {}),
         strategy=settings_valid(strategy=old.strategy).strategy,
     )
-    new = NewVersion(text=old.text, settings=settings, source="user")
+    new = NewVersion(text=old.text, settings=settings, source="user", change="restored")
     return version_append(name=name, key=key, new=new, author=author, if_match=if_match)
 
 
@@ -169,7 +172,7 @@ def default_adopt(
         state = variant_current(name, key.provider, key.model)
         assert state is not None
         return state
-    new = NewVersion(text=shipped.text, settings=settings, source="default")
+    new = NewVersion(text=shipped.text, settings=settings, source="default", change="adopted")
     return version_append(name=name, key=key, new=new, author=author)
 
 
@@ -189,6 +192,7 @@ def default_keep_mine(
         shipped.pinned = True
         shipped.updated_at = timezone.now()
         shipped.save(update_fields=["pinned", "updated_at"])
+        records.fragment_kept(actor=author, name=name, provider=key.provider, model=key.model)
     state = variant_current(name, key.provider, key.model)
     assert state is not None
     return state
@@ -211,6 +215,7 @@ def host_override_set(*, username: str, override: object, author: Author) -> Hos
             "updated_at": timezone.now(),
         },
     )
+    records.host_override(actor=author, host=username, override=override)
     return host_override_state(username)
 
 

@@ -44,6 +44,7 @@ from django.db import transaction
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import SyspromptError
+from sysprompt.events import records
 from sysprompt.library.selectors import VariantState, fragments_list, variant_current
 from sysprompt.library.services import variant_save
 from sysprompt.prompts.selectors import CurrentTemplate, template_current
@@ -167,6 +168,9 @@ def library_import(*, archive: Archive, dry_run: bool, author: Author) -> Import
             for step in steps:
                 if step.writes:
                     _apply(step.record, author)
+            written = [{"path": s.item.path, "action": s.item.action} for s in steps if s.writes]
+            if written:
+                records.library_imported(actor=author, items=written)
     items = [
         *(step.item for step in steps),
         *(_refused(refusal) for refusal in refusals),
