@@ -302,7 +302,11 @@ SPECTACULAR_SETTINGS = {
     # (extend_schema_serializer), so no "…Request" twins are needed. Without the split,
     # a non-blank input field states its minLength itself (min_length, or a pattern).
     "COMPONENT_SPLIT_REQUEST": False,
-    "ENUM_NAME_OVERRIDES": {"Severity": ["error", "warning"]},
+    "ENUM_NAME_OVERRIDES": {
+        "Severity": ["error", "warning"],
+        "EventType": "sysprompt.events.catalog.EVENT_TYPES",
+        "SentEventType": "sysprompt.events.catalog.SENT_TYPES",
+    },
 }
 
 

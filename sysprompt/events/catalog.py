@@ -20,6 +20,8 @@ EVENT_TYPES: Final = (
 
 PING: Final = "ping"
 """The test event: one attempt to one subscription, whatever its state."""
+SENT_TYPES: Final = (*EVENT_TYPES, PING)
+"""Every type an event sent to a receiver may have."""
 
 PENDING: Final = "pending"
 DELIVERED: Final = "delivered"

@@ -69,9 +69,19 @@ def webhooks_list() -> list[WebhookState]:
     ]
 
 
+MAX_ID = 2**63 - 1
+
+
+def webhook_id_valid(webhook_id: int) -> int:
+    """``webhook_id`` if some row could have it (a path may hold any number of digits)."""
+    if not 1 <= webhook_id <= MAX_ID:
+        raise WebhookNotFound(webhook_id)
+    return webhook_id
+
+
 def webhook_get(webhook_id: int) -> WebhookState:
     """One subscription; :class:`~sysprompt.errors.WebhookNotFound` when there is none."""
-    row = _annotated().filter(pk=webhook_id).first()
+    row = _annotated().filter(pk=webhook_id_valid(webhook_id)).first()
     if row is None:
         raise WebhookNotFound(webhook_id)
     return webhook_state(row, row.pending_count, row.last_attempt)  # type: ignore[attr-defined]
@@ -79,7 +89,7 @@ def webhook_get(webhook_id: int) -> WebhookState:
 
 def webhook_attempts(webhook_id: int) -> QuerySet[Attempt]:
     """The delivery log of a subscription, newest first (404 for none)."""
-    if not Webhook.objects.filter(pk=webhook_id).exists():
+    if not Webhook.objects.filter(pk=webhook_id_valid(webhook_id)).exists():
         raise WebhookNotFound(webhook_id)
     return (
         Attempt.objects.filter(webhook_id=webhook_id)

@@ -35,7 +35,7 @@ from sysprompt.events.catalog import (
     PING,
 )
 from sysprompt.events.models import AuditRecord, Delivery, Event, Webhook
-from sysprompt.events.selectors import WebhookState, webhook_state
+from sysprompt.events.selectors import WebhookState, webhook_id_valid, webhook_state
 from sysprompt.events.validation import webhook_events_valid, webhook_url_valid
 
 Actor = AbstractBaseUser | AnonymousUser | None
@@ -266,7 +266,7 @@ def webhook_test(*, webhook_id: int, author: Actor) -> str:
 
 
 def _locked(webhook_id: int) -> Webhook:
-    webhook = Webhook.objects.select_for_update().filter(pk=webhook_id).first()
+    webhook = Webhook.objects.select_for_update().filter(pk=webhook_id_valid(webhook_id)).first()
     if webhook is None:
         raise WebhookNotFound(webhook_id)
     return webhook

@@ -87,7 +87,9 @@ class Receiver:
             time.sleep(0.02)
         raise AssertionError(f"{len(self.received)} requests received, {count} expected")
 
-    def handle(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def handle(
+        self, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         verified, error = None, None
         if self.secret is not None:
             try:
@@ -151,7 +153,9 @@ def run_queued(*, rounds: int = 1, pause: float = 0.0) -> int:
     )
     ran = 0
     for index in range(rounds):
-        while (task := DBTaskResult.objects.ready().order_by("run_after", "enqueued_at").first()) is not None:
+        while (
+            task := DBTaskResult.objects.ready().order_by("run_after", "enqueued_at").first()
+        ) is not None:
             task.claim(worker.worker_id)
             worker.run_task(task)
             ran += 1

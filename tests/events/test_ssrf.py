@@ -31,7 +31,9 @@ from tests.events.support import ALLOW_LOCAL, Received, receiving, run_queued
 def _deliver_once(author: User, url: str) -> Attempt:
     """Subscribe ``url`` (as stored, unchecked: the settings may have changed since),
     send a test event, run the queue; the one attempt."""
-    created = services.webhook_create(url="https://example.com/", events=["template.saved"], author=author)
+    created = services.webhook_create(
+        url="https://example.com/", events=["template.saved"], author=author
+    )
     Webhook.objects.filter(pk=created.webhook.id).update(url=url)
     services.webhook_test(webhook_id=created.webhook.id, author=author)
     run_queued()
