@@ -87,21 +87,26 @@ def webhook_get(webhook_id: int) -> WebhookState:
     return webhook_state(row, row.pending_count, row.last_attempt)  # type: ignore[attr-defined]
 
 
-def webhook_attempts(webhook_id: int) -> QuerySet[Attempt]:
-    """The delivery log of a subscription, newest first (404 for none)."""
+def webhook_attempts(webhook_id: int, *, before: int | None = None) -> QuerySet[Attempt]:
+    """The delivery log of a subscription, newest first (404 for none); ``before``: only
+    attempts older than that one (the editor's "older" link)."""
     if not Webhook.objects.filter(pk=webhook_id_valid(webhook_id)).exists():
         raise WebhookNotFound(webhook_id)
-    return (
-        Attempt.objects.filter(webhook_id=webhook_id)
-        .select_related("delivery__event")
-        .order_by("-id")
-    )
+    attempts = Attempt.objects.filter(webhook_id=webhook_id)
+    if before is not None:
+        attempts = attempts.filter(id__lt=before)
+    return attempts.select_related("delivery__event").order_by("-id")
 
 
-def audit_records(*, actor: str | None = None, action: str | None = None) -> QuerySet[AuditRecord]:
+def audit_records(
+    *, actor: str | None = None, action: str | None = None, before: int | None = None
+) -> QuerySet[AuditRecord]:
     """The audit log, newest first; ``actor`` is a user name (``""``: the system),
-    ``action`` an action or a prefix ending in a dot (``fragment.``)."""
+    ``action`` an action or a prefix ending in a dot (``fragment.``); ``before``: only
+    records older than that one."""
     records = AuditRecord.objects.order_by("-id")
+    if before is not None:
+        records = records.filter(id__lt=before)
     if actor is not None:
         records = records.filter(actor=actor)
     if action:

@@ -30,8 +30,8 @@ def subscribed(author: User) -> int:
     ).webhook.id
 
 
-def _core(author: User) -> None:
-    library.variant_save(name="core", text="Core.", author=author)
+def _core(author: User) -> object:
+    return library.variant_save(name="core", text="Core.", author=author)
 
 
 CHANGES: list[tuple[str, Callable[[User], Any], str, str, dict[str, Any]]] = [

@@ -56,9 +56,10 @@ def rq_settings(settings: Settings, queue_name: str) -> Iterator[dict[str, objec
     yield values
     _use_rq(settings, queue_name, REDIS_URL)
     queue = django_rq.get_queue(queue_name)
-    queue.empty()
-    for job_id in ScheduledJobRegistry(queue=queue).get_job_ids():
-        ScheduledJobRegistry(queue=queue).remove(job_id, delete_job=True)
+    queue.empty()  # type: ignore[no-untyped-call]
+    scheduled = ScheduledJobRegistry(queue=queue)  # type: ignore[no-untyped-call]
+    for job_id in scheduled.get_job_ids():
+        scheduled.remove(job_id, delete_job=True)
 
 
 @pytest.fixture

@@ -112,7 +112,9 @@ def test_worker_killed_mid_delivery_loses_nothing(
     received = receiver.wait_for(4)
     versions = [item.verified["data"]["version"] for item in received if item.verified]
     assert sorted(set(versions)) == [1, 2, 3] and versions.count(2) == 2
-    ids = {item.verified["data"]["version"]: set() for item in received if item.verified}
+    ids: dict[int, set[str]] = {
+        item.verified["data"]["version"]: set() for item in received if item.verified
+    }
     for item in received:
         assert item.verified is not None
         ids[item.verified["data"]["version"]].add(item.message_id)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -40,7 +41,7 @@ def environment(sysprompt: dict[str, Any], **extra: str) -> dict[str, str]:
         "LOG_LEVEL": "INFO",
         **extra,
     }
-    names = {
+    names: dict[str, Callable[[Any], str]] = {
         "WEBHOOK_ALLOW_HTTP_HOSTS": ",".join,
         "WEBHOOK_ALLOW_PRIVATE": ",".join,
         "WEBHOOK_TIMEOUT": str,
