@@ -41,14 +41,12 @@ from sysprompt.events.sending import Outcome, post
 def deliveries_attempt(*, event_id: int | None, delivery_ids: list[int]) -> int:
     """Attempt each due, pending delivery of event ``event_id`` or among ``delivery_ids``;
     how many were attempted."""
-    rows = Delivery.objects.filter(state=PENDING)
+    conf = app_settings()
+    rows = Delivery.objects.select_related("event", "webhook").filter(state=PENDING)
     rows = (
         rows.filter(event_id=event_id) if event_id is not None else rows.filter(pk__in=delivery_ids)
     )
-    attempted = 0
-    for delivery_id in rows.order_by("pk").values_list("pk", flat=True):
-        attempted += delivery_attempt(delivery_id)
-    return attempted
+    return sum(_attempt(delivery, conf) for delivery in rows.order_by("pk"))
 
 
 def retry_delay(failures: int, window: float) -> timedelta:
@@ -62,19 +60,18 @@ def lease_seconds(conf: AppSettings) -> float:
     return conf.webhook_connect_timeout + 2 * conf.webhook_timeout + 2
 
 
-def delivery_attempt(delivery_id: int) -> int:
-    """Attempt one delivery if it is due and can be claimed; 1 if it was attempted."""
-    conf = app_settings()
+def _attempt(delivery: Delivery, conf: AppSettings) -> int:
+    """Attempt one delivery (as read, pending) if it is due and can be claimed; 1 if it
+    was attempted."""
     now = timezone.now()
-    delivery = Delivery.objects.select_related("event", "webhook").filter(pk=delivery_id).first()
-    if delivery is None or delivery.state != PENDING or delivery.next_attempt_at > now:
+    if delivery.next_attempt_at > now:
         return 0
     event, webhook = delivery.event, delivery.webhook
     if not webhook.active and event.type != PING:
         return 0  # held until the subscription is resumed
     token = secrets.token_hex(8)
     claimed = (
-        Delivery.objects.filter(pk=delivery_id, state=PENDING)
+        Delivery.objects.filter(pk=delivery.pk, state=PENDING)
         .filter(Q(locked_until__isnull=True) | Q(locked_until__lt=now))
         .update(locked_until=now + timedelta(seconds=lease_seconds(conf)), locked_by=token)
     )

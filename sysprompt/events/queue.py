@@ -30,7 +30,10 @@ def send_soon(
     run_after: datetime | None = None,
 ) -> None:
     """Enqueue :func:`~sysprompt.events.tasks.deliveries_send` (see the module docstring)."""
-    task = deliveries_send.using(queue_name=app_settings().tasks_queue, run_after=run_after)
+    queue_name = app_settings().tasks_queue
+    task = deliveries_send
+    if run_after is not None or queue_name != task.queue_name:
+        task = task.using(queue_name=queue_name, run_after=run_after)
     backend = task.get_backend()
     if isinstance(backend, DatabaseBackend) and _same_database():
         task.enqueue(event_id=event_id, delivery_ids=delivery_ids)

@@ -24,12 +24,13 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-import certifi
 import httpcore
+from django.apps import apps
 
 from sysprompt.conf import AppSettings
 from sysprompt.errors import InvalidInput
 from sysprompt.events.addresses import Address, AllowList
+from sysprompt.events.apps import EventsConfig
 from sysprompt.events.catalog import MAX_RESPONSE_BYTES, RESPONSE_EXCERPT_CHARS
 from sysprompt.events.validation import webhook_url_valid
 
@@ -110,7 +111,9 @@ def _resolve(host: str, port: int) -> list[Address]:
 
 def ssl_context(conf: AppSettings) -> ssl.SSLContext:
     """Certificates checked against ``WEBHOOK_CA_FILE``, or certifi's bundle."""
-    return ssl.create_default_context(cafile=conf.webhook_ca_file or certifi.where())
+    events = apps.get_app_config("events")
+    assert isinstance(events, EventsConfig)
+    return events.tls_context(conf.webhook_ca_file)
 
 
 def post(*, url: str, content: bytes, headers: Mapping[str, str], conf: AppSettings) -> Outcome:

@@ -1,0 +1,167 @@
+"""Events benchmark: how many events per second the worker delivers, on SQLite.
+
+A fresh SQLite database is migrated; one subscription points at a local receiver
+(``_receiver.py``, its own process, answering 204); ``--events`` template saves
+enqueue as many events (the worker not yet running). Then ``manage.py events_worker``
+(the database backend, as ``scripts/serve`` starts it) delivers them: the figure is
+the deliveries between its first and its last attempt divided by the time between them
+(the worker's start-up is not counted), checked against the delivery log (every
+delivery delivered, one attempt each).
+
+The peer, in the same run: the same signed bodies POSTed to the same receiver one
+after another by a plain loop (``sending.post``: resolve, check, connect, send, read) —
+the HTTP part alone, without the queue and the database.
+
+Target (printed, never asserted): >= 200 events per second. Run:
+``.venv/bin/python benchmarks/events_worker.py [--events N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._support import (  # noqa: E402
+    PYTHON,
+    ROOT,
+    BenchmarkError,
+    free_port,
+    prepare,
+    run,
+    server_env,
+    sqlite_database,
+    stop_group,
+    terminate_on_sigterm,
+)
+
+TARGET = 200.0
+
+SETUP = """
+import os
+from django.contrib.auth import get_user_model
+from sysprompt.events import services
+from sysprompt.prompts.services import template_save
+user = get_user_model().objects.get(username="bench")
+services.webhook_create(url=os.environ["BENCH_URL"], events=["template.saved"], author=user)
+for n in range(int(os.environ["BENCH_EVENTS"])):
+    template_save(text=f"version {n}", author=user)
+"""
+
+PEER = """
+import json, sys, time
+from sysprompt.conf import app_settings
+from sysprompt.events import signing
+from sysprompt.events.sending import post
+from sysprompt.events.models import Event, Webhook
+conf = app_settings()
+webhook = Webhook.objects.get()
+bodies = [
+    (event.message_id, signing.body(signing.payload(type=event.type, created_at=event.created_at,
+     data=event.data, text=event.text, include_text=False)))
+    for event in Event.objects.order_by("id")
+]
+started = time.perf_counter()
+for message_id, content in bodies:
+    headers = signing.signed_headers(secret=webhook.secret, message_id=message_id, content=content)
+    assert post(url=webhook.url, content=content, headers=headers, conf=conf).delivered
+print(json.dumps({"seconds": time.perf_counter() - started, "count": len(bodies)}))
+"""
+
+RESULT = """
+import json
+from django.db.models import Count, Max, Min
+from sysprompt.events.models import Attempt, Delivery
+log = Attempt.objects.aggregate(first=Min("at"), last=Max("at"), count=Count("id"))
+print(json.dumps({
+    "attempts": log["count"],
+    "delivered": Delivery.objects.filter(state="delivered").count(),
+    "seconds": (log["last"] - log["first"]).total_seconds() if log["count"] else 0,
+    "ok": Attempt.objects.filter(status_code=204).count(),
+}))
+"""
+
+
+def shell(env: dict[str, str], code: str, **values: str) -> str:
+    return run(
+        [PYTHON, "manage.py", "shell", "--no-imports", "-c", code],
+        {**env, **{f"BENCH_{key.upper()}": value for key, value in values.items()}},
+        "manage.py shell",
+    )
+
+
+def main() -> None:
+    terminate_on_sigterm()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=2000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-events-") as scratch, contextlib.ExitStack() as stack:
+        work = Path(scratch)
+        database = stack.enter_context(sqlite_database(work))
+        env = server_env(database, work)
+        port = free_port()
+        env.update(
+            SYSPROMPT_WEBHOOK_ALLOW_HTTP_HOSTS="127.0.0.1",
+            SYSPROMPT_WEBHOOK_ALLOW_PRIVATE="127.0.0.1",
+            LOG_LEVEL="WARNING",
+        )
+        prepare(env)
+        receiver = subprocess.Popen(
+            [PYTHON, str(ROOT / "benchmarks" / "_receiver.py"), str(port)],
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        stack.callback(stop_group, receiver)
+        assert receiver.stdout is not None and receiver.stdout.readline().strip() == "ready"
+        url = f"http://127.0.0.1:{port}/hooks"
+        shell(env, SETUP, url=url, events=str(args.events))
+        print(f"{args.events:,} events enqueued (SQLite), one subscription, receiver on {url}")
+
+        log = (work / "worker.log").open("ab")
+        stack.callback(log.close)
+        worker = subprocess.Popen(
+            [PYTHON, "manage.py", "events_worker", "--interval", "0.05"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+        stack.callback(stop_group, worker)
+        deadline = time.monotonic() + 600
+        while True:
+            result = json.loads(shell(env, RESULT))
+            if result["delivered"] >= args.events:
+                break
+            if worker.poll() is not None or time.monotonic() > deadline:
+                raise BenchmarkError(f"the worker stopped or stalled: {result}")
+            time.sleep(1)
+        stop_group(worker)
+        rate = (result["attempts"] - 1) / result["seconds"]
+        peer = json.loads(shell(env, PEER))
+        peer_rate = peer["count"] / peer["seconds"]
+        verdict = "PASS" if rate >= TARGET else "MISS"
+        print(
+            f"  worker: {result['delivered']:,} delivered in {result['attempts']:,} attempts "
+            f"({result['ok']:,} answered 204), {result['seconds']:.2f} s from first to last"
+        )
+        print(f"  worker: {rate:,.0f} events/s (target >= {TARGET:g}: {verdict})")
+        print(
+            f"  peer, the HTTP part alone (sending.post in a loop): {peer_rate:,.0f} events/s "
+            f"= {1e3 / peer_rate:.2f} ms each; the worker spends {1e3 / rate:.2f} ms per event"
+        )
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BenchmarkError as error:
+        sys.exit(f"benchmark failed: {error}")
