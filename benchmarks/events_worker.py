@@ -102,7 +102,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=2000)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-events-") as scratch, contextlib.ExitStack() as stack:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-events-") as scratch,
+        contextlib.ExitStack() as stack,
+    ):
         work = Path(scratch)
         database = stack.enter_context(sqlite_database(work))
         env = server_env(database, work)

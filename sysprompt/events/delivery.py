@@ -1,6 +1,8 @@
 """The worker's side: attempting deliveries, retrying them, pausing what keeps failing.
 
-For each delivery a task names (:func:`deliveries_attempt`):
+A task names an event (its first: :func:`fan_out` makes one delivery per subscription
+the event named, then each is attempted) or deliveries (a retry, a resume, a recovery).
+For each delivery (:func:`deliveries_attempt`):
 
 due and pending → its subscription active (a ``ping`` goes out whatever the state) →
 **claimed** (a lease of ``locked_until``/``locked_by``, taken by one conditional
@@ -34,19 +36,41 @@ from django.utils import timezone
 from sysprompt.conf import AppSettings, app_settings
 from sysprompt.events import queue, signing
 from sysprompt.events.catalog import DELIVERED, FAILED, PENDING, PING, RETRIES
-from sysprompt.events.models import Attempt, AuditRecord, Delivery, Webhook
+from sysprompt.events.models import Attempt, AuditRecord, Delivery, Event, Webhook
 from sysprompt.events.sending import Outcome, post
 
 
 def deliveries_attempt(*, event_id: int | None, delivery_ids: list[int]) -> int:
-    """Attempt each due, pending delivery of event ``event_id`` or among ``delivery_ids``;
-    how many were attempted."""
+    """Attempt each due, pending delivery of event ``event_id`` (fanned out first) or
+    among ``delivery_ids``; how many were attempted."""
     conf = app_settings()
+    if event_id is not None:
+        fan_out(event_id)
     rows = Delivery.objects.select_related("event", "webhook").filter(state=PENDING)
     rows = (
         rows.filter(event_id=event_id) if event_id is not None else rows.filter(pk__in=delivery_ids)
     )
     return sum(_attempt(delivery, conf) for delivery in rows.order_by("pk"))
+
+
+def fan_out(event_id: int) -> None:
+    """Make the event's deliveries, one per subscription it named that still exists
+    (once: a second run finds them made)."""
+    with transaction.atomic():
+        event = Event.objects.select_for_update().filter(pk=event_id, fanned_out=False).first()
+        if event is None:
+            return
+        existing = Webhook.objects.filter(pk__in=event.webhook_ids).values_list("pk", flat=True)
+        Delivery.objects.bulk_create(
+            Delivery(
+                event=event,
+                webhook_id=webhook_id,
+                next_attempt_at=event.created_at,
+                created_at=event.created_at,
+            )
+            for webhook_id in sorted(existing)
+        )
+        Event.objects.filter(pk=event_id).update(fanned_out=True)
 
 
 def retry_delay(failures: int, window: float) -> timedelta:

@@ -9,8 +9,9 @@ events with their deliveries and every attempt.
   the answer that created it shows. ``active`` false with a ``paused_reason`` is a
   subscription the worker paused because it kept failing.
 * :class:`Event` is the outbox: written in the transaction of the change it reports,
-  with one :class:`Delivery` per subscription that wanted it. ``message_id`` is the
-  ``webhook-id`` every attempt of every delivery sends.
+  naming the subscriptions that wanted it then (``webhook_ids``); the worker's first
+  task fans it out into one :class:`Delivery` per subscription (``fanned_out``).
+  ``message_id`` is the ``webhook-id`` every attempt of every delivery sends.
 * :class:`Attempt` is one try of a delivery: its answer's status or the error, when,
   and how long it took — the delivery log.
 
@@ -125,10 +126,19 @@ class Event(models.Model):
         editable=False,
         help_text="Fields added to data for subscriptions that include text.",
     )
+    webhook_ids = models.JSONField(
+        default=list, editable=False, help_text="The subscriptions that wanted it."
+    )
+    fanned_out = models.BooleanField(
+        default=False, help_text="Its deliveries exist (the worker made them)."
+    )
     created_at = models.DateTimeField(editable=False)
 
     class Meta:
         ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["fanned_out", "created_at"], name="events_event_fan_out_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.type} {self.message_id}"

@@ -2,8 +2,8 @@
 
 * :func:`event_record` — called by every other app's services inside the transaction of
   their change: the audit record, and when the change is a webhook event type, the
-  event in the outbox with a delivery for each active subscription that wants it and
-  the task that sends them (``queue``). A change that rolls back writes and sends
+  event in the outbox naming each active subscription that wants it, and the task that
+  fans it out into deliveries and sends them (``queue``). A change that rolls back writes and sends
   nothing; one that commits has its deliveries, whatever happens next.
 * :func:`webhook_create`, :func:`webhook_update`, :func:`webhook_delete`,
   :func:`webhook_test` — subscriptions, each audited; the secret is made here and
@@ -103,11 +103,8 @@ def _event_enqueue(
         type=type,
         data=dict(data),
         text=dict(text) if text else None,
+        webhook_ids=webhook_ids,
         created_at=now,
-    )
-    Delivery.objects.bulk_create(
-        Delivery(event=event, webhook_id=webhook_id, next_attempt_at=now, created_at=now)
-        for webhook_id in webhook_ids
     )
     queue.send_soon(event_id=event.pk)
     return event

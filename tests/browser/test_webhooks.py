@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from django.contrib.auth.models import User
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 from pytest_django import Settings
 
 from sysprompt.events import services

@@ -176,10 +176,13 @@ def body_json(item: Received) -> Any:
 def run_until_settled(timeout: float = 20.0) -> None:
     """Run the queue until no delivery of an active subscription is pending (retries
     included, as they become due)."""
-    from sysprompt.events.models import Delivery
+    from sysprompt.events.models import Delivery, Event
 
     deadline = time.monotonic() + timeout
-    while Delivery.objects.filter(state="pending", webhook__active=True).exists():
+    while (
+        Delivery.objects.filter(state="pending", webhook__active=True).exists()
+        or Event.objects.filter(fanned_out=False).exists()
+    ):
         assert time.monotonic() < deadline, "deliveries still pending"
         run_queued()
         time.sleep(0.005)

@@ -12,7 +12,7 @@ from django.db import transaction
 from pytest_django import Settings
 
 from sysprompt.events import services
-from sysprompt.events.models import Attempt, Delivery
+from sysprompt.events.models import Attempt, Delivery, Event
 from sysprompt.prompts.services import template_save
 from tests.events.support import ALLOW_LOCAL, receiving, run_queued
 
@@ -93,4 +93,4 @@ def test_rolled_back_save_sends_nothing(author: User) -> None:
         run_queued()
 
     assert receiver.received == []
-    assert not Delivery.objects.exists()
+    assert not Delivery.objects.exists() and not Event.objects.exists()

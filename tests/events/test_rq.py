@@ -23,7 +23,7 @@ from pytest_django import Settings
 from rq.registry import ScheduledJobRegistry
 
 from sysprompt.events import services
-from sysprompt.events.models import Delivery
+from sysprompt.events.models import Delivery, Event
 from sysprompt.prompts.services import template_save
 from tests.events.support import ALLOW_LOCAL, Receiver, receiving
 from tests.events.test_worker import Gate
@@ -96,7 +96,7 @@ def test_commit_enqueues_and_rollback_does_not(
 
     assert queue.count == 1
     [job] = queue.get_jobs()
-    assert job.kwargs["event_id"] == Delivery.objects.get().event_id
+    assert job.kwargs["event_id"] == Event.objects.get().pk
 
 
 def test_rq_worker_delivers_and_survives_a_kill(worker: WorkerProcess) -> None:
@@ -132,7 +132,7 @@ def test_sweep_sends_what_redis_refused_at_commit(
         author = _subscribe(receiver)
         _use_rq(settings, queue_name, f"redis://127.0.0.1:{_closed_port()}/0")  # Redis away
         template_save(text="while Redis is away", author=author)
-        assert Delivery.objects.get().state == "pending"  # the outbox kept it
+        assert not Event.objects.get().fanned_out  # the outbox kept it
 
         worker.start()  # with the real Redis: its sweep enqueues the delivery again
         [item] = receiver.wait_for(1, timeout=30)

@@ -4,13 +4,14 @@ that a test can stop gracefully, kill, and start again."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -27,7 +28,8 @@ def database_url() -> str:
     user = quote(config.get("USER") or "", safe="")
     password = quote(config.get("PASSWORD") or "", safe="")
     credentials = f"{user}:{password}@" if password else (f"{user}@" if user else "")
-    return f"postgres://{credentials}{config.get('HOST') or '127.0.0.1'}:{config.get('PORT') or 5432}/{config['NAME']}"
+    host = f"{config.get('HOST') or '127.0.0.1'}:{config.get('PORT') or 5432}"
+    return f"postgres://{credentials}{host}/{config['NAME']}"
 
 
 def environment(sysprompt: dict[str, Any], **extra: str) -> dict[str, str]:
@@ -94,10 +96,8 @@ class WorkerProcess:
         process group, so the tree is walked): no task finishes."""
         assert self.process is not None
         for pid in [self.process.pid, *descendants(self.process.pid)]:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         self.process.wait(timeout=30)
         self.process = None
 
