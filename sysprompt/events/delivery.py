@@ -45,7 +45,9 @@ def deliveries_attempt(*, event_id: int | None, delivery_ids: list[int]) -> int:
     among ``delivery_ids``; how many were attempted."""
     conf = app_settings()
     if event_id is not None:
-        fan_out(event_id)
+        fresh = fan_out(event_id, conf)
+        if fresh is not None:  # made and claimed here: sent without reading them again
+            return sum(_send(delivery, token, conf) for delivery, token in fresh)
     rows = Delivery.objects.select_related("event", "webhook").filter(state=PENDING)
     rows = (
         rows.filter(event_id=event_id) if event_id is not None else rows.filter(pk__in=delivery_ids)
@@ -53,24 +55,32 @@ def deliveries_attempt(*, event_id: int | None, delivery_ids: list[int]) -> int:
     return sum(_attempt(delivery, conf) for delivery in rows.order_by("pk"))
 
 
-def fan_out(event_id: int) -> None:
-    """Make the event's deliveries, one per subscription it named that still exists
-    (once: a second run finds them made)."""
+def fan_out(event_id: int, conf: AppSettings) -> list[tuple[Delivery, str]] | None:
+    """Make the event's deliveries, one per subscription it named that still exists,
+    those to send now already claimed; None when they were made before."""
     with transaction.atomic():
         event = Event.objects.select_for_update().filter(pk=event_id, fanned_out=False).first()
         if event is None:
-            return
-        existing = Webhook.objects.filter(pk__in=event.webhook_ids).values_list("pk", flat=True)
-        Delivery.objects.bulk_create(
+            return None
+        webhooks = Webhook.objects.filter(pk__in=event.webhook_ids).order_by("pk")
+        token = secrets.token_hex(8)
+        lease = timezone.now() + timedelta(seconds=lease_seconds(conf))
+        made = Delivery.objects.bulk_create(
             Delivery(
                 event=event,
-                webhook_id=webhook_id,
+                webhook=webhook,
                 next_attempt_at=event.created_at,
                 created_at=event.created_at,
+                **(
+                    {"locked_until": lease, "locked_by": token}
+                    if webhook.active or event.type == PING
+                    else {}  # paused since the change: held, as its other deliveries
+                ),
             )
-            for webhook_id in sorted(existing)
+            for webhook in webhooks
         )
         Event.objects.filter(pk=event_id).update(fanned_out=True)
+    return [(delivery, token) for delivery in made if delivery.locked_by]
 
 
 def retry_delay(failures: int, window: float) -> timedelta:
@@ -99,8 +109,12 @@ def _attempt(delivery: Delivery, conf: AppSettings) -> int:
         .filter(Q(locked_until__isnull=True) | Q(locked_until__lt=now))
         .update(locked_until=now + timedelta(seconds=lease_seconds(conf)), locked_by=token)
     )
-    if not claimed:
-        return 0
+    return _send(delivery, token, conf) if claimed else 0
+
+
+def _send(delivery: Delivery, token: str, conf: AppSettings) -> int:
+    """Sign and send a claimed delivery, and record the attempt; 1."""
+    event, webhook = delivery.event, delivery.webhook
     content = signing.body(
         signing.payload(
             type=event.type,
