@@ -5,8 +5,9 @@ It runs the configured task backend's own worker as a child process — django-t
 at their time) and django-tasks-rq's job class when ``SYSPROMPT_TASKS_BACKEND=rq`` — on
 the events' queue (``SYSPROMPT_TASKS_QUEUE``), and beside it the recovery sweep
 (``sysprompt.events.sweep``): once at start, then every ``--sweep-interval`` seconds.
-SIGTERM or SIGINT stop the child (which finishes the task it runs) and then the
-command; when the child exits, the command exits with its status.
+``--processes N`` runs N such workers side by side. SIGTERM or SIGINT stop the
+children (each finishes the task it runs) and then the command; when a child exits by
+itself, the others are stopped and the command fails, for its supervisor to restart.
 """
 
 from __future__ import annotations
@@ -52,6 +53,14 @@ class Command(BaseCommand):
             "(default 300).",
         )
         parser.add_argument(
+            "--processes",
+            type=int,
+            default=1,
+            choices=range(1, 17),
+            metavar="N",
+            help="Worker processes side by side (default 1): each sends one delivery at a time.",
+        )
+        parser.add_argument(
             "--interval",
             type=float,
             default=0.5,
@@ -60,38 +69,38 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         command = worker_command(interval=options["interval"])
+        processes = options["processes"]
         self.stdout.write(
             f"events worker: {backend_name()} backend, queue {app_settings().tasks_queue!r}, "
-            f"recovery sweep every {options['sweep_interval']:g} s"
+            f"{processes} {'process' if processes == 1 else 'processes'}, recovery sweep "
+            f"every {options['sweep_interval']:g} s"
         )
         self.stdout.flush()
-        recovered = sweep(grace=options["sweep_grace"])
-        if recovered:
-            logger.info("sweep: %d deliveries enqueued again", recovered)
-        child = subprocess.Popen(command, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self._sweep(options["sweep_grace"])
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        children = [subprocess.Popen(command, env=env) for _ in range(processes)]
         stopping = False
 
         def stop(signum: int, frame: FrameType | None) -> None:
             nonlocal stopping
             stopping = True
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
+            for child in children:
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         next_sweep = time.monotonic() + options["sweep_interval"]
-        while child.poll() is None and not stopping:
+        while all(child.poll() is None for child in children) and not stopping:
             time.sleep(min(0.2, options["sweep_interval"]))
             if time.monotonic() >= next_sweep and not stopping:
                 self._sweep(options["sweep_grace"])
                 next_sweep = time.monotonic() + options["sweep_interval"]
-        try:
-            code = child.wait(timeout=STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            code = child.wait()
-        if code and not stopping:
-            raise CommandError(f"the task worker exited with status {code}")
+        asked = stopping  # False: a child exited by itself; the others stop with it
+        stop(signal.SIGTERM, None)
+        codes = [_wait(child) for child in children]
+        if not asked:
+            raise CommandError(f"a task worker exited (status {max(codes)}); stopping all")
 
     def _sweep(self, grace: float) -> None:
         close_old_connections()
@@ -102,6 +111,14 @@ class Command(BaseCommand):
             return
         if recovered:
             logger.info("sweep: %d deliveries enqueued again", recovered)
+
+
+def _wait(child: subprocess.Popen[bytes]) -> int:
+    try:
+        return child.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        return child.wait()
 
 
 def backend_name() -> str:
