@@ -43,11 +43,16 @@ def payload(
     text: Mapping[str, Any] | None,
     include_text: bool,
 ) -> dict[str, Any]:
-    """The event as its receiver gets it."""
+    """The event as its receiver gets it; the data's keys sorted, so the bytes are the
+    same whichever database stored it (PostgreSQL's jsonb keeps no order)."""
     shown = dict(data)
     if include_text and text:
         shown.update(text)
-    return {"type": type, "timestamp": timestamp_text(created_at), "data": shown}
+    return {
+        "type": type,
+        "timestamp": timestamp_text(created_at),
+        "data": dict(sorted(shown.items())),
+    }
 
 
 def body(content: Mapping[str, Any]) -> bytes:
