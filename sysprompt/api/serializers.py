@@ -262,9 +262,16 @@ class HostContextInputSerializer(serializers.Serializer[Any]):
     )
 
 
+COMPRESS_HELP = (
+    "Compress the source before it is parsed (the text stays as written). Left out: "
+    "the current version's setting (false for the built-in default)."
+)
+
+
 @extend_schema_serializer(component_name="TemplateInput")
 class TemplateInputSerializer(serializers.Serializer[Any]):
     template = template_field()
+    compress = StrictBooleanField(required=False, help_text=COMPRESS_HELP)
 
     def validate_template(self, value: str) -> str:
         template_size_check(value)
@@ -277,6 +284,9 @@ class TemplateOutputSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField(help_text="0 for the built-in default template.")
     updated_at = serializers.DateTimeField(allow_null=True)
     is_default = serializers.BooleanField()
+    compress = serializers.BooleanField(
+        help_text="Whether the source is compressed before it is parsed."
+    )
 
 
 @extend_schema_serializer(component_name="TemplateVersion")

@@ -60,6 +60,7 @@ def _template_response(current: selectors.CurrentTemplate, code: int = 200) -> R
             "version": current.version,
             "updated_at": current.updated_at,
             "is_default": current.is_default,
+            "compress": current.compress,
         }
     ).data
     return Response(data, status=code, headers={"ETag": current.etag})
@@ -91,6 +92,7 @@ class SystemPromptPutApi(APIView):
         serializer.is_valid(raise_exception=True)
         saved = services.template_save(
             text=serializer.validated_data["template"],
+            compress=serializer.validated_data.get("compress"),
             author=request.user,
             if_match=if_match_tags(request, "/api/system-prompt"),
         )

@@ -210,9 +210,12 @@ class ClientBase:
         return body
 
     @staticmethod
-    def _save_template_call(text: str, if_match: str | None) -> Call:
+    def _save_template_call(text: str, if_match: str | None, compress: bool | None) -> Call:
         headers = {"If-Match": if_match} if if_match else None
-        return Call("PUT", "/api/system-prompt", False, {"template": text}, headers)
+        body: dict[str, Any] = {"template": text}
+        if compress is not None:
+            body["compress"] = compress
+        return Call("PUT", "/api/system-prompt", False, body, headers)
 
     @staticmethod
     def _preview_call(

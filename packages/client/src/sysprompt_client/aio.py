@@ -240,9 +240,12 @@ class AsyncClient(ClientBase):
         """See ``Client.template``."""
         return self._template(await self._send(Call("GET", "/api/system-prompt", True)))
 
-    async def save_template(self, text: str, *, if_match: str | None = None) -> Template:
+    async def save_template(
+        self, text: str, *, if_match: str | None = None, compress: bool | None = None
+    ) -> Template:
         """See ``Client.save_template``."""
-        return self._template(await self._send(self._save_template_call(text, if_match)))
+        call = self._save_template_call(text, if_match, compress)
+        return self._template(await self._send(call))
 
     async def preview(
         self,

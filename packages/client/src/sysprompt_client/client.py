@@ -263,11 +263,15 @@ class Client(ClientBase):
         """The global template, with the ETag to save against."""
         return self._template(self._send(Call("GET", "/api/system-prompt", True)))
 
-    def save_template(self, text: str, *, if_match: str | None = None) -> Template:
+    def save_template(
+        self, text: str, *, if_match: str | None = None, compress: bool | None = None
+    ) -> Template:
         """Save a new version of the global template (the author permission is needed).
         With ``if_match`` (a ``Template.etag``), :class:`PreconditionFailed` when the
-        template changed since and nothing is saved."""
-        return self._template(self._send(self._save_template_call(text, if_match)))
+        template changed since and nothing is saved. ``compress`` sets the version's
+        compression; ``None`` (left out) keeps the current version's."""
+        call = self._save_template_call(text, if_match, compress)
+        return self._template(self._send(call))
 
     def preview(
         self,
