@@ -548,25 +548,28 @@ class ErrorOutputSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField()
 
 
-@extend_schema_serializer(component_name="ConversationPage")
-class ConversationPageOutputSerializer(serializers.Serializer[Any]):
-    """One page of ``GET /api/conversations`` (cursor pagination)."""
+class PageOutputSerializer(serializers.Serializer[Any]):
+    """The shape of every cursor page (``pagination.py``): the links to the next and
+    previous pages, and a subclass's ``results``. The one definition of the page shape:
+    every paginated list (here and in ``library_serializers``) subclasses it."""
 
     next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
     previous = serializers.URLField(
         allow_null=True, help_text="The previous page; null on the first."
     )
+
+
+@extend_schema_serializer(component_name="ConversationPage")
+class ConversationPageOutputSerializer(PageOutputSerializer):
+    """One page of ``GET /api/conversations`` (cursor pagination)."""
+
     results = ConversationListItemOutputSerializer(many=True)
 
 
 @extend_schema_serializer(component_name="TemplateVersionPage")
-class TemplateVersionPageOutputSerializer(serializers.Serializer[Any]):
+class TemplateVersionPageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/system-prompt/versions`` (cursor pagination)."""
 
-    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
-    previous = serializers.URLField(
-        allow_null=True, help_text="The previous page; null on the first."
-    )
     results = TemplateVersionOutputSerializer(many=True)
 
 
