@@ -146,38 +146,40 @@ VARIABLES_SCHEMA: dict[str, Any] = {
     "additionalProperties": {"type": "string"},
     "maxProperties": HOST_VARIABLES_MAX_COUNT,
 }
-OVERRIDE_SCHEMA: dict[str, Any] = {
-    "nullable": True,
-    "description": (
-        "Text layered onto the rendered template: a string (appended), "
-        '{"content", "strategy"?} or {"preset": <fragment name>, "variables"?, "strategy"?}; '
-        'null for none. "replace" is refused: an override adds, it never removes.'
-    ),
-    "oneOf": [
-        {"type": "string"},
-        {
-            "type": "object",
-            "properties": {"content": {"type": "string"}, "strategy": STRATEGY_SCHEMA},
-            "required": ["content"],
-            "additionalProperties": False,
-        },
-        {
-            "type": "object",
-            "properties": {
-                "preset": {"type": "string", "maxLength": FRAGMENT_NAME_MAX_LENGTH},
-                "variables": {**VARIABLES_SCHEMA, "nullable": True},
-                "strategy": STRATEGY_SCHEMA,
-            },
-            "required": ["preset"],
-            "additionalProperties": False,
-        },
-    ],
+OVERRIDE_DESCRIPTION = (
+    "Text layered onto the rendered template: a string (that text, appended), an "
+    "OverrideText {content, strategy?} or an OverridePreset {preset, variables?, "
+    'strategy?}; null for none. "replace" is refused: an override adds, it never removes.'
+)
+OVERRIDE_TEXT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Text of the override's own, appended or prepended.",
+    "properties": {"content": {"type": "string"}, "strategy": STRATEGY_SCHEMA},
+    "required": ["content"],
+    "additionalProperties": False,
 }
+OVERRIDE_PRESET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "A preset: a fragment rendered with its defaults and these variables, appended "
+        "or prepended (its own strategy when this one does not say)."
+    ),
+    "properties": {
+        "preset": {"type": "string", "maxLength": FRAGMENT_NAME_MAX_LENGTH},
+        "variables": {**VARIABLES_SCHEMA, "nullable": True},
+        "strategy": STRATEGY_SCHEMA,
+    },
+    "required": ["preset"],
+    "additionalProperties": False,
+}
+"""The two object forms of an override: named components of the schema
+(``schema.OverrideFieldScheme``), so that client generators make a class of each."""
 
 
-@extend_schema_field(OVERRIDE_SCHEMA, component_name="Override")
 class OverrideField(JsonValueField):
-    """An override (library.md §4), checked by the server's validation."""
+    """An override (library.md §4), checked by the server's validation; in the schema
+    the ``Override`` component: a string, an ``OverrideText`` or an ``OverridePreset``
+    (``schema.OverrideFieldScheme``)."""
 
 
 @extend_schema_field(
@@ -425,7 +427,9 @@ class HostContextOutputSerializer(serializers.Serializer[Any]):
     provider = serializers.CharField(help_text='As given; "" when none was.')
     tools = serializers.ListField(child=serializers.CharField())
     variables = serializers.DictField(child=serializers.CharField())
-    override = OverrideField(help_text="The stored thread override; null for none.")
+    override = OverrideField(
+        allow_null=True, help_text="The stored thread override; null for none."
+    )
     fragments_used = FragmentUseOutputSerializer(
         many=True, help_text="Which version of which fragment variant the prompt used."
     )

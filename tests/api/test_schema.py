@@ -730,7 +730,9 @@ COMPONENTS = {
     # the host context and the library
     "ResolveInput",
     "ResolvedConversationPrompt",
-    "Override",
+    "Override",  # oneOf a string, OverrideText, OverridePreset
+    "OverrideText",
+    "OverridePreset",
     "FragmentUse",
     "Fragment",
     "FragmentVariant",
