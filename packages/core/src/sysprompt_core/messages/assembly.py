@@ -8,10 +8,10 @@ any of its messages, so a host that stores ``messages`` never stores the prompt.
   no system prompt and that adds it on every call (never stored).
 * **replace or insert** — :func:`apply_system_prompt` replaces the content of the first
   system (or developer) message — its role and other keys stay as they are — or inserts
-  one at index 0 when there is none; applying it twice gives the same list as once. A message marked **locked** (``LOCK_KEY`` true,
-  see :func:`lock`: the host's own planner prompt, for example) is never replaced: the
-  prompt is inserted at index 0, before it, or left out if the host asks
-  (``locked_policy="omit"``).
+  one at index 0 when there is none; applying it twice gives the same list as once. A
+  message marked **locked** (``LOCK_KEY`` true, see :func:`lock`: the host's own planner
+  prompt, for example) is never replaced: the prompt is inserted at index 0, before it,
+  or left out if the host asks (``locked_policy="omit"``).
 * :func:`strip_markers` removes the lock marker, which must never reach a provider. The
   request shapes (:mod:`sysprompt_core.messages.shapes`) strip it themselves, and so does
   :func:`with_system_prompt`, whose list is meant to be sent as it is;
