@@ -539,6 +539,14 @@ class TemplateReferencesOutputSerializer(serializers.Serializer[Any]):
             "caller's instance override (fragment: keys aside), sorted."
         ),
     )
+    host_resolves = serializers.ListField(
+        child=serializers.ChoiceField(choices=["file", "git", "system"]),
+        help_text=(
+            "The host-local types this server does not resolve on its own machine "
+            "(SERVER_RESOLVES leaves them out), sorted: their values exist only when the "
+            "host supplies them as `values`. Empty when the server resolves them all."
+        ),
+    )
 
 
 @extend_schema_serializer(component_name="Health")

@@ -354,8 +354,9 @@ class ReferencesApi(APIView):
             "For an agent host that resolves host-local values itself (prompt:cwd, git:, "
             "file:, system:) and sends them as `values`: every reference of the current "
             "template for the provider and model, in every branch, through the fragments "
-            "it can include and the caller's instance override. Nothing is resolved. "
-            "The strong ETag names the list; If-None-Match with it answers 304."
+            "it can include and the caller's instance override, and `host_resolves`, the "
+            "host-local types this server leaves to the host. Nothing is resolved. "
+            "The strong ETag names the answer; If-None-Match with it answers 304."
         ),
         parameters=[
             OpenApiParameter(
@@ -395,7 +396,8 @@ class ReferencesApi(APIView):
         unchanged = not_modified(request, etag)
         if unchanged is not None:
             return unchanged
-        return Response({"references": list(found.keys)}, headers={"ETag": etag})
+        answer = {"references": list(found.keys), "host_resolves": list(found.host_resolves)}
+        return Response(answer, headers={"ETag": etag})
 
 
 class ConversationPromptDeleteApi(APIView):

@@ -755,6 +755,7 @@ COMPONENTS = {
     # agent hosts: host-local values, the references, the shared prefix
     "HostValues",
     "TemplateReferences",
+    "HostResolvesEnum",  # file, git, system
     "SharedPrefixEnd",
 }
 
