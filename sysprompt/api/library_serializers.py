@@ -19,6 +19,7 @@ from sysprompt.api.serializers import (
     HostContextInputSerializer,
     JsonValueField,
     OverrideField,
+    PageOutputSerializer,
     PreviewOutputSerializer,
     StrictBooleanField,
     StrictCharField,
@@ -144,13 +145,9 @@ class FragmentOutputSerializer(serializers.Serializer[Any]):
 
 
 @extend_schema_serializer(component_name="LibraryPage")
-class LibraryPageOutputSerializer(serializers.Serializer[Any]):
+class LibraryPageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/library`` (cursor pagination, by name)."""
 
-    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
-    previous = serializers.URLField(
-        allow_null=True, help_text="The previous page; null on the first."
-    )
     results = FragmentOutputSerializer(many=True)
 
 
@@ -168,13 +165,9 @@ class FragmentVersionOutputSerializer(serializers.Serializer[Any]):
 
 
 @extend_schema_serializer(component_name="FragmentVersionPage")
-class FragmentVersionPageOutputSerializer(serializers.Serializer[Any]):
+class FragmentVersionPageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/library/fragments/{name}/versions`` (newest first)."""
 
-    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
-    previous = serializers.URLField(
-        allow_null=True, help_text="The previous page; null on the first."
-    )
     results = FragmentVersionOutputSerializer(many=True)
 
 

@@ -730,7 +730,9 @@ COMPONENTS = {
     # the host context and the library
     "ResolveInput",
     "ResolvedConversationPrompt",
-    "Override",
+    "Override",  # oneOf a string, OverrideText, OverridePreset
+    "OverrideText",
+    "OverridePreset",
     "FragmentUse",
     "Fragment",
     "FragmentVariant",
@@ -753,6 +755,7 @@ COMPONENTS = {
     # agent hosts: host-local values, the references, the shared prefix
     "HostValues",
     "TemplateReferences",
+    "HostResolvesEnum",  # file, git, system
     "SharedPrefixEnd",
 }
 
