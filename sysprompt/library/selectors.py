@@ -35,6 +35,7 @@ from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Subque
 from django.db.models.functions import Coalesce
 
 from sysprompt.errors import AgentHostNotFound
+from sysprompt.groups import AGENT_HOSTS_GROUP
 from sysprompt.library.apps import LibraryConfig
 from sysprompt.library.models import Fragment, FragmentVersion, HostOverride, ShippedDefault
 from sysprompt.library.validation import (
@@ -51,10 +52,6 @@ from sysprompt_core.library import (
     VariantKey,
     check_strategy,
 )
-
-AGENT_HOSTS_GROUP = "Agent hosts"
-"""The group whose members are agent hosts: ``sysprompt.accounts.services`` creates it
-(the library sits below accounts, so it names the group rather than import it)."""
 
 
 @dataclass(frozen=True)

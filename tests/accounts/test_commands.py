@@ -21,7 +21,7 @@ from django.test import Client
 from pytest_django import Settings
 from rest_framework.authtoken.models import Token
 
-from sysprompt.accounts.services import AGENT_HOSTS_GROUP, PROMPT_AUTHORS_GROUP
+from sysprompt.groups import AGENT_HOSTS_GROUP, PROMPT_AUTHORS_GROUP
 from sysprompt.prompts import selectors, services
 
 pytestmark = pytest.mark.django_db  # render_prompt reads the library
