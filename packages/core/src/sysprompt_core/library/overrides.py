@@ -123,7 +123,9 @@ def check_strategy(value: object, field: str = "strategy") -> Strategy:
 
 def merge(base: str | None, addition: str | None, strategy: Strategy) -> str | None:
     """``base`` with ``addition`` after it (``append``) or before it (``prepend``),
-    separated by a blank line; an empty side is left out; only whitespace is ``None``."""
+    joined by ``SEPARATOR`` with neither side trimmed (after a side that ends with a line
+    ending that is two blank lines); an empty side is left out; only whitespace is
+    ``None``."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: expected one of {STRATEGIES}")
     parts = (base, addition) if strategy == "append" else (addition, base)
