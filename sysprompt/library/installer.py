@@ -64,6 +64,8 @@ class InstallStep:
     model: str | None
     action: Action
     detail: str
+    newer_default: bool = False
+    """A kept edit whose shipped text is not the one it started from: now flagged."""
 
     @property
     def variant(self) -> str:
@@ -142,9 +144,9 @@ def _plan(
 ) -> InstallStep:
     assert record.name is not None
 
-    def step(action: Action, detail: str) -> InstallStep:
+    def step(action: Action, detail: str, newer: bool = False) -> InstallStep:
         assert record.name is not None
-        return InstallStep(record.name, record.provider, record.model, action, detail)
+        return InstallStep(record.name, record.provider, record.model, action, detail, newer)
 
     if state is None:
         return step("create", "new: version 1 with the shipped text.")
@@ -160,15 +162,12 @@ def _plan(
         who = "imported" if state.source == "import" else "edited by a person"
         return step("keep", f"{version} {who}: kept; only its settings differ from the default.")
     # Flagged only when this text is not the one the person's versions started from.
-    newer = (
-        "newer default available"
-        if text_digest(record.text) != state.based_on
-        else "started from this default, nothing newer"
-    )
+    flagged = text_digest(record.text) != state.based_on
+    newer = "newer default available" if flagged else "started from this default, nothing newer"
     if state.deleted:
-        return step("keep", f"deleted at {version}: left deleted; {newer}.")
+        return step("keep", f"deleted at {version}: left deleted; {newer}.", flagged)
     who = "imported" if state.source == "import" else "edited by a person"
-    return step("keep", f"{version} {who}: kept; {newer}.")
+    return step("keep", f"{version} {who}: kept; {newer}.", flagged)
 
 
 def _apply(

@@ -73,8 +73,11 @@ class Command(BaseCommand):
 
 def _library_line(steps: list[InstallStep]) -> str:
     written = sum(step.action in ("create", "upgrade") for step in steps)
-    flagged = sum(step.action == "keep" for step in steps)
+    kept = sum(step.action == "keep" for step in steps)
+    flagged = sum(step.newer_default for step in steps)
     line = f"Library defaults: {written} of {len(steps)} variants installed or upgraded"
+    if kept:
+        line += f"; {kept} kept with your edits"
     if flagged:
-        line += f"; {flagged} kept with your edits (newer default available)"
+        line += f" ({flagged} with a newer default available)"
     return line + " (details: manage.py library_install --dry-run)."
