@@ -54,6 +54,12 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PORT", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _tmp_path_allowed(tmp_path: Path, settings: Settings) -> None:
+    """render_prompt's --cwd must lie in the allowed roots: each test's tmp_path is one."""
+    settings.SYSPROMPT = {"ALLOWED_ROOTS": [str(tmp_path)]}
+
+
 # bootstrap
 
 
@@ -372,7 +378,7 @@ def test_render_prompt_default_template_when_agents_md_absent(tmp_path: Path) ->
 def test_render_prompt_uses_setting_when_default_template_set(
     tmp_path: Path, settings: Settings
 ) -> None:
-    settings.SYSPROMPT = {"DEFAULT_TEMPLATE": "cwd=[prompt:cwd]"}
+    settings.SYSPROMPT = {**settings.SYSPROMPT, "DEFAULT_TEMPLATE": "cwd=[prompt:cwd]"}
 
     assert _render("--cwd", str(tmp_path)) == (f"cwd={tmp_path}", "")
 
@@ -392,7 +398,7 @@ def test_render_prompt_uses_setting_when_default_template_set(
 def test_render_prompt_chooses_template_when_saved_or_flagged(
     tmp_path: Path, settings: Settings, saved: list[str], flags: list[str], expected: str
 ) -> None:
-    settings.SYSPROMPT = {"DEFAULT_TEMPLATE": "default"}
+    settings.SYSPROMPT = {**settings.SYSPROMPT, "DEFAULT_TEMPLATE": "default"}
     for text in saved:
         services.template_save(text=text)
     file = _template(tmp_path, "file")
@@ -482,6 +488,7 @@ def test_render_prompt_cli_writes_exact_bytes_when_run(tmp_path: Path) -> None:
     template = _template(tmp_path, "é [prompt:model]")
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'unmigrated.sqlite3'}"
+    env["SYSPROMPT_ALLOWED_ROOTS"] = str(tmp_path)
 
     result = subprocess.run(
         [sys.executable, "manage.py", "render_prompt", "--cwd", str(tmp_path)]
