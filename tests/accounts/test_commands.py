@@ -136,7 +136,7 @@ def test_bootstrap_prints_token_commands_when_admin_created(
 
     lines = _bootstrap().splitlines()
 
-    assert lines[-3:] == [
+    assert lines[-4:-1] == [
         "API tokens (send as `Authorization: Token <key>`):",
         f"  for admin:         {python} manage.py drf_create_token admin",
         f"  for an agent host: {python} manage.py create_agent_host my-host",
@@ -150,7 +150,26 @@ def test_bootstrap_prints_token_command_for_existing_superuser_when_one_exists()
     output = _bootstrap()
 
     assert "manage.py drf_create_token ada\n" in output
-    assert output.endswith(" manage.py create_agent_host my-host\n")
+    assert " manage.py create_agent_host my-host\nWorking directories allowed" in output
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("roots", "said"),
+    [
+        (["/srv/work", "/home/ada"], "inside /srv/work, /home/ada."),
+        ([], "none (the list is set but empty)."),
+    ],
+)
+def test_bootstrap_ends_with_the_allowed_roots(
+    settings: Settings, roots: list[str], said: str
+) -> None:
+    settings.SYSPROMPT = {"ALLOWED_ROOTS": roots}
+
+    last = _bootstrap().splitlines()[-1]
+
+    assert last.startswith(f"Working directories allowed (SYSPROMPT_ALLOWED_ROOTS): {said}")
+    assert "refused by the preview and the API" in last
 
 
 def _group_permissions() -> dict[str, set[str]]:
