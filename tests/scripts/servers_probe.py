@@ -2,7 +2,8 @@
 runs it through scripts/test, naming it as pytest's argument. It checks that the
 database and TEST_REDIS_URL answer and appends what it saw to SYSPROMPT_PROBE_LOG.
 SYSPROMPT_PROBE_FAIL makes it fail; SYSPROMPT_PROBE_WAIT makes it wait that many
-seconds first (so the caller can interrupt a run)."""
+seconds first, once inside the test (so the caller can interrupt a run there), which
+it announces with the file SYSPROMPT_PROBE_LOG + ".waiting"."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import os
 import socket
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -19,7 +21,10 @@ pytestmark = pytest.mark.django_db
 
 
 def test_database_and_redis_answer() -> None:
-    time.sleep(float(os.environ.get("SYSPROMPT_PROBE_WAIT", "0")))
+    wait = float(os.environ.get("SYSPROMPT_PROBE_WAIT", "0"))
+    if wait:
+        Path(os.environ["SYSPROMPT_PROBE_LOG"] + ".waiting").touch()  # interrupt me now
+        time.sleep(wait)
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
         assert cursor.fetchone() == (1,)

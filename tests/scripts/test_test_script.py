@@ -66,8 +66,19 @@ def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
     }
 
 
-def script(env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_script(env: dict[str, str], *, interrupt_when: Path | None = None) -> Run:
+    """scripts/test with the probe, in a session of its own; with ``interrupt_when``,
+    Ctrl-C (SIGINT to the whole group, as a terminal sends it) once that file exists.
+    Should it not end in time, it is killed and the servers it announced are stopped
+    with the script's own clean-up before the test fails."""
+    process = subprocess.Popen(
         ["bash", "scripts/test", PROBE, "-q", "-p", "no:cacheprovider"],
         cwd=REPO,
         env=env,
@@ -75,6 +86,36 @@ def script(env: dict[str, str]) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+    )
+    deadline = time.monotonic() + RUN_TIMEOUT
+    try:
+        if interrupt_when is not None:
+            while not interrupt_when.exists() and process.poll() is None:
+                assert time.monotonic() < deadline, "the probe never started waiting"
+                time.sleep(0.1)
+            os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=max(1.0, deadline - time.monotonic()))
+    except BaseException:
+        os.killpg(process.pid, signal.SIGKILL)
+        _, stderr = process.communicate(timeout=30)
+        reap(started(stderr))
+        raise
+    return Run(process.returncode, stdout, stderr)
+
+
+def reap(servers: dict[str, Started]) -> None:
+    """Stop and remove what a killed run left, as scripts/test itself would."""
+    folders = " ".join(f"'{server.folder}'" for server in servers.values())
+    subprocess.run(
+        [
+            "bash",
+            "-c",
+            "source scripts/_install; source scripts/_servers; "
+            f"SYSPROMPT_SERVER_DIRS=({folders}); sysprompt_servers_stop",
+        ],
+        cwd=REPO,
+        timeout=60,
+        check=False,
     )
 
 
@@ -114,15 +155,7 @@ def assert_gone(servers: dict[str, Started]) -> None:
 
 
 def test_script_starts_throwaway_servers_and_removes_them(tmp_path: Path) -> None:
-    run = subprocess.run(
-        ["bash", "scripts/test", PROBE, "-q", "-p", "no:cacheprovider"],
-        cwd=REPO,
-        env=environment(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
+    run = run_script(environment(tmp_path))
 
     assert run.returncode == 0, run.stderr + run.stdout
     servers = started(run.stderr)
@@ -139,15 +172,7 @@ def test_script_starts_throwaway_servers_and_removes_them(tmp_path: Path) -> Non
 def test_script_removes_the_servers_when_the_tests_fail(tmp_path: Path) -> None:
     env = environment(tmp_path, TEST_DATABASES="postgres", SYSPROMPT_PROBE_FAIL="1")
 
-    run = subprocess.run(
-        ["bash", "scripts/test", PROBE, "-q", "-p", "no:cacheprovider"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
+    run = run_script(env)
 
     assert run.returncode != 0
     assert "failing on purpose" in run.stdout
@@ -158,24 +183,10 @@ def test_script_removes_the_servers_when_the_tests_fail(tmp_path: Path) -> None:
 
 def test_script_removes_the_servers_on_ctrl_c(tmp_path: Path) -> None:
     env = environment(tmp_path, TEST_DATABASES="postgres", SYSPROMPT_PROBE_WAIT="60")
-    process = script(env)
-    assert process.stderr is not None
-    lines: list[str] = []
-    try:
-        deadline = time.monotonic() + RUN_TIMEOUT
-        while not any(line.startswith("=== tests on PostgreSQL") for line in lines):
-            line = process.stderr.readline()
-            assert line and time.monotonic() < deadline, "".join(lines)
-            lines.append(line)
-        time.sleep(2)  # pytest is waiting inside the probe
-        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C: the terminal's whole group
-        _, rest = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate(timeout=30)
 
-    assert process.returncode != 0
-    servers = started("".join(lines) + rest)
-    assert set(servers) == {"PostgreSQL", "Redis"}
+    run = run_script(env, interrupt_when=tmp_path / "probe.log.waiting")
+
+    assert run.returncode == 130, run.stderr  # the script's own exit on SIGINT
+    servers = started(run.stderr)
+    assert set(servers) == {"PostgreSQL", "Redis"}, run.stderr
     assert_gone(servers)
