@@ -114,7 +114,7 @@ class VariantFlagsOutputSerializer(serializers.Serializer[Any]):
     )
     edited = serializers.BooleanField(help_text="Not the installer's text.")
     newer_default = serializers.BooleanField(
-        help_text="The installer ships a text other than this edited one."
+        help_text="A release since this edit ships a text other than the one it started from."
     )
     pinned = serializers.BooleanField(help_text='"Keep mine": the installer leaves it alone.')
     author = serializers.CharField(allow_null=True)

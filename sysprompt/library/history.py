@@ -3,7 +3,9 @@ the installer make on fragments.
 
 checked input → (retry on a lost race) → in one transaction: read the newest version →
 ``If-Match`` and the caller's own check → the fragment's row (created with its first
-version) → the version numbered newest + 1 → the variant's new state.
+version) → the version numbered newest + 1, with the shipped text it started from
+(``based_on``: the installer's version its own text, a person's or an import's that of
+the version before, a restore that of the version restored) → the variant's new state.
 
 Two writers that read the same newest version both try the same number; the unique
 constraint lets one in and the other's ``IntegrityError`` sends it round again (it then
@@ -25,7 +27,7 @@ from django.utils import timezone
 
 from sysprompt.errors import VariantConflict
 from sysprompt.library.models import Fragment, FragmentVersion
-from sysprompt.library.selectors import VariantState, stored_key, variant_current
+from sysprompt.library.selectors import VariantState, stored_key, text_digest, variant_current
 from sysprompt.library.validation import Source, VariantSettings
 from sysprompt_core.library import VariantKey
 
@@ -43,6 +45,9 @@ class NewVersion:
     settings: VariantSettings
     source: Source
     deleted: bool = False
+    based_on: str | None = None
+    """The shipped text's digest it started from; ``None``: the installer's version
+    started from its own text, any other from what the newest version started from."""
 
 
 def version_append(
@@ -84,6 +89,7 @@ def _append(
         raise VariantConflict(current)
     if not isinstance(new, NewVersion):
         new = new(current)
+    based_on = _based_on(new, current)
     now = timezone.now()
     fragment, _ = Fragment.objects.get_or_create(name=name, defaults={"created_at": now})
     provider, model = stored_key(key.provider, key.model)
@@ -98,12 +104,22 @@ def _append(
         strategy=new.settings.strategy,
         source=new.source,
         deleted=new.deleted,
+        based_on=based_on,
         author_id=None if author is None else author.pk,
         created_at=now,
     )
     state = variant_current(name, key.provider, key.model)
     assert state is not None
     return state
+
+
+def _based_on(new: NewVersion, current: VariantState | None) -> str:
+    """Which shipped text ``new`` started from (see :class:`NewVersion`)."""
+    if new.based_on is not None:
+        return new.based_on
+    if new.source == "default":
+        return text_digest(new.text)
+    return "" if current is None else current.based_on
 
 
 def etag_matches(tags: Sequence[str], current: VariantState | None) -> bool:

@@ -3,8 +3,8 @@ resolution reads it, and the agent hosts' instance overrides.
 
 * :func:`variant_current` / :func:`fragments_list` — a variant's newest version (a
   deleted one too) as a :class:`VariantState`, with what the installer shipped for it
-  (``shipped_text``, ``pinned``) and the flags derived from both (``edited``,
-  ``newer_default``); one query each.
+  (``shipped_text``, ``pinned``) and the flags derived from them and the version's
+  ``based_on`` (``edited``, ``newer_default``); one query each.
 * :func:`variant_versions` / :func:`variant_version` — a variant's history.
 * :class:`DatabaseSource` — :class:`~sysprompt_core.library.FragmentSource` over the
   tables: for a name, its live variants (newest version not deleted), one query per
@@ -35,6 +35,7 @@ from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Subque
 from django.db.models.functions import Coalesce
 
 from sysprompt.errors import AgentHostNotFound
+from sysprompt.groups import AGENT_HOSTS_GROUP
 from sysprompt.library.apps import LibraryConfig
 from sysprompt.library.models import Fragment, FragmentVersion, HostOverride, ShippedDefault
 from sysprompt.library.validation import (
@@ -51,10 +52,6 @@ from sysprompt_core.library import (
     VariantKey,
     check_strategy,
 )
-
-AGENT_HOSTS_GROUP = "Agent hosts"
-"""The group whose members are agent hosts: ``sysprompt.accounts.services`` creates it
-(the library sits below accounts, so it names the group rather than import it)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +72,7 @@ class VariantState:
     created_at: datetime
     pinned: bool = False
     shipped_text: str | None = None
+    based_on: str = ""
 
     @property
     def key(self) -> VariantKey:
@@ -87,12 +85,15 @@ class VariantState:
 
     @property
     def newer_default(self) -> bool:
-        """The installer ships a text other than this edited one, and it is not pinned."""
+        """A person's (or an import's) version, not pinned, and the installer now ships a
+        text other than the one this version started from (``based_on``) and other than
+        this one: an edit alone never raises the flag, a later release does."""
         return (
-            self.shipped_text is not None
-            and self.shipped_text != self.text
-            and self.edited
+            self.edited
             and not self.pinned
+            and self.shipped_text is not None
+            and self.shipped_text != self.text
+            and text_digest(self.shipped_text) != self.based_on
         )
 
     @property
@@ -119,6 +120,11 @@ class HostOverrideState:
     override: object = None
     updated_at: datetime | None = None
     updated_by: str | None = None
+
+
+def text_digest(text: str) -> str:
+    """The SHA-256 of a text, as a version's ``based_on`` names a shipped text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def stored_key(provider: str | None, model: str | None) -> tuple[str, str]:
@@ -174,6 +180,7 @@ def state_of(version: FragmentVersion) -> VariantState:
         created_at=version.created_at,
         pinned=bool(values.get("shipped_pinned", False)),
         shipped_text=values.get("shipped_text"),
+        based_on=version.based_on,
     )
 
 

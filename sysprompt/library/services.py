@@ -120,7 +120,8 @@ def variant_restore(
     if_match: Sequence[str] | None = None,
 ) -> VariantState:
     """Add version ``number``'s text and settings as the newest version (a person's:
-    ``source`` user), live again even if the variant was deleted.
+    ``source`` user, started from the shipped text version ``number`` started from),
+    live again even if the variant was deleted.
     :class:`~sysprompt.errors.FragmentNotFound` for a variant without versions;
     ``InvalidInput`` (``number``) for a version it does not have."""
     name = fragment_name_valid(name)
@@ -140,7 +141,7 @@ def variant_restore(
         defaults=dict(old.defaults or {}),
         strategy=settings_valid(strategy=old.strategy).strategy,
     )
-    new = NewVersion(text=old.text, settings=settings, source="user")
+    new = NewVersion(text=old.text, settings=settings, source="user", based_on=old.based_on)
     return version_append(name=name, key=key, new=new, author=author, if_match=if_match)
 
 
