@@ -263,9 +263,7 @@ class DatabaseSource:
 
     def compile(self, source: str) -> engine.Template:
         """A fragment's text parsed, from the process's cache when seen before."""
-        config = apps.get_app_config("library")
-        assert isinstance(config, LibraryConfig)
-        return config.parsed_fragments.get(source)
+        return parsed_text(source)
 
     def names(self) -> frozenset[str]:
         if self._names is None:
@@ -275,6 +273,14 @@ class DatabaseSource:
 
 
 _NONE: Mapping[VariantKey, FragmentVariant] = MappingProxyType({})
+
+
+def parsed_text(source: str) -> engine.Template:
+    """``source`` parsed, from the process's cache of parsed texts (templates and
+    fragments, bounded in bytes: ``PARSE_CACHE_BYTES``) when seen before."""
+    config = apps.get_app_config("library")
+    assert isinstance(config, LibraryConfig)
+    return config.parsed_texts.get(source)
 
 
 def library_source() -> DatabaseSource:
