@@ -1,6 +1,7 @@
 """Export and import of the library (library.md §7): a zip archive in, a zip out.
 
-export: ``sysprompt.transfer.services.export_zip`` → the zip as an attachment.
+export (prompt authors): ``export_plan`` (checked before anything is sent) →
+``export_stream`` → the zip as an attachment, streamed as it is written.
 import: the body (``application/zip``, bounded by ``parsers.max_archive_bytes``) →
 ``read_zip`` → ``library_import`` (all or nothing) → the report; 400 with the report
 when the archive holds anything refused.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -29,7 +30,7 @@ from rest_framework.views import APIView
 
 from sysprompt.api import library_serializers as ls
 from sysprompt.api import serializers as s
-from sysprompt.api.auth import CanEditLibrary
+from sysprompt.api.auth import CanEditLibrary, CanExportLibrary
 from sysprompt.api.common import ERROR, error_responses
 from sysprompt.api.parsers import ARCHIVE_TEMPLATES, LimitedZipParser
 from sysprompt.transfer import services as transfer
@@ -53,6 +54,7 @@ class JsonFirstNegotiation(BaseContentNegotiation):
 
 
 class LibraryExportApi(APIView):
+    permission_classes = [IsAuthenticated, CanExportLibrary]
     content_negotiation_class = JsonFirstNegotiation
 
     @extend_schema(
@@ -61,16 +63,18 @@ class LibraryExportApi(APIView):
         description=(
             "system-prompt.md, <name>.md (default variants), providers/<p>/<name>.md, "
             "providers/<p>/models/<m>/<name>.md and sysprompt.json (per-file settings). "
-            "Deleted variants are left out."
+            "Deleted variants are left out. For prompt authors (the permission that "
+            "imports); the archive is streamed as it is written (no Content-Length)."
         ),
         responses={
             (200, ZIP): OpenApiResponse(OpenApiTypes.BINARY, description="The archive."),
-            **error_responses(409),
+            **error_responses(403, 409),
         },
     )
-    def get(self, request: Request) -> HttpResponse:
-        return HttpResponse(
-            transfer.export_zip(),
+    def get(self, request: Request) -> StreamingHttpResponse:
+        plan = transfer.export_plan()  # refused (409) before the first byte is sent
+        return StreamingHttpResponse(
+            transfer.export_stream(plan),
             content_type=ZIP,
             headers={"Content-Disposition": f'attachment; filename="{EXPORT_FILENAME}"'},
         )
@@ -137,7 +141,18 @@ class LibraryImportApi(APIView):
         shown = {
             "applied": report.applied,
             "items": [
-                {"path": item.path, "action": item.action, "reason": item.reason}
+                {
+                    "path": item.path,
+                    "action": item.action,
+                    "reason": item.reason,
+                    "variant": None
+                    if item.target is None
+                    else {
+                        "fragment": item.target.fragment,
+                        "provider": item.target.provider,
+                        "model": item.target.model,
+                    },
+                }
                 for item in report.items
             ],
         }
