@@ -32,7 +32,7 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.db import connection, models
 from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Length
 
 from sysprompt.errors import AgentHostNotFound
 from sysprompt.library.apps import LibraryConfig
@@ -233,10 +233,11 @@ def _variant_order(state: VariantState) -> tuple[str, str]:
 
 
 # Reads of many variants at once (export and import) go this many names or versions
-# per query: under every database's limit on a query's parameters, and few enough
-# texts (at most this many × MAX_TEMPLATE_BYTES) held at a time.
+# per query, under every database's limit on a query's parameters; an export reads
+# texts in batches of about TEXT_BATCH_CHARACTERS (one larger text alone), so one
+# export holds about a megabyte of them whatever the library's size.
 BULK_CHUNK = 500
-TEXT_CHUNK = 32
+TEXT_BATCH_CHARACTERS = 1_048_576
 
 StateKey = tuple[str, str | None, str | None]
 """A variant as (fragment name, provider, model); provider and model normalised,
@@ -291,13 +292,19 @@ class ExportedVariant:
     compress: bool
     defaults: dict[str, str]
     strategy: Strategy
+    characters: int
 
 
 def live_variants_listed() -> list[ExportedVariant]:
-    """Every live variant (its newest version is not a deleted one), without texts:
-    one query, whatever the library's size."""
-    rows = _live().values_list(
-        "pk", "fragment__name", "provider", "model", "compress", "defaults", "strategy"
+    """Every live variant (its newest version is not a deleted one), without its text
+    but with the text's length: one query, whatever the library's size."""
+    rows = (
+        _live()
+        .annotate(characters=Length("text"))
+        .values_list(
+            *("pk", "fragment__name", "provider", "model", "compress", "defaults"),
+            *("strategy", "characters"),
+        )
     )
     return [
         ExportedVariant(
@@ -308,21 +315,34 @@ def live_variants_listed() -> list[ExportedVariant]:
             compress=compress,
             defaults=_json_object(defaults),
             strategy=check_strategy(strategy),
+            characters=characters,
         )
-        for pk, name, provider, model, compress, defaults, strategy in rows.iterator()
+        for pk, name, provider, model, compress, defaults, strategy, characters in rows.iterator()
     ]
 
 
-def version_texts(version_ids: Sequence[int]) -> Iterator[tuple[int, str]]:
-    """``(id, text)`` of each version in ``version_ids``, in that order, read
-    :data:`TEXT_CHUNK` at a time: a generator, so only those are held in memory.
-    Versions are never changed or deleted, so what was listed is what is read."""
-    for start in range(0, len(version_ids), TEXT_CHUNK):
-        chunk = version_ids[start : start + TEXT_CHUNK]
-        found = FragmentVersion.objects.filter(pk__in=chunk).values_list("pk", "text")
-        texts = dict(found.iterator(chunk_size=TEXT_CHUNK))
-        for version_id in chunk:
-            yield version_id, texts[version_id]
+def version_texts(versions: Sequence[tuple[int, int]]) -> Iterator[tuple[int, str]]:
+    """``(id, text)`` of each of ``versions`` (``(id, characters)`` pairs), in that
+    order, read in batches of about :data:`TEXT_BATCH_CHARACTERS`: a generator, so
+    only one batch is held in memory. Versions are never changed or deleted, so what
+    was listed is what is read."""
+    batch: list[int] = []
+    size = 0
+    for version_id, characters in versions:
+        if batch and size + characters > TEXT_BATCH_CHARACTERS:
+            yield from _texts(batch)
+            batch, size = [], 0
+        batch.append(version_id)
+        size += characters
+    if batch:
+        yield from _texts(batch)
+
+
+def _texts(version_ids: list[int]) -> Iterator[tuple[int, str]]:
+    found = FragmentVersion.objects.filter(pk__in=version_ids).values_list("pk", "text")
+    texts = dict(found.iterator(chunk_size=len(version_ids)))
+    for version_id in version_ids:
+        yield version_id, texts.pop(version_id)
 
 
 class DatabaseSource:

@@ -172,23 +172,24 @@ class _Step:
 @dataclass(frozen=True)
 class ExportPlan:
     """The files an export writes, in path order: each with its bytes (the root
-    template, ``sysprompt.json``) or the id of the version whose text it is."""
+    template, ``sysprompt.json``) or the id and length of the version whose text it
+    is."""
 
-    entries: tuple[tuple[str, bytes | int], ...]
+    entries: tuple[tuple[str, bytes | tuple[int, int]], ...]
 
     @property
     def variants(self) -> int:
-        return sum(1 for _, source in self.entries if isinstance(source, int))
+        return sum(1 for _, source in self.entries if isinstance(source, tuple))
 
     def files(self) -> Iterator[tuple[str, bytes]]:
-        """``(path, bytes)`` of each file, reading the variants' texts a few at a time."""
-        texts = version_texts([source for _, source in self.entries if isinstance(source, int)])
+        """``(path, bytes)`` of each file, reading the variants' texts a batch at a time."""
+        texts = version_texts([source for _, source in self.entries if isinstance(source, tuple)])
         for path, source in self.entries:
             if isinstance(source, bytes):
                 yield path, source
                 continue
             version_id, text = next(texts)
-            assert version_id == source
+            assert version_id == source[0]
             yield path, text.encode("utf-8")
 
 
@@ -216,12 +217,13 @@ def export_plan() -> ExportPlan:
         raise ExportImpossible(
             f"The library cannot be exported as a file tree: {error} (rename the fragment)."
         ) from None
-    entries: dict[str, bytes | int] = {
+    entries: dict[str, bytes | tuple[int, int]] = {
         root.path: current.text.encode("utf-8"),
         SETTINGS_PATH: settings,
     }
     entries.update(
-        (record.path, variant.version_id) for record, variant in zip(records, listed, strict=True)
+        (record.path, (variant.version_id, variant.characters))
+        for record, variant in zip(records, listed, strict=True)
     )
     return ExportPlan(tuple(sorted(entries.items())))
 
