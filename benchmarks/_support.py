@@ -213,9 +213,17 @@ class Server:
 
 @contextlib.contextmanager
 def gunicorn(
-    env: Mapping[str, str], token: str, *, workers: int, threads: int, log: Path
+    env: Mapping[str, str],
+    token: str,
+    *,
+    workers: int,
+    threads: int,
+    log: Path,
+    checkout: Path = ROOT,
 ) -> Iterator[Server]:
-    """gunicorn with gthread workers, in its own process group; stopped with the group."""
+    """gunicorn with gthread workers, in its own process group; stopped with the group.
+    ``checkout``: the source tree to serve (another one than this, e.g. an older commit
+    unpacked with ``git archive``, to measure it with the same benchmark)."""
     port = free_port()
     # Our own (empty) config file, so that the checkout's gunicorn.conf.py, which
     # gunicorn would read from the working directory, does not change what is measured.
@@ -236,9 +244,12 @@ def gunicorn(
         "--log-level=warning",
     ]
     with log.open("ab") as out:
+        if checkout != ROOT:
+            sources = [checkout, *(checkout / "packages" / p / "src" for p in ("core", "client"))]
+            env = {**env, "PYTHONPATH": os.pathsep.join(map(str, sources))}
         process = subprocess.Popen(
             argv,
-            cwd=ROOT,
+            cwd=checkout,
             env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=out,

@@ -23,6 +23,7 @@ from sysprompt_core.limits import (
     DEFAULT_MAX_PROMPT_BYTES,
     DEFAULT_MAX_READ_BYTES,
     DEFAULT_MAX_TEMPLATE_BYTES,
+    DEFAULT_PARSE_CACHE_BYTES,
 )
 from sysprompt_core.variables import SERVER_RESOLVES_CHOICES, ResolverOptions
 
@@ -50,6 +51,7 @@ KEYS = (
     "MAX_PROMPT_BYTES",
     "MAX_READ_BYTES",
     "MAX_TEMPLATE_BYTES",
+    "PARSE_CACHE_BYTES",
     "SERVER_RESOLVES",
 )
 DEFAULT_SERVER_RESOLVES = SERVER_RESOLVES_CHOICES
@@ -71,6 +73,8 @@ class AppSettings:
     server_resolves: frozenset[str] = DEFAULT_SERVER_RESOLVES
     """The host-local types (``prompt``, ``git``, ``file``, ``system``) the server may
     resolve on its own machine when the agent host did not supply the value."""
+    parse_cache_bytes: int = DEFAULT_PARSE_CACHE_BYTES
+    """What the process's cache of parsed templates and fragments may hold, in bytes."""
 
 
 def app_settings() -> AppSettings:
@@ -100,6 +104,9 @@ def app_settings() -> AppSettings:
             "MAX_READ_BYTES", raw.get("MAX_READ_BYTES", DEFAULT_MAX_READ_BYTES)
         ),
         server_resolves=_server_resolves(raw.get("SERVER_RESOLVES", DEFAULT_SERVER_RESOLVES)),
+        parse_cache_bytes=_positive_int(
+            "PARSE_CACHE_BYTES", raw.get("PARSE_CACHE_BYTES", DEFAULT_PARSE_CACHE_BYTES)
+        ),
     )
 
 

@@ -247,14 +247,31 @@ class ImportQuerySerializer(serializers.Serializer[Any]):
     )
 
 
+@extend_schema_serializer(component_name="ImportTarget")
+class ImportTargetOutputSerializer(serializers.Serializer[Any]):
+    fragment = serializers.CharField(
+        allow_null=True, help_text="The fragment's name; null: the root template."
+    )
+    provider = serializers.CharField(allow_null=True, help_text="Normalised; null: any.")
+    model = serializers.CharField(allow_null=True, help_text="Normalised; null: any.")
+
+
 @extend_schema_serializer(component_name="ImportItem")
 class ImportItemOutputSerializer(serializers.Serializer[Any]):
-    path = serializers.CharField(help_text="The file in the archive.")
+    path = serializers.CharField(help_text="The file's path in the archive, as written there.")
     action = serializers.ChoiceField(
         choices=["created", "changed", "unchanged", "refused", "ignored"],
         help_text="ignored: not part of a library (not .md, not sysprompt.json, hidden).",
     )
     reason = serializers.CharField(allow_blank=True, help_text="Why.")
+    variant = ImportTargetOutputSerializer(
+        allow_null=True,
+        help_text=(
+            "What the file becomes: the root template or a fragment's variant, provider "
+            "and model normalised (providers/gemini/models/gemini-2.5-flash/core.md "
+            "becomes core for gemini / gemini-2-5-flash); null when refused or ignored."
+        ),
+    )
 
 
 @extend_schema_serializer(component_name="ImportReport")

@@ -1,6 +1,7 @@
 """Export and import of the library (library.md §7): a zip archive in, a zip out.
 
-export: ``sysprompt.transfer.services.export_zip`` → the zip as an attachment
+export (prompt authors): ``export_plan`` (checked before anything is sent) →
+``export_stream`` → the zip as an attachment, streamed as it is written
 (``application/zip``; ``application/octet-stream`` when ``Accept`` asks for that and
 not for a zip).
 import: the body (``application/zip`` or ``application/octet-stream``, bounded by
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -35,7 +36,7 @@ from rest_framework.views import APIView
 
 from sysprompt.api import library_serializers as ls
 from sysprompt.api import serializers as s
-from sysprompt.api.auth import CanEditLibrary
+from sysprompt.api.auth import CanEditLibrary, CanExportLibrary
 from sysprompt.api.common import ERROR, error_responses
 from sysprompt.api.parsers import (
     ARCHIVE_MEDIA_TYPES,
@@ -66,6 +67,7 @@ class JsonFirstNegotiation(BaseContentNegotiation):
 
 
 class LibraryExportApi(APIView):
+    permission_classes = [IsAuthenticated, CanExportLibrary]
     content_negotiation_class = JsonFirstNegotiation
 
     @extend_schema(
@@ -74,13 +76,15 @@ class LibraryExportApi(APIView):
         description=(
             "system-prompt.md, <name>.md (default variants), providers/<p>/<name>.md, "
             "providers/<p>/models/<m>/<name>.md and sysprompt.json (per-file settings). "
-            "Deleted variants are left out."
+            "Deleted variants are left out. For prompt authors (the permission that "
+            "imports); the archive is streamed as it is written (no Content-Length)."
         ),
-        responses={(200, ZIP): BINARY, (200, OCTET_STREAM): BINARY, **error_responses(409)},
+        responses={(200, ZIP): BINARY, (200, OCTET_STREAM): BINARY, **error_responses(403, 409)},
     )
-    def get(self, request: Request) -> HttpResponse:
-        return HttpResponse(
-            transfer.export_zip(),
+    def get(self, request: Request) -> StreamingHttpResponse:
+        plan = transfer.export_plan()  # refused (409) before the first byte is sent
+        return StreamingHttpResponse(
+            transfer.export_stream(plan),
             content_type=export_media_type(request.headers.get("Accept", "")),
             headers={"Content-Disposition": f'attachment; filename="{EXPORT_FILENAME}"'},
         )
@@ -156,7 +160,18 @@ class LibraryImportApi(APIView):
         shown = {
             "applied": report.applied,
             "items": [
-                {"path": item.path, "action": item.action, "reason": item.reason}
+                {
+                    "path": item.path,
+                    "action": item.action,
+                    "reason": item.reason,
+                    "variant": None
+                    if item.target is None
+                    else {
+                        "fragment": item.target.fragment,
+                        "provider": item.target.provider,
+                        "model": item.target.model,
+                    },
+                }
                 for item in report.items
             ],
         }

@@ -23,14 +23,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.apps import apps
 from django.utils import timezone
 
 from sysprompt.conf import app_settings, resolver_options
 from sysprompt.errors import InvalidInput
-from sysprompt.library.selectors import DatabaseSource, host_override, library_source
+from sysprompt.library.selectors import (
+    DatabaseSource,
+    host_override,
+    library_source,
+    parsed_text,
+)
 from sysprompt.library.validation import override_valid
-from sysprompt.prompts.apps import PromptsConfig
 from sysprompt.prompts.diffs import Diff, text_diff
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.prompts.selectors import (
@@ -72,10 +75,8 @@ from sysprompt_core.variables import (
 
 
 def parsed_template(source: str) -> engine.Template:
-    """``source`` parsed, from the app's :class:`ParsedTemplates` when seen before."""
-    config = apps.get_app_config("sysprompt")
-    assert isinstance(config, PromptsConfig)
-    return config.parsed_templates.get(source)
+    """``source`` parsed, from the process's cache of parsed texts when seen before."""
+    return parsed_text(source)
 
 
 NO_HOST = HostContext()

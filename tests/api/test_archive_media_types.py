@@ -15,6 +15,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.api.library_support import EXPORT, IMPORT
+from tests.api.test_library_transfer import body
 
 pytestmark = pytest.mark.django_db
 
@@ -63,13 +64,13 @@ ACCEPT_CASES = [
 
 @pytest.mark.parametrize(("accept", "expected"), ACCEPT_CASES)
 def test_export_answers_octet_stream_only_when_asked_for_it(
-    agent_client: APIClient, accept: str, expected: str
+    author_client: APIClient, accept: str, expected: str
 ) -> None:
     headers = {"Accept": accept} if accept else {}
 
-    response = agent_client.get(EXPORT, headers=headers)
+    response = author_client.get(EXPORT, headers=headers)
 
     assert response.status_code == 200
     assert response["Content-Type"] == expected
-    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+    with zipfile.ZipFile(io.BytesIO(body(response))) as archive:
         assert "system-prompt.md" in archive.namelist()

@@ -747,6 +747,7 @@ COMPONENTS = {
     "ImportItem",
     "ImportReport",
     "ImportRefused",  # oneOf ImportReport, FieldErrors, Error
+    "ImportTarget",
     "HostOverride",
     "HostOverrideInput",
     "ActionEnum",  # an import item's action
