@@ -25,6 +25,7 @@ from sysprompt_core.limits import (
     DEFAULT_MAX_PROMPT_BYTES,
     DEFAULT_MAX_READ_BYTES,
     DEFAULT_MAX_TEMPLATE_BYTES,
+    DEFAULT_PARSE_CACHE_BYTES,
 )
 from sysprompt_core.variables import SERVER_RESOLVES_CHOICES, ResolverOptions
 
@@ -60,6 +61,7 @@ KEYS = (
     "MAX_PROMPT_BYTES",
     "MAX_READ_BYTES",
     "MAX_TEMPLATE_BYTES",
+    "PARSE_CACHE_BYTES",
     "SERVER_RESOLVES",
     "TASKS_QUEUE",
     "WEBHOOK_ALLOW_HTTP_HOSTS",
@@ -100,6 +102,8 @@ class AppSettings:
     webhook_timeout: float = DEFAULT_WEBHOOK_TIMEOUT
     webhook_retry_window: float = DEFAULT_WEBHOOK_RETRY_WINDOW
     tasks_queue: str = DEFAULT_TASKS_QUEUE
+    parse_cache_bytes: int = DEFAULT_PARSE_CACHE_BYTES
+    """What the process's cache of parsed templates and fragments may hold, in bytes."""
 
 
 def app_settings() -> AppSettings:
@@ -145,6 +149,9 @@ def app_settings() -> AppSettings:
             "WEBHOOK_RETRY_WINDOW", raw.get("WEBHOOK_RETRY_WINDOW", DEFAULT_WEBHOOK_RETRY_WINDOW)
         ),
         tasks_queue=_queue_name(raw.get("TASKS_QUEUE", DEFAULT_TASKS_QUEUE)),
+        parse_cache_bytes=_positive_int(
+            "PARSE_CACHE_BYTES", raw.get("PARSE_CACHE_BYTES", DEFAULT_PARSE_CACHE_BYTES)
+        ),
     )
 
 

@@ -119,8 +119,8 @@ def host_override(*, actor: Actor, host: str, override: object) -> None:
 
 def library_imported(*, actor: Actor, items: Sequence[Mapping[str, Any]]) -> None:
     """An import that wrote: ``items`` are its written files (``path``, ``action``:
-    ``created`` or ``changed``). Each version it wrote is also its own
-    ``template.saved`` or ``fragment.saved``."""
+    ``created`` or ``changed``). Its fragment versions, written in bulk, have no record
+    of their own; a changed root template is also a ``template.saved``."""
     created = sum(1 for item in items if item["action"] == "created")
     changed = len(items) - created
     event_record(

@@ -752,7 +752,9 @@ COMPONENTS = {
     # the host context and the library
     "ResolveInput",
     "ResolvedConversationPrompt",
-    "Override",
+    "Override",  # oneOf a string, OverrideText, OverridePreset
+    "OverrideText",
+    "OverridePreset",
     "FragmentUse",
     "Fragment",
     "FragmentVariant",
@@ -767,6 +769,7 @@ COMPONENTS = {
     "ImportItem",
     "ImportReport",
     "ImportRefused",  # oneOf ImportReport, FieldErrors, Error
+    "ImportTarget",
     "HostOverride",
     "HostOverrideInput",
     "ActionEnum",  # an import item's action
@@ -775,6 +778,7 @@ COMPONENTS = {
     # agent hosts: host-local values, the references, the shared prefix
     "HostValues",
     "TemplateReferences",
+    "HostResolvesEnum",  # file, git, system
     "SharedPrefixEnd",
     # events: webhooks, their delivery log, the audit log
     "Webhook",
