@@ -138,3 +138,15 @@ def _variant_words(provider: str | None, model: str | None) -> str:
     if model is None:
         return f"a variant for {provider!r}"
     return f"a variant for {provider!r}, model {model!r}"
+
+
+class WebhookNotFound(SyspromptError):
+    """No webhook subscription has that id (the API's 404)."""
+
+    def __init__(self, webhook_id: int) -> None:
+        super().__init__(f"There is no webhook subscription {webhook_id}.")
+        self.webhook_id = webhook_id
+
+
+class AuditRecordImmutable(SyspromptError):
+    """An attempt to change or delete a record of the audit log, which only grows."""

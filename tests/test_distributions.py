@@ -91,6 +91,13 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
             {"views-through-services"},
         ),
         ("sysprompt/library/services.py", "import sysprompt.prompts.services", {"app-layers"}),
+        ("sysprompt/events/services.py", "import sysprompt.library.services", {"app-layers"}),
+        ("sysprompt/events/records.py", "import sysprompt.accounts.services", {"app-layers"}),
+        (
+            "sysprompt/editor/views.py",
+            "import sysprompt.events.models",
+            {"views-through-services"},
+        ),
         ("sysprompt/prompts/services.py", "import sysprompt.transfer.services", {"app-layers"}),
         ("sysprompt/prompts/services.py", "import config.settings", {"apps-without-project"}),
     ],

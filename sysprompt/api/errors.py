@@ -29,6 +29,7 @@ from sysprompt.errors import (
     PreconditionFailed,
     TemplateTooLarge,
     VariantConflict,
+    WebhookNotFound,
 )
 from sysprompt.transfer.services import ExportImpossible
 from sysprompt_core.template import PromptTooLarge
@@ -54,6 +55,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (ConversationNotFound, status.HTTP_404_NOT_FOUND),
     (FragmentNotFound, status.HTTP_404_NOT_FOUND),
     (AgentHostNotFound, status.HTTP_404_NOT_FOUND),
+    (WebhookNotFound, status.HTTP_404_NOT_FOUND),
     (PreconditionFailed, status.HTTP_412_PRECONDITION_FAILED),
     (VariantConflict, status.HTTP_412_PRECONDITION_FAILED),
     (ExportImpossible, status.HTTP_409_CONFLICT),

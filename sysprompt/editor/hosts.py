@@ -50,7 +50,9 @@ class AgentHostListView(AgentHostPagesMixin, View):
         form = forms.AgentHostForm(request.POST)
         if form.is_valid():
             try:
-                host = services.agent_host_create(name=form.cleaned_data["name"])
+                host = services.agent_host_create(
+                    name=form.cleaned_data["name"], author=request.user
+                )
             except errors.AgentHostError as exc:
                 form.add_error("name", str(exc))
             else:
@@ -63,7 +65,7 @@ class AgentHostRotateView(AgentHostPagesMixin, View):
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
         try:
-            host = services.agent_host_rotate(name=name)
+            host = services.agent_host_rotate(name=name, author=request.user)
         except errors.AgentHostNotFound as exc:
             raise Http404(str(exc)) from None
         except errors.AgentHostError as exc:

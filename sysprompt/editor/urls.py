@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 from django.views import View
 
-from sysprompt.editor import hosts, library, transfer, views
+from sysprompt.editor import events, hosts, library, transfer, views
 
 app_name = "editor"
 
@@ -115,6 +115,21 @@ urlpatterns = [
         hosts.AgentHostRotateView.as_view(),
         name="agent-host-rotate",
     ),
+    path("webhooks/", events.WebhookListView.as_view(), name="webhooks"),
+    path("webhooks/<int:webhook_id>/", events.WebhookDetailView.as_view(), name="webhook"),
+    path("webhooks/<int:webhook_id>/log", events.WebhookLogView.as_view(), name="webhook-log"),
+    path("webhooks/<int:webhook_id>/test", events.WebhookTestView.as_view(), name="webhook-test"),
+    path(
+        "webhooks/<int:webhook_id>/resume",
+        events.WebhookResumeView.as_view(),
+        name="webhook-resume",
+    ),
+    path(
+        "webhooks/<int:webhook_id>/delete",
+        events.WebhookDeleteView.as_view(),
+        name="webhook-delete",
+    ),
+    path("audit/", events.AuditView.as_view(), name="audit"),
     path("conversations/", views.ConversationListView.as_view(), name="conversations"),
     path(
         "conversations/<str:conversation_id>/",

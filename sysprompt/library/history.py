@@ -29,6 +29,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from sysprompt.errors import VariantConflict
+from sysprompt.events import records
 from sysprompt.library.models import Fragment, FragmentVersion
 from sysprompt.library.selectors import (
     BULK_CHUNK,
@@ -54,6 +55,8 @@ class NewVersion:
     settings: VariantSettings
     source: Source
     deleted: bool = False
+    change: str = "saved"
+    """What the audit log calls it: saved, deleted, restored, adopted, installed."""
     based_on: str | None = None
     """The shipped text's digest it started from; ``None``: the installer's version
     started from its own text, any other from what the newest version started from."""
@@ -102,11 +105,12 @@ def _append(
     now = timezone.now()
     fragment, _ = Fragment.objects.get_or_create(name=name, defaults={"created_at": now})
     provider, model = stored_key(key.provider, key.model)
+    number = (0 if current is None else current.version) + 1
     FragmentVersion.objects.create(
         fragment=fragment,
         provider=provider,
         model=model,
-        number=(0 if current is None else current.version) + 1,
+        number=number,
         text=new.text,
         compress=new.settings.compress,
         defaults=new.settings.defaults,
@@ -116,6 +120,17 @@ def _append(
         based_on=based_on,
         author_id=None if author is None else author.pk,
         created_at=now,
+    )
+    records.fragment_saved(
+        actor=author,
+        name=name,
+        provider=key.provider,
+        model=key.model,
+        version=number,
+        change=new.change,
+        source=new.source,
+        deleted=new.deleted,
+        text=new.text,
     )
     state = variant_current(name, key.provider, key.model)
     assert state is not None

@@ -176,7 +176,9 @@ def _apply(
     assert record.name is not None
     if step.action in ("create", "upgrade"):
         planned = 0 if state is None else state.version
-        new = NewVersion(text=record.text, settings=_settings(record), source="default")
+        new = NewVersion(
+            text=record.text, settings=_settings(record), source="default", change="installed"
+        )
 
         def unless_changed(current: VariantState | None) -> NewVersion:
             if (0 if current is None else current.version) != planned:

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import FragmentNotFound, InvalidInput
+from sysprompt.events import records
 from sysprompt.library.history import (
     Author,
     NewVersion,
@@ -154,7 +155,9 @@ def variant_delete(
         if current is None or current.deleted:
             raise FragmentNotFound(name, key.provider, key.model)
         settings = _settings_of(current)
-        return NewVersion(text=current.text, settings=settings, source="user", deleted=True)
+        return NewVersion(
+            text=current.text, settings=settings, source="user", deleted=True, change="deleted"
+        )
 
     return version_append(name=name, key=key, new=deletion, author=author, if_match=if_match)
 
@@ -190,7 +193,9 @@ def variant_restore(
         defaults=dict(old.defaults or {}),
         strategy=settings_valid(strategy=old.strategy).strategy,
     )
-    new = NewVersion(text=old.text, settings=settings, source="user", based_on=old.based_on)
+    new = NewVersion(
+        text=old.text, settings=settings, source="user", based_on=old.based_on, change="restored"
+    )
     return version_append(name=name, key=key, new=new, author=author, if_match=if_match)
 
 
@@ -219,7 +224,7 @@ def default_adopt(
         state = variant_current(name, key.provider, key.model)
         assert state is not None
         return state
-    new = NewVersion(text=shipped.text, settings=settings, source="default")
+    new = NewVersion(text=shipped.text, settings=settings, source="default", change="adopted")
     return version_append(name=name, key=key, new=new, author=author)
 
 
@@ -239,6 +244,7 @@ def default_keep_mine(
         shipped.pinned = True
         shipped.updated_at = timezone.now()
         shipped.save(update_fields=["pinned", "updated_at"])
+        records.fragment_kept(actor=author, name=name, provider=key.provider, model=key.model)
     state = variant_current(name, key.provider, key.model)
     assert state is not None
     return state
@@ -261,6 +267,7 @@ def host_override_set(*, username: str, override: object, author: Author) -> Hos
             "updated_at": timezone.now(),
         },
     )
+    records.host_override(actor=author, host=username, override=override)
     return host_override_state(username)
 
 

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import PreconditionFailed
+from sysprompt.events import records
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from sysprompt.prompts.permissions import CONVERSATION_DELETE_PERMISSION
 from sysprompt.prompts.rendering import (
@@ -92,13 +93,17 @@ def _template_version_add(
     current = template_current()
     if if_match is not None and not _etag_matches(if_match, current):
         raise PreconditionFailed(current)
-    return TemplateVersion.objects.create(
+    version = TemplateVersion.objects.create(
         number=current.version + 1,
         text=text,
         compress=current.compress if compress is None else compress,
         author_id=None if author is None else author.pk,
         created_at=timezone.now(),
     )
+    records.template_saved(
+        actor=author, version=version.number, text=text, compress=version.compress
+    )
+    return version
 
 
 def _etag_matches(tags: Sequence[str], current: CurrentTemplate) -> bool:

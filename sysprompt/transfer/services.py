@@ -53,6 +53,7 @@ from django.db import transaction
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import SyspromptError
+from sysprompt.events import records as audit
 from sysprompt.library.selectors import (
     StateKey,
     VariantState,
@@ -259,6 +260,9 @@ def library_import(*, archive: Archive, dry_run: bool, author: Author) -> Import
         applied = not dry_run and not refusals
         if applied:
             _apply([step.record for step in steps if step.writes], author)
+            written = [{"path": s.item.path, "action": s.item.action} for s in steps if s.writes]
+            if written:
+                audit.library_imported(actor=author, items=written)
     items = [
         *(step.item for step in steps),
         *(_refused(refusal) for refusal in refusals),
