@@ -6,7 +6,8 @@ writes (the index is read, not refreshed). The pipeline of one resolution:
 
 1. **Find** the repository: from the working directory's real path up to the allowed
    root that holds it (the root itself may be a repository, nothing above it is looked
-   at), stopping at a filesystem boundary as git does. ``GIT_DIR`` and the like in the
+   at), stopping at a filesystem boundary as git does. With no allowed roots, the
+   working directory is the root (as for ``file:``). ``GIT_DIR`` and the like in the
    server's environment are ignored.
 2. **Confine** it before anything in it is read: a ``.git`` file's target, the git
    directory, its common directory (worktrees), its config and index, the object
@@ -14,10 +15,18 @@ writes (the index is read, not refreshed). The pipeline of one resolution:
    inside the allowed roots; so must every populated submodule's. Otherwise the
    repository does not exist for ``git:`` and the reason names what lies outside.
    It is opened with ``RepositoryOpenFlag.NO_SEARCH``.
-3. **Read**, in a worker thread, under ``options.git_timeout``: an in-process read
-   cannot be killed, so at the deadline the answer is "git timed out" and the thread is
-   abandoned; a resolver starts at most :data:`MAX_RUNNING` reads at a time, and answers
-   "busy" rather than starting more while abandoned ones still run.
+3. **Read**, in a worker process of the resolver's pool (``sysprompt_core.sandbox``),
+   under ``options.git_timeout``. The worker confined itself before it read anything:
+   Landlock lets it read beneath the allowed roots only, and write nowhere, so whatever
+   libgit2 opens — through a symlink inside ``.git``, an ``include.path``, an ignore
+   file — cannot lie outside the roots; ``RLIMIT_AS`` bounds its memory. At the deadline
+   the worker is killed (its memory freed at once) and the answer is "git timed out";
+   when every one of the ``options.git_workers`` workers is reading until the deadline,
+   the values are :class:`~sysprompt_core.variables.registry.Busy`. The confinement of
+   step 2 stays, and is all there is where Landlock is unavailable. The configuration
+   libgit2 reads is the repository's, and the global one (``~/.gitconfig``,
+   ``$XDG_CONFIG_HOME/git``: config, ignore and attributes files) only where it lies
+   inside the allowed roots; the system one (``/etc/gitconfig``) never.
 4. **Format** as the CLI does. ``branch`` is ``git rev-parse --abbrev-ref HEAD``:
    ``HEAD`` when detached, missing on an unborn branch (where rev-parse fails), and
    shortened as unambiguously as git shortens it (``heads/v1`` when a tag ``v1``
@@ -38,10 +47,11 @@ reason, never a guess.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
-import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,8 +60,10 @@ import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileMode, RepositoryOpenFlag
 
 from sysprompt_core.paths import is_inside, real_roots
+from sysprompt_core.sandbox.pool import Exchange, Outcome, WorkerPool, WorkerSpec
 from sysprompt_core.variables._text import describe_error
 from sysprompt_core.variables.registry import (
+    Busy,
     Missing,
     RegistryBuilder,
     ResolveContext,
@@ -75,9 +87,6 @@ VARIABLES: tuple[VariableInfo, ...] = (
 )
 
 NAMES = frozenset({"branch", "status"})
-
-# Reads a resolver lets run at once, counting those abandoned at their deadline.
-MAX_RUNNING = 4
 
 # Submodules within submodules that are followed, as git would, before giving up.
 MAX_SUBMODULE_DEPTH = 8
@@ -211,6 +220,10 @@ def _confine_gitdir(gitdir: str, roots: Sequence[str]) -> str:
         ("HEAD", os.path.join(real, "HEAD")),
         ("refs directory", os.path.join(common, "refs")),
         ("packed refs", os.path.join(common, "packed-refs")),
+        ("exclude file", os.path.join(real, "info", "exclude")),
+        ("exclude file", os.path.join(common, "info", "exclude")),
+        ("attributes file", os.path.join(real, "info", "attributes")),
+        ("attributes file", os.path.join(common, "info", "attributes")),
     ):
         if os.path.lexists(path):
             _check_inside(what, path, roots)
@@ -238,14 +251,49 @@ def _confine_objects(objects: str, roots: Sequence[str], depth: int) -> None:
 
 
 def _open(path: str, roots: Sequence[str]) -> pygit2.Repository:
-    """Open ``path`` (a work tree top or a git directory) without searching upward."""
+    """Open ``path`` (a work tree top or a git directory) without searching upward, and
+    confine the files its configuration names."""
     try:
         repo = pygit2.Repository(path, flags=RepositoryOpenFlag.NO_SEARCH)
     except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
         raise _Unavailable(f"the repository cannot be opened: {describe_error(exc)}") from exc
     if repo.workdir:
         _check_inside("work tree", repo.workdir, roots)
+    _confine_config(repo.config, roots)
     return repo
+
+
+def _confine_config(config: pygit2.Config, roots: Sequence[str]) -> None:
+    """Files the configuration reads or names must lie inside the roots: those it
+    includes (``include.path``, ``includeIf``), and ``core.excludesFile`` and
+    ``core.attributesFile``. (In a worker confined by Landlock, libgit2 cannot even
+    open an outside one; this holds where Landlock is unavailable, after the fact for
+    includes: their values are never used.)"""
+    for origin in _included_files(config):
+        _check_inside("configuration include", origin, roots)
+    for key in ("core.excludesFile", "core.attributesFile"):
+        value = _config_value(config, key)
+        if value:
+            _check_inside(key, os.path.expanduser(value), roots)
+
+
+def _included_files(config: pygit2.Config) -> set[str]:
+    """The files the configuration's entries came from by inclusion."""
+    from pygit2.ffi import C, ffi
+
+    raw: Any = config._c_config  # pygit2 1.21 keeps the libgit2 config here
+    iterator = ffi.new("git_config_iterator **")
+    if C.git_config_iterator_new(iterator, raw) != 0:
+        raise _Unavailable("the repository's configuration cannot be read")
+    entry = ffi.new("git_config_entry **")
+    origins: set[str] = set()
+    try:
+        while C.git_config_next(entry, iterator[0]) == 0:
+            if entry[0].include_depth and entry[0].origin_path != ffi.NULL:
+                origins.add(os.fsdecode(ffi.string(entry[0].origin_path)))
+    finally:
+        C.git_config_iterator_free(iterator[0])
+    return origins
 
 
 def _root_of(directory: str, roots: Sequence[str]) -> str | None:
@@ -253,9 +301,14 @@ def _root_of(directory: str, roots: Sequence[str]) -> str | None:
     return max(holding, key=len) if holding else None
 
 
+def git_roots(directory: str, options: ResolverOptions) -> tuple[str, ...]:
+    """The real allowed roots, or the working directory when none are set."""
+    return tuple(real_roots(options.allowed_roots)) or (directory,)
+
+
 def find_repository(directory: str, options: ResolverOptions) -> _Found:
     """The confined repository holding ``directory``; raises :class:`_Unavailable`."""
-    roots = tuple(real_roots(options.allowed_roots))
+    roots = git_roots(directory, options)
     root = _root_of(directory, roots)
     if root is None:
         raise _Unavailable("the working directory is outside the allowed roots")
@@ -405,7 +458,8 @@ class _IndexFacts:
     intent_to_add: set[bytes] = field(default_factory=set)
     unchanged: set[bytes] = field(default_factory=set)  # skip-worktree, assume-valid
     gitlinks: dict[bytes, bytes] = field(default_factory=dict)  # path -> commit (hex)
-    attributes: list[bytes] = field(default_factory=list)
+    attributes: list[bytes] = field(default_factory=list)  # .gitattributes files
+    ignores: list[bytes] = field(default_factory=list)  # .gitignore files
     paths: list[bytes] = field(default_factory=list)  # stage-0 entries
 
 
@@ -431,6 +485,8 @@ def _index_facts(index: pygit2.Index) -> _IndexFacts:
             facts.gitlinks[path] = bytes(ffi.buffer(entry.id.id, 20)).hex().encode()
         if path == b".gitattributes" or path.endswith(b"/.gitattributes"):
             facts.attributes.append(path)
+        elif path == b".gitignore" or path.endswith(b"/.gitignore"):
+            facts.ignores.append(path)
     return facts
 
 
@@ -462,6 +518,20 @@ def _check_drivers(
                     f"the repository's attributes use the filter driver {name!r}, whose "
                     "command git: variables never run"
                 )
+
+
+def _check_ignore_files(facts: _IndexFacts, untracked: Sequence[bytes], workdir: str) -> None:
+    """Refuse when a ``.gitignore`` in the work tree is a symbolic link: git (since
+    2.32) does not follow one, libgit2 does (and, confined, cannot where it leads
+    outside the roots), so the status would not be git's."""
+    names = {b".gitignore", *facts.ignores}
+    names.update(path for path in untracked if path.endswith(b".gitignore"))
+    for path in sorted(names):
+        if os.path.islink(os.path.join(workdir, os.fsdecode(path))):
+            raise _Unavailable(
+                f"{os.fsdecode(path)} is a symbolic link, which git does not follow "
+                "(git 2.32 and later); not reproduced"
+            )
 
 
 @dataclass
@@ -632,6 +702,7 @@ def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth:
                 deleted.append(path)
 
     _check_drivers(repo, facts, untracked, workdir)
+    _check_ignore_files(facts, untracked, workdir)
 
     # Intent-to-add entries: added in the work tree (or gone from it), never staged.
     for path in facts.intent_to_add:
@@ -784,7 +855,7 @@ def _too_large(limit: int) -> Missing:
     return Missing(f"the git status is larger than the {limit}-byte limit (max_file_bytes)")
 
 
-# --- 3. the read, in a worker thread ---------------------------------------------------
+# --- 3. the read, in a worker process ---------------------------------------------------
 
 
 def read_repository(
@@ -793,8 +864,8 @@ def read_repository(
     options: ResolverOptions,
     publish: Callable[[str, Value], None],
 ) -> None:
-    """Read ``names`` in this thread (no time limit here), publishing each value as soon
-    as it is known; never raises."""
+    """Read ``names`` in this process (no time limit here: a worker runs it), publishing
+    each value as soon as it is known; never raises but :class:`MemoryError`."""
     try:
         found = find_repository(directory, options)
     except _Unavailable as exc:
@@ -824,15 +895,80 @@ def _directory(context: ResolveContext) -> str | Missing:
     return directory
 
 
+def worker_spec(directory: str, options: ResolverOptions) -> WorkerSpec:
+    """What the worker that reads ``directory`` is confined to (see step 3)."""
+    roots = git_roots(directory, options)
+    return WorkerSpec(
+        roots=roots,
+        memory_limit=options.git_memory_limit,
+        landlock=options.git_landlock,
+        search_paths=_search_paths(roots),
+    )
+
+
+def _search_paths(roots: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """libgit2's global configuration levels that lie inside ``roots``: ``global``
+    (``$HOME``, for ``.gitconfig``) and ``xdg`` (``$XDG_CONFIG_HOME/git`` or
+    ``~/.config/git``, for ``config``, ``ignore`` and ``attributes``)."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    levels = (
+        ("global", home, (".gitconfig",)),
+        ("xdg", os.path.join(xdg, "git"), ("config", "ignore", "attributes")),
+    )
+    found: list[tuple[str, str]] = []
+    for level, folder, files in levels:
+        if not os.path.isabs(folder):
+            continue
+        paths = [folder, *(os.path.join(folder, name) for name in files)]
+        if all(_inside_if_present(path, roots) for path in paths):
+            found.append((level, os.path.realpath(folder)))
+    return tuple(found)
+
+
+def _inside_if_present(path: str, roots: Sequence[str]) -> bool:
+    if not os.path.lexists(path):
+        return True
+    real = os.path.realpath(path)
+    return any(is_inside(real, root) for root in roots)
+
+
+def _values(names: Sequence[str], exchange: Exchange, options: ResolverOptions) -> dict[str, Value]:
+    """The values a worker gave, and for the others why there are none."""
+    values: dict[str, Value] = {}
+    for message in exchange.messages:
+        name = message.get("name")
+        if not isinstance(name, str) or name not in names:
+            continue
+        if isinstance(message.get("value"), str):
+            values[name] = message["value"]
+        elif isinstance(message.get("missing"), str):
+            values[name] = Missing(message["missing"])
+    timeout = options.git_timeout
+    rest: Missing
+    if exchange.outcome is Outcome.BUSY:
+        rest = Busy(
+            f"busy: all {options.git_workers} git readers were reading until the deadline "
+            f"({timeout:g}s); try again shortly",
+            retry_after=float(max(1, math.ceil(timeout))),
+        )
+    elif exchange.outcome is Outcome.TIMED_OUT:
+        rest = Missing(f"git timed out after {timeout:g}s")
+    elif exchange.outcome is Outcome.FAILED:
+        rest = Missing(f"the repository cannot be read: {exchange.reason}")
+    else:
+        rest = Missing("the git reader gave no value")
+    return {name: values.get(name, rest) for name in names}
+
+
 class GitResolver(Resolver):
-    """Reads ``git:`` values in worker threads; at most ``max_running`` at once."""
+    """Reads ``git:`` values in the worker processes of its pool (step 3)."""
 
     type = "git"
     batch = True
 
-    def __init__(self, max_running: int = MAX_RUNNING) -> None:
-        self.max_running = max_running
-        self._slots = threading.BoundedSemaphore(max_running)
+    def __init__(self, pool: WorkerPool | None = None) -> None:
+        self.pool = WorkerPool() if pool is None else pool
 
     def variables(self) -> Sequence[VariableInfo]:
         return VARIABLES
@@ -851,39 +987,25 @@ class GitResolver(Resolver):
         directory = _directory(context)
         if isinstance(directory, Missing):
             return dict.fromkeys(names, directory)
-        if not self._slots.acquire(blocking=False):
-            return dict.fromkeys(
-                names,
-                Missing(
-                    f"busy: {self.max_running} earlier git reads are still running "
-                    "(they outlived their time limit); try again shortly"
-                ),
-            )
         options = context.options
-        values: dict[str, Value] = {}
-        lock = threading.Lock()
-        finished = threading.Event()
+        deadline = time.monotonic() + options.git_timeout
+        request = {
+            "names": list(names),
+            "directory": directory,
+            "max_file_bytes": options.max_file_bytes,
+        }
+        exchange = self.pool.run(
+            worker_spec(directory, options),
+            request,
+            size=options.git_workers,
+            deadline=deadline,
+            max_message_bytes=_MESSAGE_BYTES_PER_FILE_BYTE * options.max_file_bytes + 65536,
+        )
+        return _values(names, exchange, options)
 
-        def publish(name: str, value: Value) -> None:
-            with lock:
-                values[name] = value
 
-        def work() -> None:
-            try:
-                read_repository(names, directory, options, publish)
-            except Exception as exc:  # a worker must never die with an exception
-                reason = f"the repository cannot be read: {describe_error(exc)}"
-                for name in names:
-                    publish(name, Missing(reason))
-            finally:
-                self._slots.release()
-                finished.set()
-
-        threading.Thread(target=work, name="sysprompt-git-read", daemon=True).start()
-        finished.wait(options.git_timeout)
-        timed_out = Missing(f"git timed out after {options.git_timeout:g}s")
-        with lock:
-            return {name: values.get(name, timed_out) for name in names}
+# A status of max_file_bytes bytes in JSON: at most six bytes per byte (\u00XX).
+_MESSAGE_BYTES_PER_FILE_BYTE = 6
 
 
 def register(registry_builder: RegistryBuilder) -> None:

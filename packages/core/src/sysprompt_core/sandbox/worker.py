@@ -1,0 +1,198 @@
+"""A git reader: one long-lived worker process that confines itself before it reads.
+
+:class:`~sysprompt_core.sandbox.pool.WorkerPool` starts it as ``python -P -m
+sysprompt_core.sandbox.worker`` and speaks line-delimited JSON with it over its
+standard input and output (one object per line, UTF-8). The life of a worker:
+
+1. **Imports** everything it will run (pygit2, the git resolver), then moves its
+   protocol output to a private descriptor so that nothing else written to standard
+   output can corrupt it.
+2. **Reads its spec** (one line): the allowed roots, the address-space limit, whether
+   to use Landlock, and where libgit2 may look for the global git configuration.
+3. **Prepares**, before anything it is asked to read: libgit2's configuration search
+   paths (the system configuration never, the global one only where the spec says),
+   pack windows small enough for the memory limit, the parent-death signal (Linux), the
+   address-space limit (``RLIMIT_AS``), and — unless the spec says not to — Landlock
+   (:func:`~sysprompt_core.sandbox.landlock.confine_to_reading`): read-only beneath
+   the roots, nothing else.
+4. **Answers** ``{"ready": true, "landlock": <ABI or 0>, "reason": …}``.
+5. **Serves** one request at a time: ``{"names": [...], "directory": …,
+   "max_file_bytes": …}`` → one ``{"name": …, "value": …}`` or ``{"name": …,
+   "missing": …}`` line per value as soon as it is known, then ``{"done": true}``.
+   A read that runs out of memory answers what it could not read as missing and the
+   worker exits, as it does when its peak memory grew past :data:`RECYCLE_BYTES` above
+   where it started: a fresh process holds nothing.
+
+The worker never writes a file and starts no process; its parent kills it at a
+request's deadline. :func:`serve` takes the request handler, so a test can run its own
+probe in a worker confined exactly like this one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, BinaryIO
+
+import pygit2
+from pygit2.enums import ConfigLevel
+
+from sysprompt_core.sandbox.landlock import LandlockUnavailable, confine_to_reading
+from sysprompt_core.variables.git import read_repository
+from sysprompt_core.variables.registry import Missing, ResolverOptions, Value
+
+try:  # not on Windows
+    import resource
+except ImportError:  # pragma: no cover
+    resource = None  # type: ignore[assignment]
+
+RECYCLE_BYTES = 64 * 1024 * 1024
+"""A worker whose peak resident memory grew this much past its start exits after the
+request that made it grow: memory a process has touched is not reliably given back."""
+
+PACK_WINDOW_BYTES = 32 * 1024 * 1024
+"""How much of a pack file libgit2 maps at once (its default, 1 GiB on 64-bit, would
+use the address space up)."""
+
+_PR_SET_PDEATHSIG = 1
+
+Message = dict[str, Any]
+Send = Callable[[Message], None]
+Handler = Callable[[Mapping[str, Any], Mapping[str, Any], Send], None]
+"""``handler(spec, request, send)``: answers one request with ``send``."""
+
+_LEVELS = {
+    "global": ConfigLevel.GLOBAL,
+    "xdg": ConfigLevel.XDG,
+    "system": ConfigLevel.SYSTEM,
+    "programdata": ConfigLevel.PROGRAMDATA,
+}
+
+
+class _OutOfMemory(Exception):
+    """A read ran out of the address space the worker may use."""
+
+
+def read_git(spec: Mapping[str, Any], request: Mapping[str, Any], send: Send) -> None:
+    """Read the ``git:`` values a request names (the production handler)."""
+    names = [str(name) for name in request["names"]]
+    options = ResolverOptions(
+        allowed_roots=tuple(spec["roots"]), max_file_bytes=int(request["max_file_bytes"])
+    )
+    published: set[str] = set()
+
+    def publish(name: str, value: Value) -> None:
+        published.add(name)
+        send(_value_message(name, value))
+
+    try:
+        read_repository(names, str(request["directory"]), options, publish)
+    except MemoryError:
+        limit = int(spec["memory_limit"])
+        reason = (
+            f"reading the repository needs more memory than a git reader may use "
+            f"({limit:,} bytes, SYSPROMPT_GIT_MEMORY_LIMIT)"
+        )
+        for name in names:
+            if name not in published:
+                send(_value_message(name, Missing(reason)))
+        raise _OutOfMemory from None
+
+
+def _value_message(name: str, value: Value) -> Message:
+    if isinstance(value, Missing):
+        return {"name": name, "missing": value.reason}
+    return {"name": name, "value": value}
+
+
+def prepare(spec: Mapping[str, Any]) -> tuple[int, str | None]:
+    """Everything done before the first request (see the module docstring); the
+    Landlock ABI enforced (0: none) and, then, why not."""
+    settings = pygit2.settings
+    paths = spec.get("search_paths", {})
+    for name, level in _LEVELS.items():
+        settings.search_path[level] = str(paths.get(name, ""))
+    settings.mwindow_size = PACK_WINDOW_BYTES
+    settings.mwindow_mapped_limit = max(PACK_WINDOW_BYTES, int(spec["memory_limit"]) // 4)
+    _die_with_parent()
+    _limit_memory(int(spec["memory_limit"]))
+    if not spec.get("landlock", True):
+        return 0, "switched off (SYSPROMPT_GIT_LANDLOCK)"
+    try:
+        return confine_to_reading(spec["roots"]), None
+    except LandlockUnavailable as exc:
+        return 0, exc.strerror or str(exc)
+
+
+def _die_with_parent() -> None:
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() == 1:  # the parent died before the signal was asked for
+        os._exit(0)
+
+
+def _limit_memory(limit: int) -> None:
+    if resource is None:
+        return
+    # Never fatal: macOS, for one, does not enforce it.
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _peak_bytes() -> int:
+    if resource is None:
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def serve(handler: Handler, stdin: BinaryIO | None = None, stdout: int | None = None) -> None:
+    """Run a worker: read the spec, prepare, answer ready, then serve until the input
+    ends (the parent closed it or died)."""
+    source = sys.stdin.buffer if stdin is None else stdin
+    out = _private_stdout() if stdout is None else stdout
+
+    def send(message: Message) -> None:
+        data = json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
+        while data:
+            data = data[os.write(out, data) :]
+
+    line = source.readline()
+    if not line:
+        return
+    spec = json.loads(line)
+    abi, reason = prepare(spec)
+    start = _peak_bytes()
+    send({"ready": True, "landlock": abi, "reason": reason, "pid": os.getpid()})
+    while line := source.readline():
+        request = json.loads(line)
+        try:
+            handler(spec, request, send)
+        except _OutOfMemory:
+            send({"done": True, "exit": "memory"})
+            return
+        send({"done": True})
+        if _peak_bytes() - start > RECYCLE_BYTES:
+            return
+
+
+def _private_stdout() -> int:
+    """A private descriptor for the protocol; standard output goes to standard error."""
+    out = os.dup(1)
+    os.dup2(2, 1)
+    return out
+
+
+def main() -> None:
+    serve(read_git)
+
+
+if __name__ == "__main__":
+    main()
