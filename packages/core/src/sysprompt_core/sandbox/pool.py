@@ -72,12 +72,36 @@ class WorkerSpec:
     """What a worker is confined to, fixed when it starts: the real paths it may read
     beneath, its address-space limit in bytes, whether it uses Landlock, and libgit2's
     configuration search paths by level (``global``, ``xdg``; a level left out is
-    searched nowhere)."""
+    searched nowhere).
+
+    ``identity`` tells the roots' directories apart from others made later at the same
+    paths (device and inode of each): Landlock grants a directory, not a name, so a
+    root removed and made again needs new workers."""
 
     roots: tuple[str, ...]
     memory_limit: int
     landlock: bool = True
     search_paths: tuple[tuple[str, str], ...] = ()
+    identity: tuple[tuple[int, int], ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        roots: Sequence[str],
+        memory_limit: int,
+        landlock: bool = True,
+        search_paths: Sequence[tuple[str, str]] = (),
+    ) -> WorkerSpec:
+        """A spec for ``roots`` as they are on disk now."""
+        identity: list[tuple[int, int]] = []
+        for root in roots:
+            try:
+                info = os.stat(root)
+            except (OSError, ValueError):
+                identity.append((-1, -1))
+            else:
+                identity.append((info.st_dev, info.st_ino))
+        return cls(tuple(roots), memory_limit, landlock, tuple(search_paths), tuple(identity))
 
     def message(self) -> Message:
         return {

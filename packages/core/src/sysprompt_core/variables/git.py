@@ -220,10 +220,6 @@ def _confine_gitdir(gitdir: str, roots: Sequence[str]) -> str:
         ("HEAD", os.path.join(real, "HEAD")),
         ("refs directory", os.path.join(common, "refs")),
         ("packed refs", os.path.join(common, "packed-refs")),
-        ("exclude file", os.path.join(real, "info", "exclude")),
-        ("exclude file", os.path.join(common, "info", "exclude")),
-        ("attributes file", os.path.join(real, "info", "attributes")),
-        ("attributes file", os.path.join(common, "info", "attributes")),
     ):
         if os.path.lexists(path):
             _check_inside(what, path, roots)
@@ -264,17 +260,30 @@ def _open(path: str, roots: Sequence[str]) -> pygit2.Repository:
 
 
 def _confine_config(config: pygit2.Config, roots: Sequence[str]) -> None:
-    """Files the configuration reads or names must lie inside the roots: those it
-    includes (``include.path``, ``includeIf``), and ``core.excludesFile`` and
-    ``core.attributesFile``. (In a worker confined by Landlock, libgit2 cannot even
-    open an outside one; this holds where Landlock is unavailable, after the fact for
-    includes: their values are never used.)"""
+    """The files the configuration includes (``include.path``, ``includeIf``) must lie
+    inside the roots. (In a worker confined by Landlock, libgit2 cannot even open an
+    outside one; this holds where Landlock is unavailable, after the fact: their
+    values are never used.)"""
     for origin in _included_files(config):
         _check_inside("configuration include", origin, roots)
+
+
+def _confine_status_files(repo: pygit2.Repository, roots: Sequence[str]) -> None:
+    """The ignore and attributes files the status reads besides the work tree's must
+    lie inside the roots: ``core.excludesFile``, ``core.attributesFile`` and the git
+    directory's ``info/exclude`` and ``info/attributes`` (checked on their real paths,
+    as Landlock would, so a symlink counts where it leads)."""
+    config = repo.config
     for key in ("core.excludesFile", "core.attributesFile"):
         value = _config_value(config, key)
         if value:
             _check_inside(key, os.path.expanduser(value), roots)
+    gitdir = repo.path
+    for folder in dict.fromkeys((gitdir, _common_dir(gitdir, roots))):
+        for what, name in (("exclude file", "exclude"), ("attributes file", "attributes")):
+            path = os.path.join(folder, "info", name)
+            if os.path.lexists(path):
+                _check_inside(what, path, roots)
 
 
 def _included_files(config: pygit2.Config) -> set[str]:
@@ -624,6 +633,7 @@ def _head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
 
 def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth: int) -> _Status:
     """The change and untracked entries of ``repo`` (paths from the work tree's top)."""
+    _confine_status_files(repo, roots)
     settings = _settings(repo.config)
     index = repo.index
     facts = _index_facts(index)
@@ -898,8 +908,8 @@ def _directory(context: ResolveContext) -> str | Missing:
 def worker_spec(directory: str, options: ResolverOptions) -> WorkerSpec:
     """What the worker that reads ``directory`` is confined to (see step 3)."""
     roots = git_roots(directory, options)
-    return WorkerSpec(
-        roots=roots,
+    return WorkerSpec.of(
+        roots,
         memory_limit=options.git_memory_limit,
         landlock=options.git_landlock,
         search_paths=_search_paths(roots),
