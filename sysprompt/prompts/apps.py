@@ -7,7 +7,7 @@ from types import ModuleType
 from django.apps import AppConfig
 from django.core import checks
 
-from sysprompt.prompts.checks import check_app_settings
+from sysprompt.prompts.checks import check_app_settings, check_git_confinement
 from sysprompt_core.template.cache import ParsedTemplates
 
 
@@ -27,3 +27,4 @@ class PromptsConfig(AppConfig):
 
     def ready(self) -> None:
         checks.register(check_app_settings)
+        checks.register(check_git_confinement)

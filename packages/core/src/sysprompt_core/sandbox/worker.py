@@ -20,8 +20,8 @@ standard input and output (one object per line, UTF-8). The life of a worker:
    "max_file_bytes": …}`` → one ``{"name": …, "value": …}`` or ``{"name": …,
    "missing": …}`` line per value as soon as it is known, then ``{"done": true}``.
    A read that runs out of memory answers what it could not read as missing and the
-   worker exits, as it does when its peak memory grew past :data:`RECYCLE_BYTES` above
-   where it started: a fresh process holds nothing.
+   worker exits, as it does when, freed memory given back, it still holds
+   :data:`RECYCLE_BYTES` more than when it started: a fresh process holds nothing.
 
 The worker never writes a file and starts no process; its parent kills it at a
 request's deadline. :func:`serve` takes the request handler, so a test can run its own
@@ -51,9 +51,9 @@ try:  # not on Windows
 except ImportError:  # pragma: no cover
     resource = None  # type: ignore[assignment]
 
-RECYCLE_BYTES = 64 * 1024 * 1024
-"""A worker whose peak resident memory grew this much past its start exits after the
-request that made it grow: memory a process has touched is not reliably given back."""
+RECYCLE_BYTES = 32 * 1024 * 1024
+"""A worker whose resident memory is still this much above where it started after a
+request (and after ``malloc_trim``) exits: a fresh process holds nothing."""
 
 PACK_WINDOW_BYTES = 32 * 1024 * 1024
 """How much of a pack file libgit2 maps at once (its default, 1 GiB on 64-bit, would
@@ -74,8 +74,8 @@ _LEVELS = {
 }
 
 
-class _OutOfMemory(Exception):
-    """A read ran out of the address space the worker may use."""
+class _Failed(Exception):
+    """A read failed in a way that leaves the worker unfit to go on (out of memory)."""
 
 
 def read_git(spec: Mapping[str, Any], request: Mapping[str, Any], send: Send) -> None:
@@ -92,16 +92,25 @@ def read_git(spec: Mapping[str, Any], request: Mapping[str, Any], send: Send) ->
 
     try:
         read_repository(names, str(request["directory"]), options, publish)
-    except MemoryError:
+    except Exception as exc:  # out of memory, mostly: whatever it became on its way up
+        _RESERVE.clear()  # room to answer in
         limit = int(spec["memory_limit"])
-        reason = (
-            f"reading the repository needs more memory than a git reader may use "
-            f"({limit:,} bytes, SYSPROMPT_GIT_MEMORY_LIMIT)"
-        )
+        if isinstance(exc, MemoryError | SystemError):
+            reason = (
+                "reading the repository needs more memory than a git reader may use "
+                f"({limit:,} bytes, SYSPROMPT_GIT_MEMORY_LIMIT)"
+            )
+        else:
+            reason = f"the repository cannot be read: {type(exc).__name__}"
         for name in names:
             if name not in published:
                 send(_value_message(name, Missing(reason)))
-        raise _OutOfMemory from None
+        raise _Failed from None
+
+
+# Freed when a read runs out of memory, so that the worker can still say so.
+_RESERVE = bytearray()
+_RESERVE_BYTES = 2 * 1024 * 1024
 
 
 def _value_message(name: str, value: Value) -> Message:
@@ -121,6 +130,7 @@ def prepare(spec: Mapping[str, Any]) -> tuple[int, str | None]:
     settings.mwindow_mapped_limit = max(PACK_WINDOW_BYTES, int(spec["memory_limit"]) // 4)
     _die_with_parent()
     _limit_memory(int(spec["memory_limit"]))
+    _RESERVE.extend(bytes(_RESERVE_BYTES))
     if not spec.get("landlock", True):
         return 0, "switched off (SYSPROMPT_GIT_LANDLOCK)"
     try:
@@ -146,11 +156,38 @@ def _limit_memory(limit: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _peak_bytes() -> int:
-    if resource is None:
+def _open_statm() -> int | None:
+    """``/proc/self/statm``, opened before Landlock would refuse it (Linux)."""
+    try:
+        return os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def _resident_bytes(statm: int | None) -> int:
+    """Resident memory now, after giving freed heap back to the system (glibc)."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+    if statm is None:
         return 0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
+    try:
+        fields = os.pread(statm, 128, 0).split()
+        return int(fields[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _load_malloc_trim() -> Callable[[int], int] | None:
+    if sys.platform != "linux":
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    return trim
+
+
+_malloc_trim = _load_malloc_trim()
 
 
 def serve(handler: Handler, stdin: BinaryIO | None = None, stdout: int | None = None) -> None:
@@ -168,19 +205,21 @@ def serve(handler: Handler, stdin: BinaryIO | None = None, stdout: int | None = 
     if not line:
         return
     spec = json.loads(line)
+    statm = _open_statm()
     abi, reason = prepare(spec)
-    start = _peak_bytes()
+    start = _resident_bytes(statm)
     send({"ready": True, "landlock": abi, "reason": reason, "pid": os.getpid()})
     while line := source.readline():
         request = json.loads(line)
         try:
             handler(spec, request, send)
-        except _OutOfMemory:
-            send({"done": True, "exit": "memory"})
+        except _Failed:
+            send({"done": True, "exit": "failed"})
+            os._exit(0)  # nothing left to clean up, and no memory to do it with
+        if _resident_bytes(statm) - start > RECYCLE_BYTES:
+            send({"done": True, "exit": "grew"})
             return
         send({"done": True})
-        if _peak_bytes() - start > RECYCLE_BYTES:
-            return
 
 
 def _private_stdout() -> int:

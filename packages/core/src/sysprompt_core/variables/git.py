@@ -892,6 +892,8 @@ def read_repository(
         except _Unavailable as exc:
             value = Missing(str(exc))
         except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
+            if "out of memory" in str(exc).lower():  # libgit2's own: the worker's limit
+                raise MemoryError(str(exc)) from exc
             value = Missing(f"the repository cannot be read: {describe_error(exc)}")
         publish(name, value)
 
