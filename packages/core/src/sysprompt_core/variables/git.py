@@ -469,15 +469,47 @@ class _IndexFacts:
     gitlinks: dict[bytes, bytes] = field(default_factory=dict)  # path -> commit (hex)
     attributes: list[bytes] = field(default_factory=list)  # .gitattributes files
     ignores: list[bytes] = field(default_factory=list)  # .gitignore files
-    paths: list[bytes] = field(default_factory=list)  # stage-0 entries
+    paths: list[bytes] = field(default_factory=list)  # stage-0 entries (read by the loop)
+    index: Any = None  # libgit2's index, when ``unchanged`` was not filled (the scan)
+
+    def is_unchanged(self, path: bytes) -> bool:
+        """Whether git leaves ``path`` alone in the work tree (skip-worktree or
+        assume-valid), asked of the entry itself when the scan did not list them."""
+        if self.index is None:
+            return path in self.unchanged
+        from pygit2.ffi import C, ffi
+
+        entry = C.git_index_get_bypath(self.index, path, 0)
+        return entry != ffi.NULL and bool(
+            entry.flags_extended & _SKIP_WORKTREE or entry.flags & _ASSUME_VALID
+        )
 
 
-def _index_facts(index: pygit2.Index) -> _IndexFacts:
-    """What the diffs do not say about the index: stages and git's entry flags."""
+def _index_facts(index: pygit2.Index, gitdir: str, loop: bool = False) -> _IndexFacts:
+    """What the diffs do not say about the index: stages and git's entry flags.
+
+    A loop over every entry in Python costs about a microsecond an entry, more than
+    libgit2's own status on a large repository. So, unless ``loop`` asks for the loop
+    (``paths`` is needed), a version-2 index on disk is scanned instead, in C
+    (``bytes.find``): such an index has no extended flags (so no intent-to-add and no
+    skip-worktree entry); the conflicts come from libgit2's conflict iterator, the
+    submodules from the gitlink mode's bytes, the ``.gitattributes`` and
+    ``.gitignore`` files from their names' bytes, each candidate confirmed by looking
+    its path up in libgit2's index. Any other index (version 3 or 4, another hash, one
+    that changed since libgit2 read it) is looped over as before.
+    """
+    raw: Any = index._index
+    if not loop:
+        facts = _scanned_facts(raw, os.path.join(gitdir, "index"))
+        if facts is not None:
+            return facts
+    return _looped_facts(raw)
+
+
+def _looped_facts(raw: Any) -> _IndexFacts:
     from pygit2.ffi import C, ffi  # libgit2's own entries keep the flags
 
     facts = _IndexFacts()
-    raw: Any = index._index
     for position in range(C.git_index_entrycount(raw)):
         entry = C.git_index_get_byindex(raw, position)
         path = ffi.string(entry.path)
@@ -497,6 +529,128 @@ def _index_facts(index: pygit2.Index) -> _IndexFacts:
         elif path == b".gitignore" or path.endswith(b"/.gitignore"):
             facts.ignores.append(path)
     return facts
+
+
+# The on-disk index (git's index-format): a 12-byte header, then entries of 62 bytes
+# before the path for SHA-1 (mode at 24, flags at 60), the path NUL-terminated.
+_INDEX_HEADER = 12
+_ENTRY_MODE = 24
+_ENTRY_FLAGS = 60
+_ENTRY_PATH = 62
+_NAME_MASK = 0xFFF
+_GITLINK_MODE = (0o160000).to_bytes(4, "big")
+_MAX_INDEX_BYTES = 1 << 30
+
+
+def _scanned_facts(raw: Any, path: str) -> _IndexFacts | None:
+    """The facts of a version-2 SHA-1 index from its bytes; None for any other."""
+    from pygit2.ffi import C, ffi
+
+    data = _read_index(path)
+    if data is None:
+        return None
+    count = C.git_index_entrycount(raw)
+    if (
+        len(data) < _INDEX_HEADER
+        or data[:4] != b"DIRC"
+        or int.from_bytes(data[4:8], "big") != 2
+        or int.from_bytes(data[8:12], "big") != count
+    ):
+        return None
+    facts = _IndexFacts(index=raw)
+    if C.git_index_has_conflicts(raw):
+        facts.stages = _conflicts(raw)
+
+    def stage_zero(path: bytes) -> Any:
+        entry = C.git_index_get_bypath(raw, path, 0)
+        return None if entry == ffi.NULL else entry
+
+    for name, found in ((b".gitattributes", facts.attributes), (b".gitignore", facts.ignores)):
+        for candidate in sorted(_paths_ending(data, name)):
+            if stage_zero(candidate) is not None:
+                found.append(candidate)
+    start = data.find(_GITLINK_MODE, _INDEX_HEADER)
+    while start >= 0:
+        gitlink = _path_at(data, start - _ENTRY_MODE)
+        entry = None if gitlink is None else stage_zero(gitlink)
+        if gitlink is not None and entry is not None and entry.mode == _GITLINK:
+            facts.gitlinks[gitlink] = bytes(ffi.buffer(entry.id.id, 20)).hex().encode()
+        start = data.find(_GITLINK_MODE, start + 1)
+    return facts
+
+
+def _read_index(path: str) -> bytes | None:
+    """The index file's bytes (a regular file, not a link, at most 1 GiB), or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_INDEX_BYTES:
+            return None
+        chunks: list[bytes] = []
+        left = info.st_size
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _path_at(data: bytes, entry: int) -> bytes | None:
+    """The path of the version-2 entry that starts at ``entry``, if one could."""
+    if entry < _INDEX_HEADER:
+        return None
+    begin = entry + _ENTRY_PATH
+    end = data.find(b"\0", begin)
+    if end <= begin:
+        return None
+    return data[begin:end]
+
+
+def _paths_ending(data: bytes, name: bytes) -> set[bytes]:
+    """The candidates for every path in a version-2 index that is ``name`` or ends in
+    ``/name``: where ``name`` + NUL occurs, a run of the non-NUL bytes before it whose
+    length the two flag bytes before the run give (libgit2 confirms them)."""
+    found: set[bytes] = set()
+    suffix = name + b"\0"
+    end = data.find(suffix, _INDEX_HEADER)
+    while end >= 0:
+        stop = end + len(name)
+        floor = max(_INDEX_HEADER + _ENTRY_PATH, data.rfind(b"\0", 0, end) + 1)
+        for begin in range(end, floor - 1, -1):
+            path = data[begin:stop]
+            flags = int.from_bytes(data[begin - 2 : begin], "big")
+            if flags & _NAME_MASK == min(len(path), _NAME_MASK) and (
+                path == name or path.endswith(b"/" + name)
+            ):
+                found.add(path)
+        end = data.find(suffix, end + 1)
+    return found
+
+
+def _conflicts(raw: Any) -> dict[bytes, int]:
+    """Conflicted paths and their stage masks, from libgit2's conflict iterator."""
+    from pygit2.ffi import C, ffi
+
+    stages: dict[bytes, int] = {}
+    iterator = ffi.new("git_index_conflict_iterator **")
+    if C.git_index_conflict_iterator_new(iterator, raw) != 0:
+        raise _Unavailable("the index's conflicts cannot be read")
+    sides = [ffi.new("git_index_entry **") for _ in range(3)]
+    try:
+        while C.git_index_conflict_next(*sides, iterator[0]) == 0:
+            for bit, side in enumerate(sides):
+                if side[0] != ffi.NULL:
+                    path = ffi.string(side[0].path)
+                    stages[path] = stages.get(path, 0) | (1 << bit)
+    finally:
+        C.git_index_conflict_iterator_free(iterator[0])
+    return stages
 
 
 def _check_drivers(
@@ -636,14 +790,14 @@ def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth:
     _confine_status_files(repo, roots)
     settings = _settings(repo.config)
     index = repo.index
-    facts = _index_facts(index)
+    tree = _head_tree(repo)
+    facts = _index_facts(index, repo.path, loop=tree is None)
     changes: dict[bytes, _Line] = {}
 
     def line(path: bytes) -> _Line:
         return changes.setdefault(path, _Line())
 
     # The index against HEAD.
-    tree = _head_tree(repo)
     if tree is None:
         for path in facts.paths:
             if path not in facts.intent_to_add:
@@ -700,8 +854,8 @@ def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth:
         if (
             path in facts.stages
             or path in facts.intent_to_add
-            or path in facts.unchanged
             or path in facts.gitlinks
+            or facts.is_unchanged(path)
             or delta.status == DeltaStatus.CONFLICTED
         ):
             continue
@@ -727,7 +881,7 @@ def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth:
         )
 
     for path, commit in facts.gitlinks.items():
-        if path in facts.unchanged:
+        if facts.is_unchanged(path):
             continue
         char = _submodule_char(repo, workdir, path, commit, roots, depth)
         if char:
