@@ -13,10 +13,11 @@ one request (:meth:`WorkerPool.run`):
    -P -m sysprompt_core.sandbox.worker``, with a minimal environment, which confines
    itself before it answers ready (see :mod:`sysprompt_core.sandbox.worker`).
 2. **Exchange** line-delimited JSON: send the request, collect the answers as they come
-   until ``{"done": true}``. At the deadline the worker is killed (``SIGKILL``) and the
-   answers it gave so far are kept: :attr:`Outcome.TIMED_OUT`. A worker that dies, or
-   answers anything but JSON objects, or more than ``max_message_bytes`` in one line,
-   is killed too: :attr:`Outcome.FAILED`. Its answers are only ever parsed as JSON.
+   until one says ``"done": true`` (the last answer, or an empty one). At the
+   deadline the worker is killed (``SIGKILL``) and the answers it gave so far are
+   kept: :attr:`Outcome.TIMED_OUT`. A worker that dies, or answers anything but JSON
+   objects, or more than ``max_message_bytes`` in one line, is killed too:
+   :attr:`Outcome.FAILED`. Its answers are only ever parsed as JSON.
 3. **Release**: a worker that finished goes back to the idle ones; one that was killed,
    or said it exits (it ran out of memory, or grew), is reaped, and the next acquire
    starts its replacement.
@@ -463,9 +464,12 @@ class WorkerPool:
                 message = worker.receive(deadline, limit)
                 if message is None:
                     return Outcome.TIMED_OUT, None
-                if message.get("done") is True:
-                    return Outcome.DONE, "exits" if message.get("exit") else None
-                messages.append(message)
+                if message.get("done") is not True:
+                    messages.append(message)
+                    continue
+                if len(message) > 1 + ("exit" in message):  # the last answer ends it
+                    messages.append(message)
+                return Outcome.DONE, "exits" if message.get("exit") else None
         except _Broken as exc:
             return Outcome.FAILED, str(exc)
 

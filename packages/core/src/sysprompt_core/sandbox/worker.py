@@ -18,7 +18,8 @@ standard input and output (one object per line, UTF-8). The life of a worker:
 4. **Answers** ``{"ready": true, "landlock": <ABI or 0>, "reason": …}``.
 5. **Serves** one request at a time: ``{"names": [...], "directory": …,
    "max_file_bytes": …}`` → one ``{"name": …, "value": …}`` or ``{"name": …,
-   "missing": …}`` line per value as soon as it is known, then ``{"done": true}``.
+   "missing": …}`` line per value as soon as it is known, the last one with
+   ``"done": true`` (and ``"exit"`` when the worker ends after it).
    A read that runs out of memory answers what it could not read as missing and the
    worker exits, as it does when, freed memory given back, it still holds
    :data:`RECYCLE_BYTES` more than when it started: a fresh process holds nothing.
@@ -62,7 +63,9 @@ use the address space up)."""
 _PR_SET_PDEATHSIG = 1
 
 Message = dict[str, Any]
-Send = Callable[[Message], None]
+Send = Callable[..., None]
+"""``send(message, last=False)``: one answer; the ``last`` one also ends the request
+(one write instead of two, which a small read notices)."""
 Handler = Callable[[Mapping[str, Any], Mapping[str, Any], Send], None]
 """``handler(spec, request, send)``: answers one request with ``send``."""
 
@@ -88,7 +91,7 @@ def read_git(spec: Mapping[str, Any], request: Mapping[str, Any], send: Send) ->
 
     def publish(name: str, value: Value) -> None:
         published.add(name)
-        send(_value_message(name, value))
+        send(_value_message(name, value), last=published.issuperset(names))
 
     try:
         read_repository(names, str(request["directory"]), options, publish)
@@ -196,7 +199,7 @@ def serve(handler: Handler, stdin: BinaryIO | None = None, stdout: int | None = 
     source = sys.stdin.buffer if stdin is None else stdin
     out = _private_stdout() if stdout is None else stdout
 
-    def send(message: Message) -> None:
+    def write(message: Message) -> None:
         data = json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
         while data:
             data = data[os.write(out, data) :]
@@ -208,18 +211,39 @@ def serve(handler: Handler, stdin: BinaryIO | None = None, stdout: int | None = 
     statm = _open_statm()
     abi, reason = prepare(spec)
     start = _resident_bytes(statm)
-    send({"ready": True, "landlock": abi, "reason": reason, "pid": os.getpid()})
+    write({"ready": True, "landlock": abi, "reason": reason, "pid": os.getpid()})
     while line := source.readline():
-        request = json.loads(line)
+        answer = _Answer(write, lambda: _resident_bytes(statm) - start > RECYCLE_BYTES)
         try:
-            handler(spec, request, send)
+            handler(spec, json.loads(line), answer.send)
         except _Failed:
-            send({"done": True, "exit": "failed"})
+            if not answer.ended:
+                write({"done": True, "exit": "failed"})
             os._exit(0)  # nothing left to clean up, and no memory to do it with
-        if _resident_bytes(statm) - start > RECYCLE_BYTES:
-            send({"done": True, "exit": "grew"})
+        if not answer.ended:
+            answer.send({}, last=True)
+        if answer.exits:
             return
-        send({"done": True})
+
+
+class _Answer:
+    """The answers to one request: the last one says it is done, and whether the
+    worker exits after it (``grown()``: it holds too much memory)."""
+
+    def __init__(self, write: Callable[[Message], None], grown: Callable[[], bool]) -> None:
+        self.write = write
+        self.grown = grown
+        self.ended = False
+        self.exits = False
+
+    def send(self, message: Message, last: bool = False) -> None:
+        if self.ended:
+            return
+        if last:
+            self.ended = True
+            self.exits = self.grown()
+            message = {**message, "done": True, **({"exit": "grew"} if self.exits else {})}
+        self.write(message)
 
 
 def _private_stdout() -> int:
