@@ -19,8 +19,8 @@ one request (:meth:`WorkerPool.run`):
    objects, or more than ``max_message_bytes`` in one line, is killed too:
    :attr:`Outcome.FAILED`. Its answers are only ever parsed as JSON.
 3. **Release**: a worker that finished goes back to the idle ones; one that was killed,
-   or said it exits (it ran out of memory, or grew), is reaped, and the next acquire
-   starts its replacement.
+   or said it exits (it ran out of memory, or grew), is reaped, and a replacement is
+   started at once in the background, ready for the next request.
 
 Per process: the workers belong to the process that started them. After ``fork``
 (gunicorn starts its workers that way) the child notices that its pid changed, closes
@@ -258,6 +258,7 @@ class _State:
         self.idle: list[_Worker] = []
         self.busy: set[_Worker] = set()
         self.starting = 0
+        self.starting_in_background: dict[WorkerSpec, int] = {}
         self.closed = False
 
     def alive(self) -> int:
@@ -279,7 +280,8 @@ class _State:
                     self.idle.remove(same)
                     self.busy.add(same)
                     break
-                if not self.closed and (self.alive() < size or self.idle):
+                coming = self.starting_in_background.get(spec, 0) > 0  # wait for it
+                if not self.closed and not coming and (self.alive() < size or self.idle):
                     if self.alive() >= size:  # an idle worker of another spec makes room
                         retired.append(self.idle.pop(0))
                     self.starting += 1
@@ -311,6 +313,9 @@ class _State:
                 ready = self._handshake(made, deadline)
                 if ready is None:
                     pending = True
+                    with self.condition:  # the reserved start goes on in the background
+                        self._background(spec, +1)
+                        self.starting -= 1
                     threading.Thread(
                         target=self._finish_start,
                         args=(made,),
@@ -330,10 +335,41 @@ class _State:
                         self.busy.add(made)
                     self.condition.notify()
 
+    def _replace(self, spec: WorkerSpec, size: int) -> None:
+        """Start a worker for ``spec`` in the background, in place of one that ended,
+        so that the next request finds it ready (when there is room)."""
+        with self.condition:
+            if self.closed or self.alive() >= size:
+                return
+            self._background(spec, +1)
+        threading.Thread(
+            target=self._start_idle, args=(spec,), name="sysprompt-worker-start", daemon=True
+        ).start()
+
+    def _background(self, spec: WorkerSpec, change: int) -> None:
+        """Count a start in the background for ``spec`` (the condition is held)."""
+        self.starting += change
+        left = self.starting_in_background.get(spec, 0) + change
+        if left:
+            self.starting_in_background[spec] = left
+        else:
+            self.starting_in_background.pop(spec, None)
+
+    def _start_idle(self, spec: WorkerSpec) -> None:
+        made = self._spawn(spec)
+        if isinstance(made, _Worker):
+            self._finish_start(made)
+            return
+        with self.condition:
+            self._background(spec, -1)
+            self.condition.notify_all()
+
     def _finish_start(self, worker: _Worker) -> None:
+        """Wait for ``worker`` (counted as starting in the background) to say it is
+        ready, then make it idle."""
         ready = self._handshake(worker, time.monotonic() + START_SECONDS)
         with self.condition:
-            self.starting -= 1
+            self._background(worker.spec, -1)
             keep = ready is True and not self.closed
             if keep:
                 self.idle.append(worker)
@@ -378,14 +414,19 @@ class _State:
         return True
 
     def release(self, worker: _Worker, size: int, keep: bool) -> None:
+        """Back to the idle ones, or (killed, exiting, or one too many) reaped; a worker
+        that ended is replaced at once, in the background."""
         with self.condition:
             self.busy.discard(worker)
-            keep = keep and not self.closed and self.alive() < size
-            if keep:
+            room = not self.closed and self.alive() < size
+            if keep and room:
                 self.idle.append(worker)
             self.condition.notify()
+        if keep and room:
+            return
+        worker.kill()
         if not keep:
-            worker.kill()
+            self._replace(worker.spec, size)
 
     def close(self) -> None:
         """Kill every idle worker now, and each busy one when it is released."""
@@ -459,7 +500,7 @@ class WorkerPool:
         messages: list[Message],
     ) -> tuple[Outcome, str | None]:
         try:
-            worker.send(dict(request))
+            worker.send({**request, "seconds": max(0.0, deadline - time.monotonic())})
             while True:
                 message = worker.receive(deadline, limit)
                 if message is None:

@@ -11,8 +11,8 @@ standard input and output (one object per line, UTF-8). The life of a worker:
    to use Landlock, and where libgit2 may look for the global git configuration.
 3. **Prepares**, before anything it is asked to read: libgit2's configuration search
    paths (the system configuration never, the global one only where the spec says),
-   pack windows small enough for the memory limit, the parent-death signal (Linux), the
-   address-space limit (``RLIMIT_AS``), and — unless the spec says not to — Landlock
+   pack windows small enough for the memory limit, the address-space limit
+   (``RLIMIT_AS``), and — unless the spec says not to — Landlock
    (:func:`~sysprompt_core.sandbox.landlock.confine_to_reading`): read-only beneath
    the roots, nothing else.
 4. **Answers** ``{"ready": true, "landlock": <ABI or 0>, "reason": …}``.
@@ -25,8 +25,10 @@ standard input and output (one object per line, UTF-8). The life of a worker:
    :data:`RECYCLE_BYTES` more than when it started: a fresh process holds nothing.
 
 The worker never writes a file and starts no process; its parent kills it at a
-request's deadline. :func:`serve` takes the request handler, so a test can run its own
-probe in a worker confined exactly like this one.
+request's deadline (a request says how many ``seconds`` it has left, and an alarm ends
+the worker a second after, should the parent be gone). An idle worker whose parent
+died reads the end of its input and exits. :func:`serve` takes the request handler,
+so a test can run its own probe in a worker confined exactly like this one.
 """
 
 from __future__ import annotations
@@ -59,8 +61,6 @@ request (and after ``malloc_trim``) exits: a fresh process holds nothing."""
 PACK_WINDOW_BYTES = 32 * 1024 * 1024
 """How much of a pack file libgit2 maps at once (its default, 1 GiB on 64-bit, would
 use the address space up)."""
-
-_PR_SET_PDEATHSIG = 1
 
 Message = dict[str, Any]
 Send = Callable[..., None]
@@ -131,7 +131,6 @@ def prepare(spec: Mapping[str, Any]) -> tuple[int, str | None]:
         settings.search_path[level] = str(paths.get(name, ""))
     settings.mwindow_size = PACK_WINDOW_BYTES
     settings.mwindow_mapped_limit = max(PACK_WINDOW_BYTES, int(spec["memory_limit"]) // 4)
-    _die_with_parent()
     _limit_memory(int(spec["memory_limit"]))
     _RESERVE.extend(bytes(_RESERVE_BYTES))
     if not spec.get("landlock", True):
@@ -140,15 +139,6 @@ def prepare(spec: Mapping[str, Any]) -> tuple[int, str | None]:
         return confine_to_reading(spec["roots"]), None
     except LandlockUnavailable as exc:
         return 0, exc.strerror or str(exc)
-
-
-def _die_with_parent() -> None:
-    if sys.platform != "linux":
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() == 1:  # the parent died before the signal was asked for
-        os._exit(0)
 
 
 def _limit_memory(limit: int) -> None:
@@ -214,16 +204,29 @@ def serve(handler: Handler, stdin: BinaryIO | None = None, stdout: int | None = 
     write({"ready": True, "landlock": abi, "reason": reason, "pid": os.getpid()})
     while line := source.readline():
         answer = _Answer(write, lambda: _resident_bytes(statm) - start > RECYCLE_BYTES)
+        request = json.loads(line)
+        _alarm(request.get("seconds"))
         try:
-            handler(spec, json.loads(line), answer.send)
+            handler(spec, request, answer.send)
         except _Failed:
             if not answer.ended:
                 write({"done": True, "exit": "failed"})
             os._exit(0)  # nothing left to clean up, and no memory to do it with
+        _alarm(None)
         if not answer.ended:
             answer.send({}, last=True)
         if answer.exits:
             return
+
+
+def _alarm(seconds: object) -> None:
+    """End this process (``SIGALRM``, whose default is to terminate, even inside libgit2)
+    a second after the request's deadline: its parent kills it at the deadline, but a
+    parent that died cannot. None: no alarm."""
+    if not hasattr(signal, "setitimer"):
+        return
+    delay = float(seconds) + 1.0 if isinstance(seconds, int | float) and seconds > 0 else 0.0
+    signal.setitimer(signal.ITIMER_REAL, delay)
 
 
 class _Answer:

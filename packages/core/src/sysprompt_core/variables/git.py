@@ -253,9 +253,13 @@ def _open(path: str, roots: Sequence[str]) -> pygit2.Repository:
         repo = pygit2.Repository(path, flags=RepositoryOpenFlag.NO_SEARCH)
     except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
         raise _Unavailable(f"the repository cannot be opened: {describe_error(exc)}") from exc
-    if repo.workdir:
-        _check_inside("work tree", repo.workdir, roots)
-    _confine_config(repo.config, roots)
+    try:
+        if repo.workdir:
+            _check_inside("work tree", repo.workdir, roots)
+        _confine_config(repo.config, roots)
+    except BaseException:
+        repo.free()
+        raise
     return repo
 
 
@@ -305,6 +309,18 @@ def _included_files(config: pygit2.Config) -> set[str]:
     return origins
 
 
+def _found(repo: pygit2.Repository, roots: tuple[str, ...]) -> _Found:
+    """``repo``, opened by :func:`_open`, once its git directory is known to lie in the
+    roots (freed otherwise: pygit2's Repository lives in a reference cycle)."""
+    try:
+        _check_inside("git directory", repo.path, roots)
+    except BaseException:
+        repo.free()
+        raise
+    workdir = os.path.realpath(repo.workdir) if repo.workdir else None
+    return _Found(repo, workdir, roots)
+
+
 def _root_of(directory: str, roots: Sequence[str]) -> str | None:
     holding = [root for root in roots if is_inside(directory, root)]
     return max(holding, key=len) if holding else None
@@ -337,10 +353,7 @@ def find_repository(directory: str, options: ResolverOptions) -> _Found:
                 gitdir = dotgit
         if gitdir is not None:
             _confine_gitdir(gitdir, roots)
-            repo = _open(current, roots)
-            _check_inside("git directory", repo.path, roots)
-            workdir = os.path.realpath(repo.workdir) if repo.workdir else None
-            return _Found(repo, workdir, roots)
+            return _found(_open(current, roots), roots)
         if _is_git_directory(current, roots):  # a bare repository, or inside .git
             _confine_gitdir(current, roots)
             return _Found(_open(current, roots), None, roots)
@@ -944,6 +957,15 @@ def _submodule_char(
         found = find_repository_at(top, roots)
     except _Unavailable as exc:
         raise _Unavailable(f"submodule {os.fsdecode(path)}: {exc}") from exc
+    try:
+        return _submodule_state(found, commit, ignore, roots, depth)
+    finally:
+        found.repo.free()  # pygit2's Repository is in a reference cycle: free it now
+
+
+def _submodule_state(
+    found: _Found, commit: bytes, ignore: str, roots: Sequence[str], depth: int
+) -> str:
     sub = found.repo
     head = "" if sub.head_is_unborn or found.workdir is None else str(sub.head.target)
     if head.encode() != commit:
@@ -967,10 +989,7 @@ def find_repository_at(top: str, roots: Sequence[str]) -> _Found:
     else:
         gitdir = _gitfile_target(dotgit, roots)
     _confine_gitdir(gitdir, roots)
-    repo = _open(top, roots)
-    _check_inside("git directory", repo.path, roots)
-    workdir = os.path.realpath(repo.workdir) if repo.workdir else None
-    return _Found(repo, workdir, tuple(roots))
+    return _found(_open(top, roots), tuple(roots))
 
 
 def read_status(found: _Found, directory: str, limit: int) -> Value:
@@ -1036,20 +1055,27 @@ def read_repository(
         for name in names:
             publish(name, Missing(str(exc)))
         return
-    for name in names:
-        value: Value
-        try:
-            if name == "branch":
-                value = read_branch(found.repo)
-            else:
-                value = read_status(found, directory, options.max_file_bytes)
-        except _Unavailable as exc:
-            value = Missing(str(exc))
-        except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
-            if "out of memory" in str(exc).lower():  # libgit2's own: the worker's limit
-                raise MemoryError(str(exc)) from exc
-            value = Missing(f"the repository cannot be read: {describe_error(exc)}")
-        publish(name, value)
+    try:
+        for number, name in enumerate(names, 1):
+            value = _read_value(found, name, directory, options)
+            if number == len(names):
+                found.repo.free()  # before the last answer: the memory is given back
+            publish(name, value)
+    finally:
+        found.repo.free()
+
+
+def _read_value(found: _Found, name: str, directory: str, options: ResolverOptions) -> Value:
+    try:
+        if name == "branch":
+            return read_branch(found.repo)
+        return read_status(found, directory, options.max_file_bytes)
+    except _Unavailable as exc:
+        return Missing(str(exc))
+    except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
+        if "out of memory" in str(exc).lower():  # libgit2's own: the worker's limit
+            raise MemoryError(str(exc)) from exc
+        return Missing(f"the repository cannot be read: {describe_error(exc)}")
 
 
 def _directory(context: ResolveContext) -> str | Missing:
