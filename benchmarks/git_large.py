@@ -8,7 +8,10 @@ the samples, interleaved in one run:
   a warm git reader process, confined; a time limit long enough, one read at a time),
 * the same read in a thread of this process (``read_repository``, as before the
   readers), and
-* one ``git --no-optional-locks status --short`` process (the peer),
+* one ``git --no-optional-locks status --short`` process (the peer), and
+* libgit2's own status in C (``pygit2.Repository(...).status()``, one thread): the floor
+  of any single-threaded libgit2 read, whereas git lstat()s the files in parallel
+  threads (``core.preloadIndex``),
 
 checks that they give the same status, and shows the time limit: with a limit shorter
 than the read, the resolver answers Missing at the deadline (its reader is killed).
@@ -27,6 +30,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -114,7 +119,13 @@ def main() -> None:
         threaded: list[float] = []
         cli: list[float] = []
         readers: set[int] = set()
+        floor: list[float] = []
         for _ in range(args.samples):
+            start = time.perf_counter()
+            libgit2 = pygit2.Repository(str(repo))
+            libgit2.status()
+            libgit2.free()
+            floor.append(time.perf_counter() - start)
             start = time.perf_counter()
             resolver.resolve(["branch", "status"], context)
             inprocess.append(time.perf_counter() - start)
@@ -142,6 +153,8 @@ def main() -> None:
         print(f"  git reader ÷ CLI                    {ratio:8.2f}×")
         ratio = statistics.median(threaded) / statistics.median(cli)
         print(f"  in a thread ÷ CLI                   {ratio:8.2f}×")
+        ratio = statistics.median(floor) / statistics.median(cli)
+        print(f"  floor: libgit2's own status (C)     {ms(floor)} = {ratio:.2f}× CLI")
         print(
             f"  time limit {limit * 1000:.1f} ms: answered after {answered * 1000:.1f} ms "
             f"with {timed['status']!r}"
