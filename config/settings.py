@@ -221,7 +221,10 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT") or 0
 
 
 # Logs go to stderr (gunicorn and systemd collect it): django.request's errors with their
-# traceback, the app's sysprompt.* loggers, at LOG_LEVEL (default INFO).
+# traceback, the app's sysprompt.* loggers, at LOG_LEVEL (default INFO). Start-up banners
+# are not news on every `manage.py` run, and stderr is where a command's diagnostics go:
+# django-axes' "AXES: BEGIN …" (logger axes.apps) shows only at LOG_LEVEL=DEBUG, while its
+# login and lockout events keep LOG_LEVEL.
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").strip().upper() or "INFO"
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
     raise ImproperlyConfigured(
@@ -243,6 +246,11 @@ LOGGING: dict[str, Any] = {
         "sysprompt": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
         "editor": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
         "axes": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "axes.apps": {
+            "handlers": [],
+            "level": LOG_LEVEL if LOG_LEVEL in {"DEBUG", "ERROR", "CRITICAL"} else "WARNING",
+            "propagate": True,
+        },
     },
 }
 
@@ -296,6 +304,7 @@ def _sysprompt() -> dict[str, Any]:
         "MAX_TEMPLATE_BYTES": env_int("SYSPROMPT_MAX_TEMPLATE_BYTES"),
         "MAX_PROMPT_BYTES": env_int("SYSPROMPT_MAX_PROMPT_BYTES"),
         "MAX_READ_BYTES": env_int("SYSPROMPT_MAX_READ_BYTES"),
+        "PARSE_CACHE_BYTES": env_int("SYSPROMPT_PARSE_CACHE_BYTES"),
         "COMPACTION_INSTRUCTIONS": os.environ.get("SYSPROMPT_COMPACTION_INSTRUCTIONS"),
         "SERVER_RESOLVES": env_list("SYSPROMPT_SERVER_RESOLVES"),
     }

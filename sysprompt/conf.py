@@ -25,6 +25,7 @@ from sysprompt_core.limits import (
     DEFAULT_MAX_PROMPT_BYTES,
     DEFAULT_MAX_READ_BYTES,
     DEFAULT_MAX_TEMPLATE_BYTES,
+    DEFAULT_PARSE_CACHE_BYTES,
 )
 from sysprompt_core.variables import SERVER_RESOLVES_CHOICES, ResolverOptions
 
@@ -55,6 +56,7 @@ KEYS = (
     "MAX_PROMPT_BYTES",
     "MAX_READ_BYTES",
     "MAX_TEMPLATE_BYTES",
+    "PARSE_CACHE_BYTES",
     "SERVER_RESOLVES",
 )
 DEFAULT_SERVER_RESOLVES = SERVER_RESOLVES_CHOICES
@@ -83,6 +85,8 @@ class AppSettings:
     git_landlock: bool = True
     """Whether git readers confine themselves with Landlock (off: to try what a host
     without Landlock does; ``manage.py check`` then warns)."""
+    parse_cache_bytes: int = DEFAULT_PARSE_CACHE_BYTES
+    """What the process's cache of parsed templates and fragments may hold, in bytes."""
 
 
 def app_settings() -> AppSettings:
@@ -117,6 +121,9 @@ def app_settings() -> AppSettings:
             "GIT_MEMORY_LIMIT", raw.get("GIT_MEMORY_LIMIT", DEFAULT_GIT_MEMORY_LIMIT)
         ),
         git_landlock=_boolean("GIT_LANDLOCK", raw.get("GIT_LANDLOCK", True)),
+        parse_cache_bytes=_positive_int(
+            "PARSE_CACHE_BYTES", raw.get("PARSE_CACHE_BYTES", DEFAULT_PARSE_CACHE_BYTES)
+        ),
     )
 
 

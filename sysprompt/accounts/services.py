@@ -16,6 +16,10 @@ from django.db.models import Field
 from rest_framework.authtoken.models import Token
 
 from sysprompt.errors import AdminBootstrapError, AgentHostError, AgentHostNotFound
+
+# The group names live below every app; re-exported for the callers of this module.
+from sysprompt.groups import AGENT_HOSTS_GROUP as AGENT_HOSTS_GROUP
+from sysprompt.groups import PROMPT_AUTHORS_GROUP as PROMPT_AUTHORS_GROUP
 from sysprompt.prompts.permissions import (
     CONVERSATION_CHANGE_PERMISSION,
     CONVERSATION_DELETE_PERMISSION,
@@ -55,10 +59,6 @@ def admin_ensure(*, password: str | None = None) -> AdminBootstrap:
     user_model.objects.create_superuser(username=ADMIN_USERNAME, email="", password=password)
     return AdminBootstrap(username=ADMIN_USERNAME, password=password)
 
-
-PROMPT_AUTHORS_GROUP = "Prompt authors"
-
-AGENT_HOSTS_GROUP = "Agent hosts"
 
 # Who may create agent hosts and rotate their tokens in the app (the Agent hosts page):
 # whoever may create API tokens; prompt authors may.

@@ -53,12 +53,15 @@ _SAVE_ATTEMPTS = 1000
 def template_save(
     *,
     text: str,
-    compress: bool = False,
+    compress: bool | None = None,
     author: AbstractBaseUser | AnonymousUser | None = None,
     if_match: Sequence[str] | None = None,
 ) -> TemplateVersion:
     """Add ``text`` as the newest template version, byte for byte, with its ``compress``
     setting (the source is compressed before it is parsed; the text stays as written).
+    ``compress=None`` keeps the current version's setting (off for the built-in
+    default), read in the same transaction as the write: a text-only save never turns
+    compression off, as a variant's save does not (library.md).
 
     ``if_match`` holds entity tags (or ``"*"``) from the caller's ``If-Match``: unless
     one of them names the current version, :class:`PreconditionFailed` is raised and
@@ -82,7 +85,7 @@ def template_save(
 def _template_version_add(
     *,
     text: str,
-    compress: bool,
+    compress: bool | None,
     author: AbstractBaseUser | AnonymousUser | None,
     if_match: Sequence[str] | None,
 ) -> TemplateVersion:
@@ -92,7 +95,7 @@ def _template_version_add(
     return TemplateVersion.objects.create(
         number=current.version + 1,
         text=text,
-        compress=compress,
+        compress=current.compress if compress is None else compress,
         author_id=None if author is None else author.pk,
         created_at=timezone.now(),
     )

@@ -730,7 +730,9 @@ COMPONENTS = {
     # the host context and the library
     "ResolveInput",
     "ResolvedConversationPrompt",
-    "Override",
+    "Override",  # oneOf a string, OverrideText, OverridePreset
+    "OverrideText",
+    "OverridePreset",
     "FragmentUse",
     "Fragment",
     "FragmentVariant",
@@ -745,6 +747,7 @@ COMPONENTS = {
     "ImportItem",
     "ImportReport",
     "ImportRefused",  # oneOf ImportReport, FieldErrors, Error
+    "ImportTarget",
     "HostOverride",
     "HostOverrideInput",
     "ActionEnum",  # an import item's action
@@ -753,6 +756,7 @@ COMPONENTS = {
     # agent hosts: host-local values, the references, the shared prefix
     "HostValues",
     "TemplateReferences",
+    "HostResolvesEnum",  # file, git, system
     "SharedPrefixEnd",
 }
 

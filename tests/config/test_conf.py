@@ -45,6 +45,7 @@ def test_app_settings_defaults_when_unset(settings: Settings) -> None:
         compaction_instructions=DEFAULT_COMPACTION_INSTRUCTIONS,
         max_prompt_bytes=1_048_576,
         max_read_bytes=8 * 1_048_576,
+        parse_cache_bytes=32 * 1_048_576,
     )
 
 
@@ -79,6 +80,7 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("MAX_PROMPT_BYTES", 1, "max_prompt_bytes", 1),
         ("MAX_PROMPT_BYTES", 5_000_000, "max_prompt_bytes", 5_000_000),
         ("MAX_READ_BYTES", 4096, "max_read_bytes", 4096),
+        ("PARSE_CACHE_BYTES", 65536, "parse_cache_bytes", 65536),
         ("COMPACTION_INSTRUCTIONS", "Summarise.", "compaction_instructions", "Summarise."),
     ],
 )
@@ -110,7 +112,7 @@ def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
     assert (
         "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, GIT_LANDLOCK, "
         "GIT_MEMORY_LIMIT, GIT_TIMEOUT, GIT_WORKERS, MAX_FILE_BYTES, MAX_PROMPT_BYTES, "
-        "MAX_READ_BYTES, MAX_TEMPLATE_BYTES" in message
+        "MAX_READ_BYTES, MAX_TEMPLATE_BYTES, PARSE_CACHE_BYTES" in message
     )
 
 
@@ -158,6 +160,8 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("MAX_READ_BYTES", 0),
         ("MAX_READ_BYTES", True),
         ("MAX_READ_BYTES", "8MiB"),
+        ("PARSE_CACHE_BYTES", 0),
+        ("PARSE_CACHE_BYTES", "32MiB"),
         ("COMPACTION_INSTRUCTIONS", None),
     ],
 )
@@ -372,6 +376,7 @@ def test_settings_defaults_when_environment_empty() -> None:
         ({"SYSPROMPT_GIT_MEMORY_LIMIT": "268435456"}, "GIT_MEMORY_LIMIT", 268435456),
         ({"SYSPROMPT_GIT_LANDLOCK": "false"}, "GIT_LANDLOCK", False),
         ({"SYSPROMPT_GIT_LANDLOCK": "on"}, "GIT_LANDLOCK", True),
+        ({"SYSPROMPT_PARSE_CACHE_BYTES": "1048576"}, "PARSE_CACHE_BYTES", 1_048_576),
     ],
 )
 def test_settings_sysprompt_when_environment_set(

@@ -85,3 +85,11 @@ prompt limit, wrapped in fragments eight levels deep, counts its source once and
 output at every level, so any prompt within the limit fits. With
 ``FRAGMENT_MAX_RENDERS`` it bounds the time and memory of a resolution, whatever the
 library holds."""
+
+DEFAULT_PARSE_CACHE_BYTES = 32 * 1_048_576
+"""What a process's cache of parsed templates and fragments may hold, in bytes
+(``SYSPROMPT_PARSE_CACHE_BYTES``). A parsed template takes about 10 to 25 times its
+source (every tag and piece of text is a Python object): 32 MiB keeps thousands of
+ordinary fragments and templates parsed, and a handful of the largest ones (a template
+at ``DEFAULT_MAX_TEMPLATE_BYTES`` can take 6 MB), so previews of many different large
+templates cannot make a worker grow past it."""
