@@ -22,6 +22,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
@@ -742,3 +743,67 @@ class CpuMeter:
             for start, end in zip(before, after, strict=True)
         )
         return app * 1000 / requests, (db * 1000 / requests if self.connection else math.nan)
+
+
+# --- memory of a process group (Linux /proc) ------------------------------------------
+
+
+def resident_bytes(pid: int) -> int:
+    """``VmRSS`` of ``pid`` in bytes (0 when it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def group_resident(pgid: int) -> dict[int, int]:
+    """Resident bytes of each process of process group ``pgid`` (a server started with
+    ``start_new_session``: gunicorn's master, its workers and their git readers)."""
+    return {pid: resident_bytes(pid) for pid in group_members(pgid)}
+
+
+class ResidentSampler:
+    """The peak of a process group's summed resident memory, sampled every ``every``
+    seconds in a thread while the ``with`` block runs (short-lived processes, such as a
+    git reader killed at its deadline, are seen while they live)."""
+
+    def __init__(self, pgid: int, every: float = 0.01) -> None:
+        self.pgid = pgid
+        self.every = every
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, sum(group_resident(self.pgid).values()))
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> ResidentSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def untracked_repository(path: Path, files: int, per_directory: int = 100) -> Path:
+    """A repository with one commit and ``files`` untracked files in folders of
+    ``per_directory``, all listed one by one (``status.showUntrackedFiles=all``): a
+    status as large as a repository of that many files can make."""
+    path.mkdir(parents=True)
+    git(path, "init", "--quiet", "--initial-branch=main")
+    (path / "README").write_text("huge\n")
+    git(path, "add", "README")
+    git(path, "commit", "--quiet", "-m", "first")
+    git(path, "config", "status.showUntrackedFiles", "all")
+    for number in range(files):
+        folder = path / f"d{number // per_directory:05}"
+        if number % per_directory == 0:
+            folder.mkdir()
+        (folder / f"untracked-file-{number % per_directory:04}.txt").touch()
+    return path

@@ -323,6 +323,13 @@ def _sysprompt() -> dict[str, Any]:
     values: dict[str, Any] = {
         "ALLOWED_ROOTS": env_list("SYSPROMPT_ALLOWED_ROOTS", separator=":"),
         "GIT_TIMEOUT": env_float("SYSPROMPT_GIT_TIMEOUT"),
+        "GIT_WORKERS": env_int("SYSPROMPT_GIT_WORKERS"),
+        "GIT_MEMORY_LIMIT": env_int("SYSPROMPT_GIT_MEMORY_LIMIT"),
+        "GIT_LANDLOCK": (
+            env_bool("SYSPROMPT_GIT_LANDLOCK", True)
+            if "SYSPROMPT_GIT_LANDLOCK" in os.environ
+            else None
+        ),
         "MAX_FILE_BYTES": env_int("SYSPROMPT_MAX_FILE_BYTES"),
         "MAX_TEMPLATE_BYTES": env_int("SYSPROMPT_MAX_TEMPLATE_BYTES"),
         "MAX_PROMPT_BYTES": env_int("SYSPROMPT_MAX_PROMPT_BYTES"),

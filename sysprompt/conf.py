@@ -20,7 +20,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from sysprompt_core.limits import (
+    DEFAULT_GIT_MEMORY_LIMIT,
     DEFAULT_GIT_TIMEOUT,
+    DEFAULT_GIT_WORKERS,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_PROMPT_BYTES,
     DEFAULT_MAX_READ_BYTES,
@@ -56,7 +58,10 @@ KEYS = (
     "ALLOWED_ROOTS",
     "COMPACTION_INSTRUCTIONS",
     "DEFAULT_TEMPLATE",
+    "GIT_LANDLOCK",
+    "GIT_MEMORY_LIMIT",
     "GIT_TIMEOUT",
+    "GIT_WORKERS",
     "MAX_FILE_BYTES",
     "MAX_PROMPT_BYTES",
     "MAX_READ_BYTES",
@@ -102,6 +107,13 @@ class AppSettings:
     webhook_timeout: float = DEFAULT_WEBHOOK_TIMEOUT
     webhook_retry_window: float = DEFAULT_WEBHOOK_RETRY_WINDOW
     tasks_queue: str = DEFAULT_TASKS_QUEUE
+    git_workers: int = DEFAULT_GIT_WORKERS
+    """Git reader processes per server process (reads that may run at once)."""
+    git_memory_limit: int = DEFAULT_GIT_MEMORY_LIMIT
+    """The address space of one git reader process, in bytes (``RLIMIT_AS``)."""
+    git_landlock: bool = True
+    """Whether git readers confine themselves with Landlock (off: to try what a host
+    without Landlock does; ``manage.py check`` then warns)."""
     parse_cache_bytes: int = DEFAULT_PARSE_CACHE_BYTES
     """What the process's cache of parsed templates and fragments may hold, in bytes."""
 
@@ -149,6 +161,11 @@ def app_settings() -> AppSettings:
             "WEBHOOK_RETRY_WINDOW", raw.get("WEBHOOK_RETRY_WINDOW", DEFAULT_WEBHOOK_RETRY_WINDOW)
         ),
         tasks_queue=_queue_name(raw.get("TASKS_QUEUE", DEFAULT_TASKS_QUEUE)),
+        git_workers=_positive_int("GIT_WORKERS", raw.get("GIT_WORKERS", DEFAULT_GIT_WORKERS)),
+        git_memory_limit=_positive_int(
+            "GIT_MEMORY_LIMIT", raw.get("GIT_MEMORY_LIMIT", DEFAULT_GIT_MEMORY_LIMIT)
+        ),
+        git_landlock=_boolean("GIT_LANDLOCK", raw.get("GIT_LANDLOCK", True)),
         parse_cache_bytes=_positive_int(
             "PARSE_CACHE_BYTES", raw.get("PARSE_CACHE_BYTES", DEFAULT_PARSE_CACHE_BYTES)
         ),
@@ -165,6 +182,9 @@ def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
         max_file_bytes=conf.max_file_bytes,
         max_read_bytes=conf.max_read_bytes,
         max_prompt_bytes=conf.max_prompt_bytes,
+        git_workers=conf.git_workers,
+        git_memory_limit=conf.git_memory_limit,
+        git_landlock=conf.git_landlock,
     )
 
 
@@ -279,6 +299,12 @@ def _positive_number(key: str, value: object) -> float:
 def _positive_int(key: str, value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise _wrong(key, "a positive whole number", value)
+    return value
+
+
+def _boolean(key: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _wrong(key, "true or false", value)
     return value
 
 

@@ -27,6 +27,7 @@ from sysprompt.errors import (
     FragmentNotFound,
     InvalidInput,
     PreconditionFailed,
+    ResolutionBusy,
     TemplateTooLarge,
     VariantConflict,
     WebhookNotFound,
@@ -63,6 +64,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (TemplateTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (PromptTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (RequestDataTooBig, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
+    (ResolutionBusy, status.HTTP_503_SERVICE_UNAVAILABLE),
 )
 
 
@@ -83,6 +85,8 @@ def _domain_response(exc: Exception) -> Response | None:
         response["ETag"] = exc.current.etag
     if isinstance(exc, VariantConflict) and exc.current is not None:
         response["ETag"] = exc.current.etag
+    if isinstance(exc, ResolutionBusy):
+        response["Retry-After"] = str(exc.retry_after)
     return response
 
 

@@ -23,6 +23,7 @@ from sysprompt.api import schema as _schema  # noqa: F401 - registers the extens
 from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditTemplate
 from sysprompt.api.common import (
+    CONSTRUCTING_UNAVAILABLE,
     IF_MATCH,
     IF_NONE_MATCH,
     drf_datetime,
@@ -221,10 +222,13 @@ def _prompt_response(stored: services.Stored) -> Response:
     return Response(prompt_payload(stored.prompt), status=_stored_status(stored))
 
 
+CONSTRUCTING_ERRORS = error_responses(400, 404, 413, 415, e503=CONSTRUCTING_UNAVAILABLE)
+"""The errors of an operation that may construct a prompt (503 also when git is busy)."""
+
 CONVERSATION_RESPONSES: dict[int | str, Any] = {
     200: s.ConversationPromptOutputSerializer,
     201: s.ConversationPromptOutputSerializer,
-    **error_responses(400, 404, 413, 415),
+    **CONSTRUCTING_ERRORS,
 }
 
 
@@ -243,7 +247,7 @@ class ResolveApi(APIView):
         responses={
             200: s.ResolveOutputSerializer,
             201: s.ResolveOutputSerializer,
-            **error_responses(400, 404, 413, 415),
+            **CONSTRUCTING_ERRORS,
         },
     )
     def post(self, request: Request, conversation_id: str) -> Response:
@@ -296,7 +300,7 @@ class CompactApi(APIView):
         responses={
             200: s.CompactOutputSerializer,
             201: s.CompactOutputSerializer,
-            **error_responses(400, 404, 413, 415),
+            **CONSTRUCTING_ERRORS,
         },
     )
     def post(self, request: Request, conversation_id: str) -> Response:

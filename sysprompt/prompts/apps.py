@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.apps import AppConfig
 from django.core import checks
 
-from sysprompt.prompts.checks import check_app_settings
+from sysprompt.prompts.checks import check_app_settings, check_git_confinement
 
 
 class PromptsConfig(AppConfig):
@@ -21,3 +21,4 @@ class PromptsConfig(AppConfig):
 
     def ready(self) -> None:
         checks.register(check_app_settings)
+        checks.register(check_git_confinement)

@@ -26,7 +26,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from sysprompt.conf import app_settings, resolver_options
-from sysprompt.errors import InvalidInput
+from sysprompt.errors import InvalidInput, ResolutionBusy
 from sysprompt.library.selectors import (
     DatabaseSource,
     host_override,
@@ -65,6 +65,7 @@ from sysprompt_core.library import (
 )
 from sysprompt_core.variables import (
     HOST_LOCAL_TYPES,
+    Busy,
     Missing,
     Resolution,
     ResolveContext,
@@ -110,6 +111,13 @@ class Rendered:
     fragments_used: tuple[FragmentUse, ...] = ()
     shared_prefix_chars: int = 0
     prefix_end: engine.PrefixEnd | None = None
+    busy: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def check_not_busy(self) -> None:
+        """Refuse to freeze this prompt when a value it reached was only busy
+        (:class:`ResolutionBusy`): asked again shortly, the value may exist."""
+        if self.busy:
+            raise ResolutionBusy(frozenset(self.busy), max(self.busy.values()))
 
 
 def prompt_render(
@@ -150,6 +158,7 @@ def prompt_render(
         default_registry(),
         base_prefix=resolution.shared_prefix,
     )
+    busy = _busy(resolution, layered)
     prompt = layered.prompt
     return Rendered(
         prompt=prompt,
@@ -163,7 +172,18 @@ def prompt_render(
         fragments_used=tuple(dict.fromkeys((*resolution.fragments_used, *layered.used))),
         shared_prefix_chars=layered.shared_prefix_chars,
         prefix_end=_prefix_end(resolution, layered),
+        busy=busy,
     )
+
+
+def _busy(resolution: Resolution, layered: Layered) -> dict[str, float]:
+    """The keys that were only busy, with the seconds after which to ask again."""
+    busy: dict[str, float] = {}
+    shared = resolution.values.state.shared
+    for key in resolution.busy | layered.busy:
+        value = shared.get(key)
+        busy[key] = value.retry_after if isinstance(value, Busy) else 1.0
+    return busy
 
 
 def _prefix_end(resolution: Resolution, layered: Layered) -> engine.PrefixEnd | None:

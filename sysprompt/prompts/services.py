@@ -173,6 +173,7 @@ def _resolved(
         host=host,
         instance=instance_override(user.pk),
     )
+    rendered.check_not_busy()
     try:
         with transaction.atomic():
             row = ConversationPrompt.objects.create(
@@ -227,6 +228,7 @@ def conversation_prompt_construct(
         host=host if stored is None else host.over(stored_host(stored)),
         instance=instance_override(owner_id),
     )
+    rendered.check_not_busy()
     return _conversation_prompt_store(conversation_id=conversation_id, rendered=rendered, user=user)
 
 

@@ -18,6 +18,15 @@ MODEL_MAX_LENGTH = 200
 
 DEFAULT_GIT_TIMEOUT = 2.0
 """Seconds reading a repository for ``git:`` may take (``SYSPROMPT_GIT_TIMEOUT``)."""
+DEFAULT_GIT_WORKERS = 2
+"""Worker processes each server process keeps for reading git repositories
+(``SYSPROMPT_GIT_WORKERS``): git reads that may run at once; one more waits for a free
+worker until its deadline, then its values are "busy"."""
+DEFAULT_GIT_MEMORY_LIMIT = 512 * 1_048_576
+"""The address space one git worker process may use, in bytes
+(``SYSPROMPT_GIT_MEMORY_LIMIT``, ``RLIMIT_AS``): a read that needs more ends with its
+values missing, and the worker is replaced. An idle worker uses about 60 MB of it; the
+status of a repository of 100,000 files about 100 MB more."""
 DEFAULT_MAX_FILE_BYTES = 1_048_576
 """The largest file ``file:`` reads, and the largest ``git:status``
 (``SYSPROMPT_MAX_FILE_BYTES``)."""
