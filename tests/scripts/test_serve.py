@@ -78,7 +78,8 @@ def test_serve_prints_the_allowed_roots_next_to_the_url(
     lines, port, (work, more) = served
 
     assert lines[-1] == f"sysprompt is running at http://127.0.0.1:{port}/"
-    assert lines[-2].startswith(
+    assert lines[-2].startswith("The webhook worker is running beside the server (pid ")
+    assert lines[-3].startswith(
         f"Working directories allowed (SYSPROMPT_ALLOWED_ROOTS): inside {work}, {more}."
     )
     deadline = time.monotonic() + 30
