@@ -149,7 +149,7 @@ def test_compress_when_applied_twice_is_idempotent(source: str) -> None:
 @given(st.text(alphabet=st.characters(blacklist_characters="`~\n"), max_size=80), _MARKDOWNISH)
 def test_compress_when_fenced_content_is_never_changed(info: str, content: str) -> None:
     lines = content.split("\n")
-    fenced = "\n".join(line for line in lines if not line.lstrip(" \t").startswith("```"))
+    fenced = "\n".join(line for line in lines if not line.lstrip(" \t\r").startswith("```"))
     block = f"```{info}\n{fenced}\n```"
     assert block in compress(f"## a  \n\n\n{block}\n\n\n- **b**:  c\n")
 
