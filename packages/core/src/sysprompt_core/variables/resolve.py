@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from sysprompt_core import template as engine
 from sysprompt_core.variables.context import ReadAccount
@@ -81,8 +81,11 @@ UNSHARED_TYPES = frozenset({"fragment"})
 fragment's on the fragments that include it): never shared between renders."""
 
 SUPPLIED_ABSENT = Missing("the host supplied it as not existing")
+UNKNOWN_NAME = Missing("unknown variable")
+NO_VALUE_GIVEN = Missing("the resolver gave no value")
 
 _Local = TypeVar("_Local")
+_Default = TypeVar("_Default")
 
 
 class ResolutionState(ReadAccount):
@@ -163,8 +166,12 @@ class LazyValues(Mapping[str, "str | None"]):
     def _start(
         self, references: Iterable[str], context: ResolveContext, state: ResolutionState
     ) -> None:
-        self._references = tuple(dict.fromkeys(references))
-        self._referenced = frozenset(self._references)
+        if isinstance(references, frozenset):  # a parsed template's: unique already
+            self._references = tuple(references)
+            self._referenced = references
+        else:
+            self._references = tuple(dict.fromkeys(references))
+            self._referenced = frozenset(self._references)
         self._context = context
         self._state = state
         self._registry = state.registry
@@ -172,6 +179,26 @@ class LazyValues(Mapping[str, "str | None"]):
 
     def __getitem__(self, key: str) -> str | None:
         value = self.value(key)
+        return None if isinstance(value, Missing) else value
+
+    @overload
+    def get(self, key: str, /) -> str | None: ...
+
+    @overload
+    def get(self, key: str, /, default: str | None) -> str | None: ...
+
+    @overload
+    def get(self, key: str, /, default: _Default) -> str | None | _Default: ...
+
+    def get(self, key: str, /, default: object = None) -> object:
+        """``self[key]``, or ``default`` for a key that is not referenced (what
+        ``Mapping.get`` does, without its detour through an exception: the renderer
+        looks every key up this way)."""
+        value = self._resolved.get(key)
+        if value is None:
+            if key not in self._referenced:
+                return default
+            value = self.value(key)
         return None if isinstance(value, Missing) else value
 
     def __contains__(self, key: object) -> bool:
@@ -242,12 +269,15 @@ class LazyValues(Mapping[str, "str | None"]):
             self._resolved[key] = self._state.shared[key] = given
         elif resolver is None:
             self._resolved[key] = Missing(f"unknown variable type '{kind}'")
-        else:
-            names = self._pending_names(kind) if resolver.batch else [name]
-            values = _run(resolver, kind, names, self._context)
+        elif resolver.batch:
+            values = _run(resolver, kind, self._pending_names(kind), self._context)
             self._resolved.update(values)
             if kind not in UNSHARED_TYPES:
                 self._state.shared.update(values)
+        else:
+            value = self._resolved[key] = _run_one(resolver, name, self._context)
+            if kind not in UNSHARED_TYPES:
+                self._state.shared[key] = value
 
     def _pending_names(self, kind: str) -> list[str]:
         prefix = f"{kind}:"
@@ -286,15 +316,21 @@ def _run(
 ) -> dict[str, Value]:
     """Values keyed ``"type:name"``; unknown names never reach the resolver."""
     fixed = resolver.names()
-    unknown = Missing("unknown variable")
-    values: dict[str, Value] = {
-        name: unknown for name in names if fixed is not None and name not in fixed
-    }
+    values: dict[str, Value] = (
+        {} if fixed is None else {name: UNKNOWN_NAME for name in names if name not in fixed}
+    )
     wanted = [name for name in names if name not in values]
     if wanted:
         values.update(_call(resolver, wanted, context))
-    lost = Missing("the resolver gave no value")
-    return {f"{kind}:{name}": values.get(name, lost) for name in names}
+    return {f"{kind}:{name}": values.get(name, NO_VALUE_GIVEN) for name in names}
+
+
+def _run_one(resolver: Resolver, name: str, context: ResolveContext) -> Value:
+    """:func:`_run` for one name (a resolver that is not a batch one)."""
+    fixed = resolver.names()
+    if fixed is not None and name not in fixed:
+        return UNKNOWN_NAME
+    return _call(resolver, [name], context).get(name, NO_VALUE_GIVEN)
 
 
 def _call(resolver: Resolver, names: list[str], context: ResolveContext) -> Mapping[str, Value]:
