@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
@@ -235,11 +235,14 @@ def _variant_order(state: VariantState) -> tuple[str, str]:
 class DatabaseSource:
     """The library as one resolution reads it (see the module docstring)."""
 
-    __slots__ = ("_names", "_variants")
+    __slots__ = ("_names", "_parsed", "_variants")
 
     def __init__(self) -> None:
         self._variants: dict[str, Mapping[VariantKey, FragmentVariant]] = {}
         self._names: frozenset[str] | None = None
+        config = apps.get_app_config("library")
+        assert isinstance(config, LibraryConfig)
+        self._parsed = config.parsed_fragments
 
     def __repr__(self) -> str:
         return f"DatabaseSource({len(self._variants)} fragments read)"
@@ -263,9 +266,7 @@ class DatabaseSource:
 
     def compile(self, source: str) -> engine.Template:
         """A fragment's text parsed, from the process's cache when seen before."""
-        config = apps.get_app_config("library")
-        assert isinstance(config, LibraryConfig)
-        return config.parsed_fragments.get(source)
+        return self._parsed.get(source)
 
     def names(self) -> frozenset[str]:
         if self._names is None:
@@ -293,30 +294,73 @@ def _live_variants(names: Sequence[str]) -> dict[str, Mapping[VariantKey, Fragme
     Every construct that includes fragments comes here, so the query is written once
     instead of compiled by the ORM on each call (which cost ten times the query); the
     unique (fragment, provider, model, number) index answers both the join and the "no
-    newer version" test."""
+    newer version" test. A resolution uses one variant of each fragment: the rows are
+    kept as read, and each becomes a :class:`FragmentVariant` only when asked for
+    (:class:`_StoredVariants`)."""
     versions = _quoted(FragmentVersion)
     fragments = _quoted(Fragment)
     sql = (
         "SELECT f.name, v.provider, v.model, v.number, v.text, v.compress, v.defaults, "
-        f"v.strategy, v.deleted FROM {versions} v JOIN {fragments} f ON f.id = v.fragment_id "
-        f"WHERE f.name IN ({', '.join(['%s'] * len(names))}) AND NOT EXISTS (SELECT 1 "
-        f"FROM {versions} n WHERE n.fragment_id = v.fragment_id AND n.provider = v.provider "
-        "AND n.model = v.model AND n.number > v.number)"
+        f"v.strategy FROM {versions} v JOIN {fragments} f ON f.id = v.fragment_id "
+        f"WHERE f.name IN ({', '.join(['%s'] * len(names))}) AND NOT v.deleted AND NOT "
+        f"EXISTS (SELECT 1 FROM {versions} n WHERE n.fragment_id = v.fragment_id AND "
+        "n.provider = v.provider AND n.model = v.model AND n.number > v.number)"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, list(names))
         rows = cursor.fetchall()
-    found: dict[str, dict[VariantKey, FragmentVariant]] = {}
+    found: dict[str, dict[VariantKey, _Row]] = {}
     keys: dict[tuple[str, str], VariantKey] = {}  # a library has few distinct keys
-    for name, provider, model, number, text, compress, defaults, strategy, deleted in rows:
-        if deleted:
-            continue
+    for name, provider, model, *stored in rows:
         key = keys.get((provider, model))
         if key is None:
             key = keys[provider, model] = VariantKey(provider or None, model or None)
-        settings = (bool(compress), _json_object(defaults), check_strategy(strategy))
-        found.setdefault(name, {})[key] = FragmentVariant(name, key, number, text, *settings)
-    return {name: MappingProxyType(variants) for name, variants in found.items()}
+        found.setdefault(name, {})[key] = stored
+    return {name: _StoredVariants(name, variants) for name, variants in found.items()}
+
+
+# A variant's newest version as the query reads it: number, text, compress, defaults
+# (JSON text) and strategy.
+_Row = list[Any]
+
+
+class _StoredVariants(Mapping[VariantKey, FragmentVariant]):
+    """One fragment's live variants as read: a read-only mapping whose values are made
+    from their rows when first looked up."""
+
+    __slots__ = ("_made", "_name", "_rows")
+
+    def __init__(self, name: str, rows: dict[VariantKey, _Row]) -> None:
+        self._name = name
+        self._rows = rows
+        self._made: dict[VariantKey, FragmentVariant] = {}
+
+    def __repr__(self) -> str:
+        return f"_StoredVariants({self._name!r}, {list(self._rows)})"
+
+    def __getitem__(self, key: VariantKey) -> FragmentVariant:
+        made = self._made.get(key)
+        if made is None:
+            number, text, compress, defaults, strategy = self._rows[key]
+            made = self._made[key] = FragmentVariant(
+                self._name,
+                key,
+                number,
+                text,
+                bool(compress),
+                _json_object(defaults),
+                check_strategy(strategy),
+            )
+        return made
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def __iter__(self) -> Iterator[VariantKey]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 def _quoted(model: type[models.Model]) -> str:
