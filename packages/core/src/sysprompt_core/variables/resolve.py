@@ -157,10 +157,13 @@ class LazyValues(Mapping[str, "str | None"]):
     def nested(cls, references: Iterable[str], context: ResolveContext) -> LazyValues:
         """The values of a template rendered inside the resolution of ``context`` (a
         fragment): the same context and :class:`ResolutionState`, so what the
-        resolution already resolved or read is not resolved or read again."""
+        resolution already resolved or read is not resolved or read again (it is
+        there from the start)."""
         values = cls.__new__(cls)
         context, state = resolution_state(context)
         values._start(references, context, state)
+        shared = state.shared
+        values._resolved = {key: shared[key] for key in values._referenced if key in shared}
         return values
 
     def _start(
@@ -198,7 +201,7 @@ class LazyValues(Mapping[str, "str | None"]):
         if value is None:
             if key not in self._referenced:
                 return default
-            value = self.value(key)
+            value = self._first(key)
         return None if isinstance(value, Missing) else value
 
     def __contains__(self, key: object) -> bool:
@@ -215,15 +218,22 @@ class LazyValues(Mapping[str, "str | None"]):
 
     def value(self, key: str) -> Value:
         """The resolved value of a referenced key; :class:`KeyError` for any other key."""
-        if key not in self._referenced:
-            raise KeyError(key)
-        if key not in self._resolved:
-            known = self._state.shared.get(key)
-            if known is None:
-                self._resolve(key)
-            else:
-                self._resolved[key] = known
-        return self._resolved[key]
+        value = self._resolved.get(key)
+        if value is None:
+            if key not in self._referenced:
+                raise KeyError(key)
+            value = self._first(key)
+        return value
+
+    def _first(self, key: str) -> Value:
+        """A referenced key's value the first time this mapping is asked: what another
+        render of the resolution resolved, or resolved now."""
+        value = self._state.shared.get(key)
+        if value is None:
+            self._resolve(key)
+            return self._resolved[key]
+        self._resolved[key] = value
+        return value
 
     def reason(self, key: str) -> str | None:
         """Why a referenced variable does not exist, or None when it does."""
@@ -326,18 +336,28 @@ def _run(
 
 
 def _run_one(resolver: Resolver, name: str, context: ResolveContext) -> Value:
-    """:func:`_run` for one name (a resolver that is not a batch one)."""
+    """:func:`_run` for one name (a resolver that is not a batch one): its ``value``
+    asked directly when it keeps the default ``resolve``, which only asks that."""
     fixed = resolver.names()
     if fixed is not None and name not in fixed:
         return UNKNOWN_NAME
-    return _call(resolver, [name], context).get(name, NO_VALUE_GIVEN)
+    if type(resolver).resolve is not Resolver.resolve:
+        return _call(resolver, [name], context).get(name, NO_VALUE_GIVEN)
+    try:
+        return resolver.value(name, context)
+    except Exception as exc:  # a resolver must not break rendering
+        return _failed(resolver, exc)
 
 
 def _call(resolver: Resolver, names: list[str], context: ResolveContext) -> Mapping[str, Value]:
     try:
         return resolver.resolve(names, context)
     except Exception as exc:  # a resolver must not break rendering
-        return dict.fromkeys(names, Missing(f"the {resolver.type} resolver failed: {exc}"))
+        return dict.fromkeys(names, _failed(resolver, exc))
+
+
+def _failed(resolver: Resolver, exc: Exception) -> Missing:
+    return Missing(f"the {resolver.type} resolver failed: {exc}")
 
 
 def render_nested(template: engine.Template, context: ResolveContext) -> engine.Bounded:
