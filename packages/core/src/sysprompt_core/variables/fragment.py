@@ -76,8 +76,9 @@ VARIABLES: tuple[VariableInfo, ...] = (
 
 NO_LIBRARY = Missing("there is no fragment library")
 
-# A rendered fragment: its name, its variant, and the fragments including it.
-RenderKey = tuple[str, VariantKey, frozenset[str]]
+# A rendered fragment: its name and the provider and model its variant is chosen for
+# (in one resolution, they name one variant), and the fragments including it.
+RenderKey = tuple[tuple[str, str | None, str | None], frozenset[str]]
 
 
 def chain_text(chain: Sequence[str]) -> str:
@@ -143,7 +144,7 @@ class Fragments:
         if key is None:
             return Missing(_absent(name, variants, context))
         variant = variants[key]
-        return variant, FragmentUse.of(variant)
+        return variant, variant.use
 
     def choose(
         self,
@@ -191,7 +192,7 @@ def fragment_value(name: str, context: ResolveContext) -> Value:
         return picked
     variant, use = picked
     state.fragments.setdefault(use)
-    memo_key = (name, variant.key, frozenset(chain))
+    memo_key = (lookup, frozenset(chain))
     value = book.memo.get(memo_key)
     if value is None:
         value = book.memo[memo_key] = _render(variant, context, book)
