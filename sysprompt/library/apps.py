@@ -1,5 +1,6 @@
 """The library app: fragments with their variants' histories, shipped defaults, and the
-agent hosts' instance overrides. Owns the process's cache of parsed fragment texts."""
+agent hosts' instance overrides. Owns the process's caches of parsed fragment texts and
+of the variants made from stored rows."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from types import ModuleType
 
 from django.apps import AppConfig
 
+from sysprompt.library.stored import StoredVariants
 from sysprompt_core.template.cache import ParsedTemplates
 
-# Fragments are many and short: keep more of them parsed than root templates.
+# Fragments are many and short: keep more of them parsed (and made from their rows)
+# than root templates.
 PARSED_FRAGMENTS = 256
 
 
@@ -22,3 +25,4 @@ class LibraryConfig(AppConfig):
     def __init__(self, app_name: str, app_module: ModuleType | None) -> None:
         super().__init__(app_name, app_module)
         self.parsed_fragments = ParsedTemplates(size=PARSED_FRAGMENTS)
+        self.stored_variants = StoredVariants(size=PARSED_FRAGMENTS)

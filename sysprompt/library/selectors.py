@@ -21,8 +21,7 @@ for "any", as in :class:`~sysprompt_core.library.VariantKey`.
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
@@ -37,6 +36,7 @@ from django.db.models.functions import Coalesce
 from sysprompt.errors import AgentHostNotFound
 from sysprompt.library.apps import LibraryConfig
 from sysprompt.library.models import Fragment, FragmentVersion, HostOverride, ShippedDefault
+from sysprompt.library.stored import VariantRow
 from sysprompt.library.validation import (
     Source,
     override_valid,
@@ -235,7 +235,7 @@ def _variant_order(state: VariantState) -> tuple[str, str]:
 class DatabaseSource:
     """The library as one resolution reads it (see the module docstring)."""
 
-    __slots__ = ("_names", "_parsed", "_variants")
+    __slots__ = ("_made", "_names", "_parsed", "_variants")
 
     def __init__(self) -> None:
         self._variants: dict[str, Mapping[VariantKey, FragmentVariant]] = {}
@@ -243,6 +243,7 @@ class DatabaseSource:
         config = apps.get_app_config("library")
         assert isinstance(config, LibraryConfig)
         self._parsed = config.parsed_fragments
+        self._made = config.stored_variants.variant
 
     def __repr__(self) -> str:
         return f"DatabaseSource({len(self._variants)} fragments read)"
@@ -260,7 +261,7 @@ class DatabaseSource:
         wanted = [name for name in dict.fromkeys(names) if name not in self._variants]
         if not wanted:
             return
-        found = _live_variants(wanted)
+        found = _live_variants(wanted, self._made)
         for name in wanted:
             self._variants[name] = found.get(name, _NONE)
 
@@ -287,7 +288,9 @@ def _live() -> QuerySet[FragmentVersion]:
     return _newest().filter(deleted=False)
 
 
-def _live_variants(names: Sequence[str]) -> dict[str, Mapping[VariantKey, FragmentVariant]]:
+def _live_variants(
+    names: Sequence[str], made: Callable[[VariantRow], FragmentVariant]
+) -> dict[str, Mapping[VariantKey, FragmentVariant]]:
     """The newest version of each variant of each of ``names`` that is not deleted, by
     name (a name without any is absent).
 
@@ -295,8 +298,9 @@ def _live_variants(names: Sequence[str]) -> dict[str, Mapping[VariantKey, Fragme
     instead of compiled by the ORM on each call (which cost ten times the query); the
     unique (fragment, provider, model, number) index answers both the join and the "no
     newer version" test. A resolution uses one variant of each fragment: the rows are
-    kept as read, and each becomes a :class:`FragmentVariant` only when asked for
-    (:class:`_StoredVariants`)."""
+    kept as read, and a row becomes its :class:`FragmentVariant` (``made``, the
+    process's :class:`~sysprompt.library.stored.StoredVariants`) only when it is looked
+    up (:class:`_LiveVariants`)."""
     versions = _quoted(FragmentVersion)
     fragments = _quoted(Fragment)
     sql = (
@@ -308,56 +312,42 @@ def _live_variants(names: Sequence[str]) -> dict[str, Mapping[VariantKey, Fragme
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, list(names))
-        rows = cursor.fetchall()
-    found: dict[str, dict[VariantKey, _Row]] = {}
-    keys: dict[tuple[str, str], VariantKey] = {}  # a library has few distinct keys
-    for name, provider, model, *stored in rows:
-        key = keys.get((provider, model))
-        if key is None:
-            key = keys[provider, model] = VariantKey(provider or None, model or None)
-        found.setdefault(name, {})[key] = stored
-    return {name: _StoredVariants(name, variants) for name, variants in found.items()}
+        rows: list[VariantRow] = cursor.fetchall()
+    found: dict[str, dict[tuple[str, str], VariantRow]] = {}
+    for row in rows:
+        variants = found.get(row[0])
+        if variants is None:
+            variants = found[row[0]] = {}
+        variants[row[1], row[2]] = row
+    return {name: _LiveVariants(variants, made) for name, variants in found.items()}
 
 
-# A variant's newest version as the query reads it: number, text, compress, defaults
-# (JSON text) and strategy.
-_Row = list[Any]
-
-
-class _StoredVariants(Mapping[VariantKey, FragmentVariant]):
+class _LiveVariants(Mapping[VariantKey, FragmentVariant]):
     """One fragment's live variants as read: a read-only mapping whose values are made
-    from their rows when first looked up."""
+    from their rows when looked up; inside, the rows are keyed by provider and model as
+    stored (``""`` for any), which hash and compare as plain strings."""
 
-    __slots__ = ("_made", "_name", "_rows")
+    __slots__ = ("_made", "_rows")
 
-    def __init__(self, name: str, rows: dict[VariantKey, _Row]) -> None:
-        self._name = name
+    def __init__(
+        self,
+        rows: dict[tuple[str, str], VariantRow],
+        made: Callable[[VariantRow], FragmentVariant],
+    ) -> None:
         self._rows = rows
-        self._made: dict[VariantKey, FragmentVariant] = {}
+        self._made = made
 
     def __repr__(self) -> str:
-        return f"_StoredVariants({self._name!r}, {list(self._rows)})"
+        return f"_LiveVariants({list(self)})"
 
     def __getitem__(self, key: VariantKey) -> FragmentVariant:
-        made = self._made.get(key)
-        if made is None:
-            number, text, compress, defaults, strategy = self._rows[key]
-            made = self._made[key] = FragmentVariant(
-                self._name,
-                key,
-                number,
-                text,
-                bool(compress),
-                _json_object(defaults),
-                check_strategy(strategy),
-            )
-        return made
+        return self._made(self._rows[key.provider or "", key.model or ""])
 
     def __contains__(self, key: object) -> bool:
-        return key in self._rows
+        return isinstance(key, VariantKey) and (key.provider or "", key.model or "") in self._rows
 
     def __iter__(self) -> Iterator[VariantKey]:
-        return iter(self._rows)
+        return (VariantKey(provider or None, model or None) for provider, model in self._rows)
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -365,14 +355,6 @@ class _StoredVariants(Mapping[VariantKey, FragmentVariant]):
 
 def _quoted(model: type[models.Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
-
-
-def _json_object(value: object) -> dict[str, str]:
-    """A JSON column as the cursor gives it: text (as Django sets the backends up)."""
-    if value == "{}":  # nearly every version: no defaults
-        return {}
-    decoded = json.loads(value) if isinstance(value, str | bytes) else value
-    return dict(decoded) if isinstance(decoded, dict) else {}
 
 
 def host_override(user_id: int | None) -> Override | None:

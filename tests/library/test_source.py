@@ -82,3 +82,34 @@ def test_source_is_a_fragment_source() -> None:
     source: FragmentSource = DatabaseSource()
 
     assert source.variants("Not A Name") == {}
+
+
+def test_source_makes_each_stored_variant_once_per_process() -> None:
+    save("core", "first")
+    save("core", "claude", "anthropic")
+    first = library_source().variants("core")[VariantKey()]
+
+    again = library_source().variants("core")[VariantKey()]
+    save("core", "second")
+    newer = library_source().variants("core")[VariantKey()]
+
+    assert again is first  # the same row: made once, the FragmentUse with it
+    assert again.use is first.use
+    assert (newer.version, newer.text) == (2, "second")
+    assert library_source().variants("core")[VariantKey("anthropic")].text == "claude"
+
+
+def test_source_variants_answer_as_a_read_only_mapping() -> None:
+    save("core", "x")
+    save("core", "y", "OpenAI", "GPT 5")
+    variants = library_source().variants("core")
+
+    assert len(variants) == 2
+    assert set(variants) == {VariantKey(), VariantKey("openai", "gpt-5")}
+    assert VariantKey("OpenAI", "GPT 5") in variants
+    assert VariantKey("anthropic") not in variants
+    stored: object = ("openai", "gpt-5")  # how the row is keyed inside
+    assert stored not in variants  # only a VariantKey is a key
+    assert variants.get(VariantKey("anthropic")) is None
+    with pytest.raises(KeyError):
+        variants[VariantKey("anthropic")]
