@@ -157,7 +157,10 @@ class Fragments:
         candidates = self.candidates.get((provider, model))
         if candidates is None:
             candidates = self.candidates[provider, model] = variant_candidates(provider, model)
-        return next((key for key in candidates if key in variants), None)
+        for key in candidates:
+            if key in variants:
+                return key
+        return None
 
     def template(self, source: str, library: FragmentSource) -> engine.Template:
         found = self.parsed.get(source)
