@@ -1,4 +1,7 @@
-"""Plumbing for ``api_load.py``: databases, a gunicorn server, wrk, a keep-alive client.
+"""Plumbing for ``api_load.py`` and ``client.py``: databases, a gunicorn server, one
+served deployment of both (:func:`served`: a fresh database, migrated, a superuser's
+token, gunicorn), the template with git and file variables both measure, wrk, a
+keep-alive client.
 
 Everything that starts a process or creates a database is a context manager, so the
 benchmark's ``ExitStack`` stops and drops it again on success, error, Ctrl-C or SIGTERM.
@@ -15,9 +18,11 @@ import os
 import secrets
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
@@ -209,9 +214,17 @@ class Server:
 
 @contextlib.contextmanager
 def gunicorn(
-    env: Mapping[str, str], token: str, *, workers: int, threads: int, log: Path
+    env: Mapping[str, str],
+    token: str,
+    *,
+    workers: int,
+    threads: int,
+    log: Path,
+    checkout: Path = ROOT,
 ) -> Iterator[Server]:
-    """gunicorn with gthread workers, in its own process group; stopped with the group."""
+    """gunicorn with gthread workers, in its own process group; stopped with the group.
+    ``checkout``: the source tree to serve (another one than this, e.g. an older commit
+    unpacked with ``git archive``, to measure it with the same benchmark)."""
     port = free_port()
     # Our own (empty) config file, so that the checkout's gunicorn.conf.py, which
     # gunicorn would read from the working directory, does not change what is measured.
@@ -232,9 +245,12 @@ def gunicorn(
         "--log-level=warning",
     ]
     with log.open("ab") as out:
+        if checkout != ROOT:
+            sources = [checkout, *(checkout / "packages" / p / "src" for p in ("core", "client"))]
+            env = {**env, "PYTHONPATH": os.pathsep.join(map(str, sources))}
         process = subprocess.Popen(
             argv,
-            cwd=ROOT,
+            cwd=checkout,
             env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -368,6 +384,93 @@ class RawRequest:
         if not chunk:
             raise BenchmarkError(f"{self.what}: the server closed the connection")
         return chunk
+
+
+# --- one served deployment ------------------------------------------------------------
+
+
+def say(message: str) -> None:
+    """Progress, on stderr, so that stdout holds only the report."""
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A fresh database, migrated, and gunicorn serving it: ``server.token`` is the
+    superuser's; ``env`` is the server's environment (for ``manage.py`` commands and
+    in-process measurements on the same database)."""
+
+    database: Database
+    env: dict[str, str]
+    server: Server
+
+
+@contextlib.contextmanager
+def served(
+    label: str,
+    *,
+    workdir: Path,
+    roots: Path,
+    postgres_url: str,
+    workers: int,
+    threads: int,
+) -> Iterator[Deployment]:
+    """A fresh ``label`` database (sqlite: a file in ``workdir``; postgres: one created
+    next to ``postgres_url``), migrated, a superuser with a token, and gunicorn on it
+    (``SYSPROMPT_ALLOWED_ROOTS`` = ``roots``; its log ``workdir/gunicorn-<label>.log``);
+    stopped and dropped on exit."""
+    with contextlib.ExitStack() as stack:
+        if label == "sqlite":
+            database = stack.enter_context(sqlite_database(workdir))
+        else:
+            database = stack.enter_context(postgres_database(postgres_url))
+        say(f"{label}: migrating {database.url}")
+        env = server_env(database, roots)
+        token = prepare(env)
+        log = workdir / f"gunicorn-{label}.log"
+        server = stack.enter_context(
+            gunicorn(env, token, workers=workers, threads=threads, log=log)
+        )
+        yield Deployment(database, env, server)
+
+
+def database_version(database: Database) -> str:
+    if database.label == "sqlite":
+        return f"SQLite {sqlite3.sqlite_version}"
+    with psycopg.connect(database.url) as connection:
+        row = connection.execute("SHOW server_version").fetchone()
+    return f"PostgreSQL {row[0].split()[0] if row else '?'}"
+
+
+GIT_TEMPLATE_EXTRA = (
+    "Branch: [git:branch]\nStatus:\n[git:status]\nInstructions:\n[file:AGENTS.md]\n"
+)
+"""What both benchmarks add to the default template: git and file variables."""
+GIT_PROMPT_PARTS = (
+    "Branch: feature/bench\n",
+    " M src/pkg0/module_0.py",
+    "?? notes.txt",
+    "Use tabs.",
+)
+"""What the prompt of that template holds in :func:`make_repo`'s repository."""
+
+
+def save_git_template(server: Server) -> None:
+    """Save the current template plus :data:`GIT_TEMPLATE_EXTRA` (as the superuser)."""
+    with Client(server) as admin:
+        current = admin.expect({200}, "GET", "/api/system-prompt")
+        body = {"template": current["template"] + GIT_TEMPLATE_EXTRA}
+        admin.expect({200}, "PUT", "/api/system-prompt", body)
+
+
+def git_prompt_check(prompt: str | None, what: str = "the constructed prompt") -> str:
+    """``prompt``, when the git and file variables really resolved (a git that fails is
+    fast); else :class:`BenchmarkError`."""
+    text = prompt or ""
+    missing = [part for part in GIT_PROMPT_PARTS if part not in text]
+    if missing:
+        raise BenchmarkError(f"{what} lacks {missing}:\n{prompt}")
+    return text
 
 
 # --- wrk -----------------------------------------------------------------------------
@@ -640,3 +743,67 @@ class CpuMeter:
             for start, end in zip(before, after, strict=True)
         )
         return app * 1000 / requests, (db * 1000 / requests if self.connection else math.nan)
+
+
+# --- memory of a process group (Linux /proc) ------------------------------------------
+
+
+def resident_bytes(pid: int) -> int:
+    """``VmRSS`` of ``pid`` in bytes (0 when it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def group_resident(pgid: int) -> dict[int, int]:
+    """Resident bytes of each process of process group ``pgid`` (a server started with
+    ``start_new_session``: gunicorn's master, its workers and their git readers)."""
+    return {pid: resident_bytes(pid) for pid in group_members(pgid)}
+
+
+class ResidentSampler:
+    """The peak of a process group's summed resident memory, sampled every ``every``
+    seconds in a thread while the ``with`` block runs (short-lived processes, such as a
+    git reader killed at its deadline, are seen while they live)."""
+
+    def __init__(self, pgid: int, every: float = 0.01) -> None:
+        self.pgid = pgid
+        self.every = every
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, sum(group_resident(self.pgid).values()))
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> ResidentSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def untracked_repository(path: Path, files: int, per_directory: int = 100) -> Path:
+    """A repository with one commit and ``files`` untracked files in folders of
+    ``per_directory``, all listed one by one (``status.showUntrackedFiles=all``): a
+    status as large as a repository of that many files can make."""
+    path.mkdir(parents=True)
+    git(path, "init", "--quiet", "--initial-branch=main")
+    (path / "README").write_text("huge\n")
+    git(path, "add", "README")
+    git(path, "commit", "--quiet", "-m", "first")
+    git(path, "config", "status.showUntrackedFiles", "all")
+    for number in range(files):
+        folder = path / f"d{number // per_directory:05}"
+        if number % per_directory == 0:
+            folder.mkdir()
+        (folder / f"untracked-file-{number % per_directory:04}.txt").touch()
+    return path

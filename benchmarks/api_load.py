@@ -48,7 +48,6 @@ import math
 import os
 import platform
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -75,13 +74,13 @@ from benchmarks._support import (  # noqa: E402
     RawRequest,
     Server,
     WrkResult,
+    database_version,
+    git_prompt_check,
     git_status_seconds,
-    gunicorn,
     make_repo,
-    postgres_database,
-    prepare,
-    server_env,
-    sqlite_database,
+    save_git_template,
+    say,
+    served,
     terminate_on_sigterm,
     wrk,
 )
@@ -95,7 +94,6 @@ WORKERS = 2
 # (Django keeps one per thread) without adding throughput.
 THREADS = 2
 MODEL = "bench-model"
-TEMPLATE_EXTRA = "Branch: [git:branch]\nStatus:\n[git:status]\nInstructions:\n[file:AGENTS.md]\n"
 FILL_SIZES = (1_000, 1_000_000)
 
 
@@ -112,11 +110,6 @@ class Config:
     postgres_url: str
     workdir: Path
     wrk_threads: int = 1  # one C thread sends thousands of req/s; the cores go to the app
-
-
-def say(message: str) -> None:
-    """Progress, on stderr, so that stdout holds only the report."""
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 # --- measurements --------------------------------------------------------------------
@@ -277,13 +270,11 @@ def bench_construct(bench: Bench) -> None:
     bench.say(f"construct with git variables over HTTP, {config.construct_samples} samples")
     body = {"cwd": str(repo), "model": MODEL}
     path = "/api/conversations/bench-construct-http/system-prompt/construct"
+    save_git_template(bench.server)
     with Client(bench.server) as client:
-        current = client.expect({200}, "GET", "/api/system-prompt")
-        template = {"template": current["template"] + TEMPLATE_EXTRA}
-        client.expect({200}, "PUT", "/api/system-prompt", template)
         for _ in range(3):
             prompt = client.expect({200, 201}, "POST", path, body)["system_prompt"]
-        check_prompt(prompt)
+        git_prompt_check(prompt)
     with (
         RawRequest(bench.server, "POST", path, body) as construct,
         RawRequest(bench.server, "GET", "/api/health") as health,
@@ -312,18 +303,10 @@ def bench_construct(bench: Bench) -> None:
     if done.returncode != 0:
         raise BenchmarkError(f"in-process construct failed:\n{done.stdout}{done.stderr}")
     data = json.loads(done.stdout)
-    check_prompt(data["prompt"])
+    git_prompt_check(data["prompt"])
     result.construct_inprocess = data["construct"]
     result.render_inprocess = data["render"]
     result.git_status_inprocess = data["git_status"]
-
-
-def check_prompt(prompt: str | None) -> None:
-    """The git and file variables really resolved (a git that fails is fast)."""
-    expected = ("Branch: feature/bench\n", " M src/pkg0/module_0.py", "?? notes.txt", "Use tabs.")
-    missing = [part for part in expected if part not in (prompt or "")]
-    if missing:
-        raise BenchmarkError(f"the constructed prompt lacks {missing}:\n{prompt}")
 
 
 FILL = """
@@ -370,21 +353,21 @@ def bench_million(bench: Bench) -> None:
 
 def bench_database(label: str, repo: Path, config: Config) -> DatabaseResult:
     with contextlib.ExitStack() as stack:
-        if label == "sqlite":
-            database = stack.enter_context(sqlite_database(config.workdir))
-        else:
-            database = stack.enter_context(postgres_database(config.postgres_url))
-        say(f"{label}: migrating {database.url}")
-        env = server_env(database, config.workdir)
-        token = prepare(env)
-        log = config.workdir / f"gunicorn-{label}.log"
-        server = stack.enter_context(
-            gunicorn(env, token, workers=WORKERS, threads=config.threads, log=log)
+        deployment = stack.enter_context(
+            served(
+                label,
+                workdir=config.workdir,
+                roots=config.workdir,
+                postgres_url=config.postgres_url,
+                workers=WORKERS,
+                threads=config.threads,
+            )
         )
+        server, database = deployment.server, deployment.database
         meter = CpuMeter(server, database.url if label == "postgres" else None)
         stack.callback(meter.close)
         result = DatabaseResult(label=label, version=database_version(database))
-        bench = Bench(config, server, database, env, repo, meter, result)
+        bench = Bench(config, server, database, deployment.env, repo, meter, result)
         if not config.construct_only:
             bench_load(bench)
         bench_construct(bench)
@@ -392,14 +375,6 @@ def bench_database(label: str, repo: Path, config: Config) -> DatabaseResult:
             bench_million(bench)
         return result
     raise AssertionError("unreachable")
-
-
-def database_version(database: Database) -> str:
-    if database.label == "sqlite":
-        return f"SQLite {sqlite3.sqlite_version}"
-    with psycopg.connect(database.url) as connection:
-        row = connection.execute("SHOW server_version").fetchone()
-    return f"PostgreSQL {row[0].split()[0] if row else '?'}"
 
 
 # --- the report ----------------------------------------------------------------------

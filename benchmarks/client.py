@@ -1,10 +1,11 @@
 """Client benchmark: a cached turn against Langfuse's cached get_prompt and against resolve.
 
 For each database (a fresh SQLite file by default; ``--database postgres|both``) it
-migrates, creates an agent host (``manage.py create_agent_host``: the token a real host
-calls with), saves the default template plus ``[git:branch]``, ``[git:status]`` and
-``[file:AGENTS.md]``, starts gunicorn (2 gthread workers × 2 threads, DEBUG off, its
-settings on the command line) and measures, in this one process:
+serves a deployment as ``api_load.py`` does (``_support.served``: migrated, gunicorn
+with 2 gthread workers × 2 threads, DEBUG off, its settings on the command line),
+creates an agent host (``manage.py create_agent_host``: the token a real host calls
+with), saves the default template plus ``[git:branch]``, ``[git:status]`` and
+``[file:AGENTS.md]`` and measures, in this one process:
 
 * **a later turn** — ``Client.system_prompt(...)`` of a conversation whose first turn
   is done: answered from the client's cache, no request (a counting transport checks
@@ -22,9 +23,11 @@ settings on the command line) and measures, in this one process:
 
   Targets: the cached turn at least as fast as Langfuse's (``get_prompt`` ÷ cached
   ≥ 1×), and at least 100× faster than ``resolve`` over HTTP.
-* **a first turn** — a new conversation id per sample, interleaved: (a) today's
-  server-side resolution, ``Client.system_prompt`` (the server's ``resolve`` reads git
-  and AGENTS.md in the repository, ``_support.make_repo``); (b) host-local values,
+* **a first turn** — a new conversation id per sample, interleaved: (a) server-side
+  resolution, a default ``Client.system_prompt`` (the server's ``resolve`` reads git
+  and AGENTS.md in the repository, ``_support.make_repo``; the server says it leaves
+  nothing to the host, so the client sends no values and, after its first build, asks
+  no references); (b) host-local values,
   ``Client(resolve_locally=True)``: ``GET /api/system-prompt/references`` (with its
   ETag), git and files read in this process, and ``values`` sent with ``resolve``.
   Before (b) is measured the server is asked whether it offers the references and
@@ -49,7 +52,6 @@ import json
 import os
 import platform
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -64,7 +66,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx  # noqa: E402
-import psycopg  # noqa: E402
 
 from benchmarks._client_support import (  # noqa: E402
     MAX_AGE,
@@ -83,26 +84,22 @@ from benchmarks._support import (  # noqa: E402
     GUNICORN,
     PYTHON,
     BenchmarkError,
-    Database,
     Server,
-    gunicorn,
+    database_version,
+    git_prompt_check,
     make_repo,
-    postgres_database,
-    prepare,
     run,
-    server_env,
-    sqlite_database,
+    save_git_template,
+    say,
+    served,
     terminate_on_sigterm,
 )
-from benchmarks._support import Client as AdminClient  # noqa: E402
 from sysprompt_client import AsyncClient, Client, PromptResult, SyspromptError  # noqa: E402
 
 WORKERS = 2
 THREADS = 2
 MODEL = "bench-model"
 HOST = "bench-host"
-TEMPLATE_EXTRA = "Branch: [git:branch]\nStatus:\n[git:status]\nInstructions:\n[file:AGENTS.md]\n"
-EXPECTED = ("Branch: feature/bench\n", " M src/pkg0/module_0.py", "?? notes.txt", "Use tabs.")
 PROBE = "values-probe-branch"
 LANGFUSE_TARGET = 1.0  # get_prompt from its cache ÷ a cached turn: not slower
 HTTP_TARGET = 100.0  # resolve over HTTP ÷ a cached turn
@@ -137,11 +134,6 @@ class Result:
     langfuse_requests: int = 0  # requests the fake Langfuse got during the timing
 
 
-def say(message: str) -> None:
-    """Progress, on stderr, so that stdout holds only the report."""
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
 # --- setting up ----------------------------------------------------------------------
 
 
@@ -155,33 +147,13 @@ def create_agent_host(env: dict[str, str]) -> str:
     return token
 
 
-def save_template(server: Server) -> None:
-    """The current template plus the git and file variables, saved by the superuser."""
-    with AdminClient(server) as admin:
-        current = admin.expect({200}, "GET", "/api/system-prompt")
-        body = {"template": current["template"] + TEMPLATE_EXTRA}
-        admin.expect({200, 201}, "PUT", "/api/system-prompt", body)
-
-
 def check_prompt(result: PromptResult, what: str, *, cached: bool = False) -> str:
     """The prompt came as asked and the git and file variables really resolved."""
     if result.is_fallback or result.from_cache is not cached:
         raise BenchmarkError(
             f"{what}: is_fallback={result.is_fallback}, from_cache={result.from_cache}"
         )
-    text = result.text or ""
-    missing = [part for part in EXPECTED if part not in text]
-    if missing:
-        raise BenchmarkError(f"{what}: the prompt lacks {missing}:\n{text}")
-    return text
-
-
-def database_version(database: Database) -> str:
-    if database.label == "sqlite":
-        return f"SQLite {sqlite3.sqlite_version}"
-    with psycopg.connect(database.url) as connection:
-        row = connection.execute("SHOW server_version").fetchone()
-    return f"PostgreSQL {row[0].split()[0] if row else '?'}"
+    return git_prompt_check(result.text, f"{what}: the prompt")
 
 
 # --- a later turn --------------------------------------------------------------------
@@ -368,21 +340,18 @@ def measure_first_turns(session: Session) -> None:
 
 
 def bench_database(label: str, config: Config, peer: LangfusePeer | str) -> Result:
-    with contextlib.ExitStack() as stack:
-        if label == "sqlite":
-            database = stack.enter_context(sqlite_database(config.workdir))
-        else:
-            database = stack.enter_context(postgres_database(config.postgres_url))
-        say(f"{label}: migrating {database.url}")
-        env = server_env(database, config.repo.parent)
-        admin_token = prepare(env)
-        host_token = create_agent_host(env)
-        log = config.workdir / f"gunicorn-{label}.log"
-        server = stack.enter_context(
-            gunicorn(env, admin_token, workers=WORKERS, threads=THREADS, log=log)
-        )
-        save_template(server)
-        result = Result(label=label, version=database_version(database))
+    with served(
+        label,
+        workdir=config.workdir,
+        roots=config.repo.parent,
+        postgres_url=config.postgres_url,
+        workers=WORKERS,
+        threads=THREADS,
+    ) as deployment:
+        host_token = create_agent_host(deployment.env)
+        server = deployment.server
+        save_git_template(server)
+        result = Result(label=label, version=database_version(deployment.database))
         session = Session(server, host_token, config, result)
         measure_cached(session, peer)
         measure_first_turns(session)

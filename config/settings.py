@@ -53,6 +53,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "csp",
     "axes",
+    "django_tasks",
+    "django_tasks_db",
+    "sysprompt.events.apps.EventsConfig",
     "sysprompt.library.apps.LibraryConfig",
     "sysprompt.prompts.apps.PromptsConfig",
     "sysprompt.transfer.apps.TransferConfig",
@@ -221,7 +224,10 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT") or 0
 
 
 # Logs go to stderr (gunicorn and systemd collect it): django.request's errors with their
-# traceback, the app's sysprompt.* loggers, at LOG_LEVEL (default INFO).
+# traceback, the app's sysprompt.* loggers, at LOG_LEVEL (default INFO). Start-up banners
+# are not news on every `manage.py` run, and stderr is where a command's diagnostics go:
+# django-axes' "AXES: BEGIN …" (logger axes.apps) shows only at LOG_LEVEL=DEBUG, while its
+# login and lockout events keep LOG_LEVEL.
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").strip().upper() or "INFO"
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
     raise ImproperlyConfigured(
@@ -243,8 +249,36 @@ LOGGING: dict[str, Any] = {
         "sysprompt": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
         "editor": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
         "axes": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "django_tasks": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "django_tasks_db": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "axes.apps": {
+            "handlers": [],
+            "level": LOG_LEVEL if LOG_LEVEL in {"DEBUG", "ERROR", "CRITICAL"} else "WARNING",
+            "propagate": True,
+        },
     },
 }
+
+
+# The task queue webhooks are delivered through (docs/events.md, "The worker"): Django's
+# Tasks API with the database backend by default (its queue is a table of the same
+# database, so a task is enqueued in the transaction of the change it reports), or RQ on
+# the Redis at REDIS_URL. The events' tasks go to one named queue (SYSPROMPT_TASKS_QUEUE).
+TASKS_BACKEND = env_str("SYSPROMPT_TASKS_BACKEND", "database").strip().lower() or "database"
+_TASKS_QUEUE = env_str("SYSPROMPT_TASKS_QUEUE", "default").strip() or "default"
+if TASKS_BACKEND == "database":
+    # QUEUES empty: any name, so the queue comes from SYSPROMPT["TASKS_QUEUE"] alone.
+    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": []}}
+elif TASKS_BACKEND == "rq":
+    INSTALLED_APPS.append("django_rq")
+    REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+    RQ_QUEUES = {_TASKS_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 600}}
+    RQ_SHOW_ADMIN_LINK = False
+    TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": [_TASKS_QUEUE]}}
+else:
+    raise ImproperlyConfigured(
+        f"SYSPROMPT_TASKS_BACKEND={TASKS_BACKEND!r}: use database (the default) or rq."
+    )
 
 
 REST_FRAMEWORK = {
@@ -276,7 +310,11 @@ SPECTACULAR_SETTINGS = {
     # (extend_schema_serializer), so no "…Request" twins are needed. Without the split,
     # a non-blank input field states its minLength itself (min_length, or a pattern).
     "COMPONENT_SPLIT_REQUEST": False,
-    "ENUM_NAME_OVERRIDES": {"Severity": ["error", "warning"]},
+    "ENUM_NAME_OVERRIDES": {
+        "Severity": ["error", "warning"],
+        "EventType": "sysprompt.events.catalog.EVENT_TYPES",
+        "SentEventType": "sysprompt.events.catalog.SENT_TYPES",
+    },
 }
 
 
@@ -285,12 +323,27 @@ def _sysprompt() -> dict[str, Any]:
     values: dict[str, Any] = {
         "ALLOWED_ROOTS": env_list("SYSPROMPT_ALLOWED_ROOTS", separator=":"),
         "GIT_TIMEOUT": env_float("SYSPROMPT_GIT_TIMEOUT"),
+        "GIT_WORKERS": env_int("SYSPROMPT_GIT_WORKERS"),
+        "GIT_MEMORY_LIMIT": env_int("SYSPROMPT_GIT_MEMORY_LIMIT"),
+        "GIT_LANDLOCK": (
+            env_bool("SYSPROMPT_GIT_LANDLOCK", True)
+            if "SYSPROMPT_GIT_LANDLOCK" in os.environ
+            else None
+        ),
         "MAX_FILE_BYTES": env_int("SYSPROMPT_MAX_FILE_BYTES"),
         "MAX_TEMPLATE_BYTES": env_int("SYSPROMPT_MAX_TEMPLATE_BYTES"),
         "MAX_PROMPT_BYTES": env_int("SYSPROMPT_MAX_PROMPT_BYTES"),
         "MAX_READ_BYTES": env_int("SYSPROMPT_MAX_READ_BYTES"),
+        "PARSE_CACHE_BYTES": env_int("SYSPROMPT_PARSE_CACHE_BYTES"),
         "COMPACTION_INSTRUCTIONS": os.environ.get("SYSPROMPT_COMPACTION_INSTRUCTIONS"),
         "SERVER_RESOLVES": env_list("SYSPROMPT_SERVER_RESOLVES"),
+        "TASKS_QUEUE": os.environ.get("SYSPROMPT_TASKS_QUEUE"),
+        "WEBHOOK_ALLOW_HTTP_HOSTS": env_list("SYSPROMPT_WEBHOOK_ALLOW_HTTP_HOSTS"),
+        "WEBHOOK_ALLOW_PRIVATE": env_list("SYSPROMPT_WEBHOOK_ALLOW_PRIVATE"),
+        "WEBHOOK_CA_FILE": os.environ.get("SYSPROMPT_WEBHOOK_CA_FILE"),
+        "WEBHOOK_CONNECT_TIMEOUT": env_float("SYSPROMPT_WEBHOOK_CONNECT_TIMEOUT"),
+        "WEBHOOK_RETRY_WINDOW": env_float("SYSPROMPT_WEBHOOK_RETRY_WINDOW"),
+        "WEBHOOK_TIMEOUT": env_float("SYSPROMPT_WEBHOOK_TIMEOUT"),
     }
     return {key: value for key, value in values.items() if value is not None}
 

@@ -11,7 +11,7 @@ runserver`` on a temporary SQLite file), so it can stop and start it mid-convers
 and talks to a tiny OpenAI-compatible fake provider that runs in this process and
 records the system prompt of every call. With ``--server`` it uses yours (and skips
 the restart). The system prompt goes into each request with
-``sysprompt_core.messages.openai_chat``: prepended, never stored in the history.
+``sysprompt_client.openai_chat``: prepended, never stored in the history.
 """
 
 from __future__ import annotations
@@ -32,8 +32,7 @@ from typing import Any
 
 import httpx
 
-from sysprompt_client import Client, PromptResult
-from sysprompt_core.messages import openai_chat
+from sysprompt_client import Client, PromptResult, openai_chat
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,5 @@
-"""Take the README's screenshots of the editor, the history diff and a conversation.
+"""Take the README's screenshots: the editor, the history diff, a conversation, the
+Library and the Agent hosts page.
 
 Run from the checkout: ``.venv/bin/python scripts/screenshots.py [--out docs/screenshots]``
 
@@ -8,8 +9,12 @@ projects under one allowed root — ``acme-shop``, a git repository on branch
 ``feature/login`` with an AGENTS.md, a modified, a staged and an untracked file, and
 ``acme-docs``, a plain folder — and the collected static files. It migrates, creates
 three prompt authors (ada, grace, linus), saves four template versions by them (their
-times set in the past), constructs three conversations on version 3, starts gunicorn
-with DEBUG off, logs in as ada through the login form and writes:
+times set in the past), constructs three conversations on version 3, installs the
+library's shipped defaults (grace then edits Anthropic's ``core`` and a later release
+ships another one, ada edits ``tools/shell``, so the Library shows *edited* and *newer
+default*), gives the ``claude-code`` agent host an instance
+override, starts gunicorn with DEBUG off, logs in as ada through the login form and
+writes:
 
 * ``editor.png`` (1280×800): the editor with an unsaved edit that has a typo
   (``[prompt:mdoel]``), previewed in acme-shop: the rendered prompt with the branch and
@@ -17,7 +22,11 @@ with DEBUG off, logs in as ada through the login form and writes:
 * ``history-diff.png`` (1280×800): the history tab, version 3 diffed with the editor;
 * ``conversations.png`` (1280×800): a conversation frozen on version 3, and the change
   compaction would make with version 4;
-* ``editor-mobile.png`` (390×844): the editor on a phone.
+* ``editor-mobile.png`` (390×844): the editor on a phone;
+* ``library.png`` (1280×800): the Library's tree of fragments with their variants and
+  flags;
+* ``agent-hosts.png`` (1280×800): the Agent hosts page with claude-code's instance
+  override open.
 
 The server is stopped and the folder removed at the end, on errors and Ctrl-C too.
 Needs git and Debian's chromium (/usr/bin/chromium).
@@ -65,6 +74,14 @@ MARKER = ".sysprompt-screenshots"  # only a folder holding this is ever removed
 PASSWORD = "screenshots-only-password"
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 PHONE: ViewportSize = {"width": 390, "height": 844}
+SCREENSHOTS = (
+    "editor.png",
+    "history-diff.png",
+    "conversations.png",
+    "editor-mobile.png",
+    "library.png",
+    "agent-hosts.png",
+)
 
 # --- the projects ----------------------------------------------------------------------
 
@@ -214,7 +231,10 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from sysprompt.accounts import services as accounts
+from sysprompt.library import selectors as library_selectors
+from sysprompt.library import services as library
 from sysprompt.prompts import services
+from sysprompt_core.library import TreeRecord
 
 data = json.loads(DATA)
 User = get_user_model()
@@ -241,6 +261,32 @@ for author, minutes, text in data["versions"]:
                 services.conversation_prompt_resolve(
                     conversation_id=conversation_id, cwd=cwd, model=model, user=host
                 )
+
+# The library: the shipped defaults, two edits, and a later release under one of them.
+with at(3 * 24 * 60):
+    library.library_install()
+claude = library_selectors.variant_current("core", "anthropic")
+with at(2 * 24 * 60):
+    library.variant_save(
+        name="core", provider="anthropic", author=users["grace"],
+        text=claude.text + "Prefer small, reviewable commits.\\n",
+    )
+shell = library_selectors.variant_current("tools/shell")
+with at(90):
+    library.variant_save(
+        name="tools/shell", author=users["ada"],
+        text=shell.text + "Never pipe a download into a shell.\\n",
+    )
+with at(30):
+    library.library_install(shipped=[TreeRecord(
+        "core", "anthropic", None, claude.text + "Read a file before you edit it.\\n"
+    )])
+with at(45):
+    library.host_override_set(
+        username=host.get_username(),
+        override={"content": "Answer in British English.", "strategy": "append"},
+        author=users["grace"],
+    )
 print(Token.objects.create(user=users["ada"]).key)
 """
 
@@ -349,6 +395,34 @@ def shoot_conversation(browser: Browser, base_url: str, out: Path) -> None:
     context.close()
 
 
+def shoot_page(browser: Browser, base_url: str, path: str, ready: str) -> Page:
+    """A desktop page logged in as ada on ``path``, once ``ready`` (a selector) shows."""
+    context = browser.new_context(viewport=DESKTOP, base_url=base_url)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    log_in(page, base_url, "ada", PASSWORD, path)
+    page.wait_for_selector(ready)
+    return page
+
+
+def shoot_library(browser: Browser, base_url: str, out: Path) -> None:
+    page = shoot_page(browser, base_url, "/library/", ".tree-node .badge-newer")
+    settle(page)
+    page.screenshot(path=out / "library.png")
+    page.context.close()
+
+
+def shoot_agent_hosts(browser: Browser, base_url: str, out: Path) -> None:
+    page = shoot_page(browser, base_url, "/agent-hosts/", "#overrides")
+    page.locator('.host-override[data-host="claude-code"] summary').click()
+    override = page.locator('.host-override[data-host="claude-code"]')
+    override.locator(".override-form").wait_for()
+    override.scroll_into_view_if_needed()
+    settle(page)
+    page.screenshot(path=out / "agent-hosts.png")
+    page.context.close()
+
+
 def shoot(base_url: str, shop: Path, out: Path) -> None:
     with sync_playwright() as playwright:
         browser = launch(playwright)
@@ -358,6 +432,8 @@ def shoot(base_url: str, shop: Path, out: Path) -> None:
             shoot_history(page, out)
             page.context.close()
             shoot_conversation(browser, base_url, out)
+            shoot_library(browser, base_url, out)
+            shoot_agent_hosts(browser, base_url, out)
             phone = editor_page(browser, base_url, PHONE, shop)
             phone.evaluate("() => document.getElementById('editor-modal').scrollTo(0, 0)")
             settle(phone)
@@ -418,7 +494,7 @@ def main() -> None:
         raise SystemExit(f"screenshots: {error}") from None
     except KeyboardInterrupt:
         raise SystemExit("screenshots: interrupted; server stopped, folder removed") from None
-    for name in ("editor.png", "history-diff.png", "conversations.png", "editor-mobile.png"):
+    for name in SCREENSHOTS:
         print(out / name)
 
 

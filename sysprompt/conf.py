@@ -8,8 +8,10 @@ afresh, so ``override_settings`` and the pytest ``settings`` fixture just work.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,11 +20,14 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from sysprompt_core.limits import (
+    DEFAULT_GIT_MEMORY_LIMIT,
     DEFAULT_GIT_TIMEOUT,
+    DEFAULT_GIT_WORKERS,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_PROMPT_BYTES,
     DEFAULT_MAX_READ_BYTES,
     DEFAULT_MAX_TEMPLATE_BYTES,
+    DEFAULT_PARSE_CACHE_BYTES,
 )
 from sysprompt_core.variables import SERVER_RESOLVES_CHOICES, ResolverOptions
 
@@ -41,16 +46,35 @@ DEFAULT_COMPACTION_INSTRUCTIONS = (
     "open questions, and the next steps. Keep exact names, paths, identifiers and error "
     "messages. Leave out pleasantries and dead ends that no longer matter."
 )
+DEFAULT_WEBHOOK_TIMEOUT = 15.0
+"""Seconds one webhook attempt may take, from connecting to the last byte read."""
+DEFAULT_WEBHOOK_CONNECT_TIMEOUT = 5.0
+"""Seconds connecting to a webhook's receiver (TCP and TLS) may take."""
+DEFAULT_WEBHOOK_RETRY_WINDOW = 86_400.0
+"""Seconds a failing delivery keeps being retried (a day) before it is given up."""
+DEFAULT_TASKS_QUEUE = "default"
+"""The task queue the events' tasks go to (with RQ: the Redis queue's name)."""
 KEYS = (
     "ALLOWED_ROOTS",
     "COMPACTION_INSTRUCTIONS",
     "DEFAULT_TEMPLATE",
+    "GIT_LANDLOCK",
+    "GIT_MEMORY_LIMIT",
     "GIT_TIMEOUT",
+    "GIT_WORKERS",
     "MAX_FILE_BYTES",
     "MAX_PROMPT_BYTES",
     "MAX_READ_BYTES",
     "MAX_TEMPLATE_BYTES",
+    "PARSE_CACHE_BYTES",
     "SERVER_RESOLVES",
+    "TASKS_QUEUE",
+    "WEBHOOK_ALLOW_HTTP_HOSTS",
+    "WEBHOOK_ALLOW_PRIVATE",
+    "WEBHOOK_CA_FILE",
+    "WEBHOOK_CONNECT_TIMEOUT",
+    "WEBHOOK_RETRY_WINDOW",
+    "WEBHOOK_TIMEOUT",
 )
 DEFAULT_SERVER_RESOLVES = SERVER_RESOLVES_CHOICES
 """Every host-local type: one machine runs the server and the agent hosts."""
@@ -71,6 +95,27 @@ class AppSettings:
     server_resolves: frozenset[str] = DEFAULT_SERVER_RESOLVES
     """The host-local types (``prompt``, ``git``, ``file``, ``system``) the server may
     resolve on its own machine when the agent host did not supply the value."""
+    webhook_allow_http_hosts: frozenset[str] = frozenset()
+    """Host names (lowercase) whose webhooks may use plain ``http``."""
+    webhook_allow_private: tuple[str, ...] = ()
+    """Host names (lowercase) and networks (``10.0.0.0/8``, ``127.0.0.1``) a webhook may
+    reach although their addresses are loopback, private, link-local or otherwise special."""
+    webhook_ca_file: str = ""
+    """A PEM file of the certificate authorities webhook receivers are checked against;
+    empty: certifi's bundle."""
+    webhook_connect_timeout: float = DEFAULT_WEBHOOK_CONNECT_TIMEOUT
+    webhook_timeout: float = DEFAULT_WEBHOOK_TIMEOUT
+    webhook_retry_window: float = DEFAULT_WEBHOOK_RETRY_WINDOW
+    tasks_queue: str = DEFAULT_TASKS_QUEUE
+    git_workers: int = DEFAULT_GIT_WORKERS
+    """Git reader processes per server process (reads that may run at once)."""
+    git_memory_limit: int = DEFAULT_GIT_MEMORY_LIMIT
+    """The address space of one git reader process, in bytes (``RLIMIT_AS``)."""
+    git_landlock: bool = True
+    """Whether git readers confine themselves with Landlock (off: to try what a host
+    without Landlock does; ``manage.py check`` then warns)."""
+    parse_cache_bytes: int = DEFAULT_PARSE_CACHE_BYTES
+    """What the process's cache of parsed templates and fragments may hold, in bytes."""
 
 
 def app_settings() -> AppSettings:
@@ -100,6 +145,30 @@ def app_settings() -> AppSettings:
             "MAX_READ_BYTES", raw.get("MAX_READ_BYTES", DEFAULT_MAX_READ_BYTES)
         ),
         server_resolves=_server_resolves(raw.get("SERVER_RESOLVES", DEFAULT_SERVER_RESOLVES)),
+        webhook_allow_http_hosts=frozenset(
+            _host_names("WEBHOOK_ALLOW_HTTP_HOSTS", raw.get("WEBHOOK_ALLOW_HTTP_HOSTS", ()))
+        ),
+        webhook_allow_private=_hosts_or_networks(raw.get("WEBHOOK_ALLOW_PRIVATE", ())),
+        webhook_ca_file=_ca_file(raw.get("WEBHOOK_CA_FILE", "")),
+        webhook_connect_timeout=_positive_number(
+            "WEBHOOK_CONNECT_TIMEOUT",
+            raw.get("WEBHOOK_CONNECT_TIMEOUT", DEFAULT_WEBHOOK_CONNECT_TIMEOUT),
+        ),
+        webhook_timeout=_positive_number(
+            "WEBHOOK_TIMEOUT", raw.get("WEBHOOK_TIMEOUT", DEFAULT_WEBHOOK_TIMEOUT)
+        ),
+        webhook_retry_window=_positive_number(
+            "WEBHOOK_RETRY_WINDOW", raw.get("WEBHOOK_RETRY_WINDOW", DEFAULT_WEBHOOK_RETRY_WINDOW)
+        ),
+        tasks_queue=_queue_name(raw.get("TASKS_QUEUE", DEFAULT_TASKS_QUEUE)),
+        git_workers=_positive_int("GIT_WORKERS", raw.get("GIT_WORKERS", DEFAULT_GIT_WORKERS)),
+        git_memory_limit=_positive_int(
+            "GIT_MEMORY_LIMIT", raw.get("GIT_MEMORY_LIMIT", DEFAULT_GIT_MEMORY_LIMIT)
+        ),
+        git_landlock=_boolean("GIT_LANDLOCK", raw.get("GIT_LANDLOCK", True)),
+        parse_cache_bytes=_positive_int(
+            "PARSE_CACHE_BYTES", raw.get("PARSE_CACHE_BYTES", DEFAULT_PARSE_CACHE_BYTES)
+        ),
     )
 
 
@@ -113,6 +182,9 @@ def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
         max_file_bytes=conf.max_file_bytes,
         max_read_bytes=conf.max_read_bytes,
         max_prompt_bytes=conf.max_prompt_bytes,
+        git_workers=conf.git_workers,
+        git_memory_limit=conf.git_memory_limit,
+        git_landlock=conf.git_landlock,
     )
 
 
@@ -158,6 +230,63 @@ def _server_resolves(value: object) -> frozenset[str]:
     return frozenset(value)
 
 
+_HOST_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
+_QUEUE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
+
+
+def _host_names(key: str, value: object) -> tuple[str, ...]:
+    """Host names or IP addresses, lowercased, a trailing dot dropped."""
+    expected = "a list of host names or IP addresses"
+    if not isinstance(value, list | tuple | set | frozenset):
+        raise _wrong(key, expected, value)
+    names = []
+    for item in value:
+        if not isinstance(item, str):
+            raise _wrong(key, expected, item)
+        name = item.strip().lower().removesuffix(".").strip("[]")
+        if not (_HOST_NAME.fullmatch(name) or _is_address(name)):
+            raise _wrong(key, expected, item)
+        names.append(name)
+    return tuple(names)
+
+
+def _hosts_or_networks(value: object) -> tuple[str, ...]:
+    """Host names (as :func:`_host_names`) and networks (``10.0.0.0/8``), each checked."""
+    key, expected = "WEBHOOK_ALLOW_PRIVATE", "a list of host names, addresses or networks"
+    if not isinstance(value, list | tuple | set | frozenset):
+        raise _wrong(key, expected, value)
+    entries = []
+    for item in value:
+        if isinstance(item, str) and "/" in item:
+            try:
+                entries.append(str(ipaddress.ip_network(item.strip(), strict=False)))
+            except ValueError:
+                raise _wrong(key, expected, item) from None
+        else:
+            entries.extend(_host_names(key, [item]))
+    return tuple(entries)
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _ca_file(value: object) -> str:
+    if not isinstance(value, str) or (value and not os.path.isabs(value)):
+        raise _wrong("WEBHOOK_CA_FILE", "an absolute path to a PEM file, or empty", value)
+    return value
+
+
+def _queue_name(value: object) -> str:
+    if not isinstance(value, str) or not _QUEUE_NAME.fullmatch(value):
+        raise _wrong("TASKS_QUEUE", "a queue name of up to 32 letters, digits, . _ -", value)
+    return value
+
+
 def _positive_number(key: str, value: object) -> float:
     expected = "a positive number of seconds"
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -170,6 +299,12 @@ def _positive_number(key: str, value: object) -> float:
 def _positive_int(key: str, value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise _wrong(key, "a positive whole number", value)
+    return value
+
+
+def _boolean(key: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _wrong(key, "true or false", value)
     return value
 
 

@@ -7,6 +7,7 @@ wrong and what to do; none leaves anything half-written.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -69,6 +70,22 @@ class ConversationForbidden(SyspromptError):
         )
         self.conversation_id = conversation_id
         self.permission = permission
+
+
+class ResolutionBusy(SyspromptError):
+    """Values the template reaches could not be read *now* because the readers were
+    busy (every git reader of this server process was reading until the deadline);
+    nothing was stored, so a first turn never freezes a prompt without them. The API
+    answers 503 with ``Retry-After``."""
+
+    def __init__(self, keys: frozenset[str], retry_after: float) -> None:
+        self.keys = tuple(sorted(keys))
+        self.retry_after = max(1, math.ceil(retry_after))
+        named = ", ".join(self.keys)
+        super().__init__(
+            f"{named} could not be read now: every git reader of the server was busy "
+            f"until the deadline. Nothing was stored; try again in {self.retry_after} s."
+        )
 
 
 class AdminBootstrapError(SyspromptError):
@@ -138,3 +155,15 @@ def _variant_words(provider: str | None, model: str | None) -> str:
     if model is None:
         return f"a variant for {provider!r}"
     return f"a variant for {provider!r}, model {model!r}"
+
+
+class WebhookNotFound(SyspromptError):
+    """No webhook subscription has that id (the API's 404)."""
+
+    def __init__(self, webhook_id: int) -> None:
+        super().__init__(f"There is no webhook subscription {webhook_id}.")
+        self.webhook_id = webhook_id
+
+
+class AuditRecordImmutable(SyspromptError):
+    """An attempt to change or delete a record of the audit log, which only grows."""

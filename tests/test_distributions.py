@@ -91,6 +91,13 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
             {"views-through-services"},
         ),
         ("sysprompt/library/services.py", "import sysprompt.prompts.services", {"app-layers"}),
+        ("sysprompt/events/services.py", "import sysprompt.library.services", {"app-layers"}),
+        ("sysprompt/events/records.py", "import sysprompt.accounts.services", {"app-layers"}),
+        (
+            "sysprompt/editor/views.py",
+            "import sysprompt.events.models",
+            {"views-through-services"},
+        ),
         ("sysprompt/prompts/services.py", "import sysprompt.transfer.services", {"app-layers"}),
         ("sysprompt/prompts/services.py", "import config.settings", {"apps-without-project"}),
     ],
@@ -181,11 +188,12 @@ CLIENT = textwrap.dedent(
     """
     import importlib.util, json, sys
     import sysprompt_client
-    from sysprompt_core.messages import openai_chat
+    from sysprompt_client import openai_chat
 
     body = openai_chat([{"role": "user", "content": "hi"}], "Be brief.")
     print(json.dumps({
-        "client": sorted(sysprompt_client.__all__)[:3],
+        "client": [n for n in ("AsyncClient", "Client", "openai_chat", "anthropic_messages")
+                   if n in sysprompt_client.__all__],
         "first": body["messages"][0],
         "django_loaded": any(m.split(".")[0] == "django" for m in sys.modules),
         "django_installed": importlib.util.find_spec("django") is not None,
@@ -224,7 +232,7 @@ def test_client_installs_with_the_core_alone(tmp_path: Path) -> None:
 
     result = json.loads(done.stdout)
     assert result == {
-        "client": ["AsyncClient", "Client", "CompactResult"],
+        "client": ["AsyncClient", "Client", "openai_chat", "anthropic_messages"],
         "first": {"role": "system", "content": "Be brief."},
         "django_loaded": False,
         "django_installed": False,

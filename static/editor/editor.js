@@ -541,7 +541,6 @@
           other.tabIndex = selected ? 0 : -1;
           $(other.getAttribute("aria-controls")).hidden = !selected;
         }
-        $("history-button").setAttribute("aria-expanded", String(tab === historyTab));
         if (tab === historyTab) this.loadHistory();
       };
       tabs.forEach((tab, index) => {
@@ -552,12 +551,6 @@
           select(next);
           next.focus();
         });
-      });
-      $("history-button").addEventListener("click", () => {
-        const showing = !$("side-history").hidden;
-        const next = showing ? tabs[0] : historyTab;
-        select(next);
-        next.focus();
       });
     }
 

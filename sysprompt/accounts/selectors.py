@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef, Subquery
 from rest_framework.authtoken.models import Token
 
-from sysprompt.accounts.services import AGENT_HOSTS_GROUP
+from sysprompt.groups import AGENT_HOSTS_GROUP
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,12 @@ from django.db.models import Field
 from rest_framework.authtoken.models import Token
 
 from sysprompt.errors import AdminBootstrapError, AgentHostError, AgentHostNotFound
+from sysprompt.events import records
+from sysprompt.events.services import Actor
+
+# The group names live below every app; re-exported for the callers of this module.
+from sysprompt.groups import AGENT_HOSTS_GROUP as AGENT_HOSTS_GROUP
+from sysprompt.groups import PROMPT_AUTHORS_GROUP as PROMPT_AUTHORS_GROUP
 from sysprompt.prompts.permissions import (
     CONVERSATION_CHANGE_PERMISSION,
     CONVERSATION_DELETE_PERMISSION,
@@ -55,10 +61,6 @@ def admin_ensure(*, password: str | None = None) -> AdminBootstrap:
     user_model.objects.create_superuser(username=ADMIN_USERNAME, email="", password=password)
     return AdminBootstrap(username=ADMIN_USERNAME, password=password)
 
-
-PROMPT_AUTHORS_GROUP = "Prompt authors"
-
-AGENT_HOSTS_GROUP = "Agent hosts"
 
 # Who may create agent hosts and rotate their tokens in the app (the Agent hosts page):
 # whoever may create API tokens; prompt authors may.
@@ -114,7 +116,7 @@ class AgentHost:
 
 
 @transaction.atomic
-def agent_host_ensure(*, name: str, rotate: bool = False) -> AgentHost:
+def agent_host_ensure(*, name: str, rotate: bool = False, author: Actor = None) -> AgentHost:
     """A user for an agent host, in the "Agent hosts" group, and its API token.
 
     Creates the user (without a usable password: it only calls the API) or reuses an
@@ -152,12 +154,23 @@ def agent_host_ensure(*, name: str, rotate: bool = False) -> AgentHost:
     if rotate:
         Token.objects.filter(user=user).delete()
     token, token_created = Token.objects.get_or_create(user=user)
+    if change := _host_change(user_created, token_created, rotate):
+        records.host_account(actor=author, host=name, change=change)
     return AgentHost(
         username=name, token=token.key, user_created=user_created, token_created=token_created
     )
 
 
-def agent_host_create(*, name: str) -> AgentHost:
+def _host_change(user_created: bool, token_created: bool, rotate: bool) -> str | None:
+    """What the audit log calls what :func:`agent_host_ensure` did (None: nothing)."""
+    if user_created:
+        return "created"
+    if rotate:
+        return "token_rotated"
+    return "token_created" if token_created else None
+
+
+def agent_host_create(*, name: str, author: Actor = None) -> AgentHost:
     """A new agent host and its first token (the app's "New agent host").
 
     Unlike :func:`agent_host_ensure`, never takes over an existing user: that would put
@@ -173,13 +186,13 @@ def agent_host_create(*, name: str) -> AgentHost:
         with transaction.atomic():
             if user_model._default_manager.filter(**{user_model.USERNAME_FIELD: name}).exists():
                 raise taken
-            return agent_host_ensure(name=name)
+            return agent_host_ensure(name=name, author=author)
     except IntegrityError:  # created by a concurrent request between the check and the insert
         raise taken from None
 
 
 @transaction.atomic
-def agent_host_rotate(*, name: str) -> AgentHost:
+def agent_host_rotate(*, name: str, author: Actor = None) -> AgentHost:
     """Replace the token of the agent host ``name`` (or give it one it lacks).
 
     Raises :class:`AgentHostNotFound` unless ``name`` is a user in the "Agent hosts"
@@ -190,4 +203,4 @@ def agent_host_rotate(*, name: str) -> AgentHost:
     hosts = user_model._default_manager.filter(groups__name=AGENT_HOSTS_GROUP)
     if not hosts.filter(**{user_model.USERNAME_FIELD: name}).exists():
         raise AgentHostNotFound(name)
-    return agent_host_ensure(name=name, rotate=True)
+    return agent_host_ensure(name=name, rotate=True, author=author)

@@ -54,3 +54,17 @@ class IsPromptAuthor(BasePermission):
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         return bool(request.user and request.user.has_perm(TEMPLATE_EDIT_PERMISSION))
+
+
+class CanExportLibrary(BasePermission):
+    """Exporting the library (every variant, in one archive) is for prompt authors: the
+    permission that writes the library, although it is a read."""
+
+    message = (
+        "Exporting the prompt library needs the 'Can change template version' permission "
+        f"({TEMPLATE_EDIT_PERMISSION}), as importing it does; this user may read the "
+        "library's fragments one at a time."
+    )
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return bool(request.user and request.user.has_perm(TEMPLATE_EDIT_PERMISSION))

@@ -42,6 +42,15 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
 }
 
 
+CONSTRUCTING_UNAVAILABLE = OpenApiResponse(
+    ERROR,
+    description=(
+        "The database is unavailable, or (constructing a prompt) every git reader of the "
+        "server was busy until the deadline: nothing was stored; retry after Retry-After."
+    ),
+)
+
+
 def error_responses(*codes: int, **described: OpenApiResponse) -> dict[int | str, Any]:
     """The schema's error answers: 401, 403 and 503 (every operation), then ``codes``.
 

@@ -27,8 +27,10 @@ from sysprompt.errors import (
     FragmentNotFound,
     InvalidInput,
     PreconditionFailed,
+    ResolutionBusy,
     TemplateTooLarge,
     VariantConflict,
+    WebhookNotFound,
 )
 from sysprompt.transfer.services import ExportImpossible
 from sysprompt_core.template import PromptTooLarge
@@ -54,6 +56,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (ConversationNotFound, status.HTTP_404_NOT_FOUND),
     (FragmentNotFound, status.HTTP_404_NOT_FOUND),
     (AgentHostNotFound, status.HTTP_404_NOT_FOUND),
+    (WebhookNotFound, status.HTTP_404_NOT_FOUND),
     (PreconditionFailed, status.HTTP_412_PRECONDITION_FAILED),
     (VariantConflict, status.HTTP_412_PRECONDITION_FAILED),
     (ExportImpossible, status.HTTP_409_CONFLICT),
@@ -61,6 +64,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (TemplateTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (PromptTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (RequestDataTooBig, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
+    (ResolutionBusy, status.HTTP_503_SERVICE_UNAVAILABLE),
 )
 
 
@@ -81,6 +85,8 @@ def _domain_response(exc: Exception) -> Response | None:
         response["ETag"] = exc.current.etag
     if isinstance(exc, VariantConflict) and exc.current is not None:
         response["ETag"] = exc.current.etag
+    if isinstance(exc, ResolutionBusy):
+        response["Retry-After"] = str(exc.retry_after)
     return response
 
 

@@ -19,6 +19,7 @@ from sysprompt.api.serializers import (
     HostContextInputSerializer,
     JsonValueField,
     OverrideField,
+    PageOutputSerializer,
     PreviewOutputSerializer,
     StrictBooleanField,
     StrictCharField,
@@ -113,7 +114,7 @@ class VariantFlagsOutputSerializer(serializers.Serializer[Any]):
     )
     edited = serializers.BooleanField(help_text="Not the installer's text.")
     newer_default = serializers.BooleanField(
-        help_text="The installer ships a text other than this edited one."
+        help_text="A release since this edit ships a text other than the one it started from."
     )
     pinned = serializers.BooleanField(help_text='"Keep mine": the installer leaves it alone.')
     author = serializers.CharField(allow_null=True)
@@ -144,13 +145,9 @@ class FragmentOutputSerializer(serializers.Serializer[Any]):
 
 
 @extend_schema_serializer(component_name="LibraryPage")
-class LibraryPageOutputSerializer(serializers.Serializer[Any]):
+class LibraryPageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/library`` (cursor pagination, by name)."""
 
-    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
-    previous = serializers.URLField(
-        allow_null=True, help_text="The previous page; null on the first."
-    )
     results = FragmentOutputSerializer(many=True)
 
 
@@ -168,13 +165,9 @@ class FragmentVersionOutputSerializer(serializers.Serializer[Any]):
 
 
 @extend_schema_serializer(component_name="FragmentVersionPage")
-class FragmentVersionPageOutputSerializer(serializers.Serializer[Any]):
+class FragmentVersionPageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/library/fragments/{name}/versions`` (newest first)."""
 
-    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
-    previous = serializers.URLField(
-        allow_null=True, help_text="The previous page; null on the first."
-    )
     results = FragmentVersionOutputSerializer(many=True)
 
 
@@ -254,14 +247,31 @@ class ImportQuerySerializer(serializers.Serializer[Any]):
     )
 
 
+@extend_schema_serializer(component_name="ImportTarget")
+class ImportTargetOutputSerializer(serializers.Serializer[Any]):
+    fragment = serializers.CharField(
+        allow_null=True, help_text="The fragment's name; null: the root template."
+    )
+    provider = serializers.CharField(allow_null=True, help_text="Normalised; null: any.")
+    model = serializers.CharField(allow_null=True, help_text="Normalised; null: any.")
+
+
 @extend_schema_serializer(component_name="ImportItem")
 class ImportItemOutputSerializer(serializers.Serializer[Any]):
-    path = serializers.CharField(help_text="The file in the archive.")
+    path = serializers.CharField(help_text="The file's path in the archive, as written there.")
     action = serializers.ChoiceField(
         choices=["created", "changed", "unchanged", "refused", "ignored"],
         help_text="ignored: not part of a library (not .md, not sysprompt.json, hidden).",
     )
     reason = serializers.CharField(allow_blank=True, help_text="Why.")
+    variant = ImportTargetOutputSerializer(
+        allow_null=True,
+        help_text=(
+            "What the file becomes: the root template or a fragment's variant, provider "
+            "and model normalised (providers/gemini/models/gemini-2.5-flash/core.md "
+            "becomes core for gemini / gemini-2-5-flash); null when refused or ignored."
+        ),
+    )
 
 
 @extend_schema_serializer(component_name="ImportReport")

@@ -66,12 +66,19 @@ class LimitedJSONParser(JSONParser):
             raise ParseError("JSON parse error - the body is nested too deeply.") from None
 
 
+ZIP = "application/zip"
+OCTET_STREAM = "application/octet-stream"
+ARCHIVE_MEDIA_TYPES = (ZIP, OCTET_STREAM)
+"""The media types of a zip archive as a body or an answer: ``application/zip``, and
+``application/octet-stream``, the one binary type every client generator knows."""
+
+
 class LimitedZipParser(BaseParser):
     """A zip archive as the body (``application/zip``), read as bytes up to
     :func:`max_archive_bytes`: over it, 413 before reading when ``Content-Length`` says
     so, else as soon as the stream gives one byte more."""
 
-    media_type = "application/zip"
+    media_type = ZIP
 
     def parse(
         self,
@@ -89,3 +96,10 @@ class LimitedZipParser(BaseParser):
         if len(data) > limit:
             raise BodyTooLarge(len(data), limit)
         return data
+
+
+class LimitedOctetStreamParser(LimitedZipParser):
+    """The same archive sent as ``application/octet-stream`` (what generated clients send
+    for a binary body)."""
+
+    media_type = OCTET_STREAM

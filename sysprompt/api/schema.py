@@ -1,10 +1,27 @@
-"""drf-spectacular extensions: how the API's own classes appear in the OpenAPI schema."""
+"""drf-spectacular extensions: how the API's own classes appear in the OpenAPI schema.
+
+The schema is written for client generators too (``tests/api/test_generated_client.py``
+generates one with openapi-python-client and runs turns through it): unions are
+``oneOf`` of named components, never of nested inline unions.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
+from drf_spectacular.extensions import (
+    OpenApiAuthenticationExtension,
+    OpenApiSerializerExtension,
+    OpenApiSerializerFieldExtension,
+)
+from drf_spectacular.plumbing import ResolvedComponent
+
+from sysprompt.api.serializers import (
+    OVERRIDE_DESCRIPTION,
+    OVERRIDE_PRESET_SCHEMA,
+    OVERRIDE_TEXT_SCHEMA,
+    OverrideField,
+)
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
@@ -34,3 +51,36 @@ class FieldErrorsScheme(OpenApiSerializerExtension):  # type: ignore[no-untyped-
             "additionalProperties": {"type": "array", "items": {"type": "string"}},
             "minProperties": 1,
         }
+
+
+class OverrideFieldScheme(OpenApiSerializerFieldExtension):  # type: ignore[no-untyped-call]
+    """An override: ``Override`` = ``oneOf`` a string, ``OverrideText`` and
+    ``OverridePreset``, each object form a named component (a generator makes a class of
+    each; an inline object with a nullable map inside a union is what openapi-python-client
+    could not process). ``Override`` itself is nullable: null is "no override"."""
+
+    target_class = "sysprompt.api.serializers.OverrideField"
+
+    def get_name(self) -> str:
+        return "Override"
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        forms = [
+            _component(auto_schema, "OverrideText", OVERRIDE_TEXT_SCHEMA),
+            _component(auto_schema, "OverridePreset", OVERRIDE_PRESET_SCHEMA),
+        ]
+        return {
+            "description": OVERRIDE_DESCRIPTION,
+            "nullable": True,
+            "oneOf": [{"type": "string"}, *forms],
+        }
+
+
+def _component(auto_schema: Any, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """Register ``schema`` as the component ``name`` (once); its ``$ref``."""
+    component = ResolvedComponent(  # type: ignore[no-untyped-call]
+        name=name, type=ResolvedComponent.SCHEMA, schema=schema, object=OverrideField
+    )
+    auto_schema.registry.register_on_missing(component)
+    ref: dict[str, Any] = component.ref
+    return ref

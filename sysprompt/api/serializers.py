@@ -146,38 +146,40 @@ VARIABLES_SCHEMA: dict[str, Any] = {
     "additionalProperties": {"type": "string"},
     "maxProperties": HOST_VARIABLES_MAX_COUNT,
 }
-OVERRIDE_SCHEMA: dict[str, Any] = {
-    "nullable": True,
-    "description": (
-        "Text layered onto the rendered template: a string (appended), "
-        '{"content", "strategy"?} or {"preset": <fragment name>, "variables"?, "strategy"?}; '
-        'null for none. "replace" is refused: an override adds, it never removes.'
-    ),
-    "oneOf": [
-        {"type": "string"},
-        {
-            "type": "object",
-            "properties": {"content": {"type": "string"}, "strategy": STRATEGY_SCHEMA},
-            "required": ["content"],
-            "additionalProperties": False,
-        },
-        {
-            "type": "object",
-            "properties": {
-                "preset": {"type": "string", "maxLength": FRAGMENT_NAME_MAX_LENGTH},
-                "variables": {**VARIABLES_SCHEMA, "nullable": True},
-                "strategy": STRATEGY_SCHEMA,
-            },
-            "required": ["preset"],
-            "additionalProperties": False,
-        },
-    ],
+OVERRIDE_DESCRIPTION = (
+    "Text layered onto the rendered template: a string (that text, appended), an "
+    "OverrideText {content, strategy?} or an OverridePreset {preset, variables?, "
+    'strategy?}; null for none. "replace" is refused: an override adds, it never removes.'
+)
+OVERRIDE_TEXT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Text of the override's own, appended or prepended.",
+    "properties": {"content": {"type": "string"}, "strategy": STRATEGY_SCHEMA},
+    "required": ["content"],
+    "additionalProperties": False,
 }
+OVERRIDE_PRESET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "A preset: a fragment rendered with its defaults and these variables, appended "
+        "or prepended (its own strategy when this one does not say)."
+    ),
+    "properties": {
+        "preset": {"type": "string", "maxLength": FRAGMENT_NAME_MAX_LENGTH},
+        "variables": {**VARIABLES_SCHEMA, "nullable": True},
+        "strategy": STRATEGY_SCHEMA,
+    },
+    "required": ["preset"],
+    "additionalProperties": False,
+}
+"""The two object forms of an override: named components of the schema
+(``schema.OverrideFieldScheme``), so that client generators make a class of each."""
 
 
-@extend_schema_field(OVERRIDE_SCHEMA, component_name="Override")
 class OverrideField(JsonValueField):
-    """An override (library.md §4), checked by the server's validation."""
+    """An override (library.md §4), checked by the server's validation; in the schema
+    the ``Override`` component: a string, an ``OverrideText`` or an ``OverridePreset``
+    (``schema.OverrideFieldScheme``)."""
 
 
 @extend_schema_field(
@@ -262,9 +264,16 @@ class HostContextInputSerializer(serializers.Serializer[Any]):
     )
 
 
+COMPRESS_HELP = (
+    "Compress the source before it is parsed (the text stays as written). Left out: "
+    "the current version's setting (false for the built-in default)."
+)
+
+
 @extend_schema_serializer(component_name="TemplateInput")
 class TemplateInputSerializer(serializers.Serializer[Any]):
     template = template_field()
+    compress = StrictBooleanField(required=False, help_text=COMPRESS_HELP)
 
     def validate_template(self, value: str) -> str:
         template_size_check(value)
@@ -277,6 +286,9 @@ class TemplateOutputSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField(help_text="0 for the built-in default template.")
     updated_at = serializers.DateTimeField(allow_null=True)
     is_default = serializers.BooleanField()
+    compress = serializers.BooleanField(
+        help_text="Whether the source is compressed before it is parsed."
+    )
 
 
 @extend_schema_serializer(component_name="TemplateVersion")
@@ -415,7 +427,9 @@ class HostContextOutputSerializer(serializers.Serializer[Any]):
     provider = serializers.CharField(help_text='As given; "" when none was.')
     tools = serializers.ListField(child=serializers.CharField())
     variables = serializers.DictField(child=serializers.CharField())
-    override = OverrideField(help_text="The stored thread override; null for none.")
+    override = OverrideField(
+        allow_null=True, help_text="The stored thread override; null for none."
+    )
     fragments_used = FragmentUseOutputSerializer(
         many=True, help_text="Which version of which fragment variant the prompt used."
     )
@@ -525,6 +539,14 @@ class TemplateReferencesOutputSerializer(serializers.Serializer[Any]):
             "caller's instance override (fragment: keys aside), sorted."
         ),
     )
+    host_resolves = serializers.ListField(
+        child=serializers.ChoiceField(choices=["file", "git", "system"]),
+        help_text=(
+            "The host-local types this server does not resolve on its own machine "
+            "(SERVER_RESOLVES leaves them out), sorted: their values exist only when the "
+            "host supplies them as `values`. Empty when the server resolves them all."
+        ),
+    )
 
 
 @extend_schema_serializer(component_name="Health")
@@ -538,25 +560,28 @@ class ErrorOutputSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField()
 
 
-@extend_schema_serializer(component_name="ConversationPage")
-class ConversationPageOutputSerializer(serializers.Serializer[Any]):
-    """One page of ``GET /api/conversations`` (cursor pagination)."""
+class PageOutputSerializer(serializers.Serializer[Any]):
+    """The shape of every cursor page (``pagination.py``): the links to the next and
+    previous pages, and a subclass's ``results``. The one definition of the page shape:
+    every paginated list (here and in ``library_serializers``) subclasses it."""
 
     next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
     previous = serializers.URLField(
         allow_null=True, help_text="The previous page; null on the first."
     )
+
+
+@extend_schema_serializer(component_name="ConversationPage")
+class ConversationPageOutputSerializer(PageOutputSerializer):
+    """One page of ``GET /api/conversations`` (cursor pagination)."""
+
     results = ConversationListItemOutputSerializer(many=True)
 
 
 @extend_schema_serializer(component_name="TemplateVersionPage")
-class TemplateVersionPageOutputSerializer(serializers.Serializer[Any]):
+class TemplateVersionPageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/system-prompt/versions`` (cursor pagination)."""
 
-    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
-    previous = serializers.URLField(
-        allow_null=True, help_text="The previous page; null on the first."
-    )
     results = TemplateVersionOutputSerializer(many=True)
 
 

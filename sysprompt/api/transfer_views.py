@@ -1,16 +1,23 @@
 """Export and import of the library (library.md §7): a zip archive in, a zip out.
 
-export: ``sysprompt.transfer.services.export_zip`` → the zip as an attachment.
-import: the body (``application/zip``, bounded by ``parsers.max_archive_bytes``) →
-``read_zip`` → ``library_import`` (all or nothing) → the report; 400 with the report
-when the archive holds anything refused.
+export (prompt authors): ``export_plan`` (checked before anything is sent) →
+``export_stream`` → the zip as an attachment, streamed as it is written
+(``application/zip``; ``application/octet-stream`` when ``Accept`` asks for that and
+not for a zip).
+import: the body (``application/zip`` or ``application/octet-stream``, bounded by
+``parsers.max_archive_bytes``) → ``read_zip`` → ``library_import`` (all or nothing) →
+the report; 400 with the report when the archive holds anything refused.
+
+The schema declares both as ``format: binary``: the import's body as
+``application/octet-stream`` only (a generator that knows no ``application/zip``
+would drop the operation), the export's answer as either.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -29,13 +36,20 @@ from rest_framework.views import APIView
 
 from sysprompt.api import library_serializers as ls
 from sysprompt.api import serializers as s
-from sysprompt.api.auth import CanEditLibrary
+from sysprompt.api.auth import CanEditLibrary, CanExportLibrary
 from sysprompt.api.common import ERROR, error_responses
-from sysprompt.api.parsers import ARCHIVE_TEMPLATES, LimitedZipParser
+from sysprompt.api.parsers import (
+    ARCHIVE_MEDIA_TYPES,
+    ARCHIVE_TEMPLATES,
+    OCTET_STREAM,
+    ZIP,
+    LimitedOctetStreamParser,
+    LimitedZipParser,
+)
 from sysprompt.transfer import services as transfer
 
 EXPORT_FILENAME = "sysprompt-library.zip"
-ZIP = "application/zip"
+BINARY = OpenApiResponse(OpenApiTypes.BINARY, description="The archive.")
 
 
 class JsonFirstNegotiation(BaseContentNegotiation):
@@ -53,6 +67,7 @@ class JsonFirstNegotiation(BaseContentNegotiation):
 
 
 class LibraryExportApi(APIView):
+    permission_classes = [IsAuthenticated, CanExportLibrary]
     content_negotiation_class = JsonFirstNegotiation
 
     @extend_schema(
@@ -61,19 +76,26 @@ class LibraryExportApi(APIView):
         description=(
             "system-prompt.md, <name>.md (default variants), providers/<p>/<name>.md, "
             "providers/<p>/models/<m>/<name>.md and sysprompt.json (per-file settings). "
-            "Deleted variants are left out."
+            "Deleted variants are left out. For prompt authors (the permission that "
+            "imports); the archive is streamed as it is written (no Content-Length)."
         ),
-        responses={
-            (200, ZIP): OpenApiResponse(OpenApiTypes.BINARY, description="The archive."),
-            **error_responses(409),
-        },
+        responses={(200, ZIP): BINARY, (200, OCTET_STREAM): BINARY, **error_responses(403, 409)},
     )
-    def get(self, request: Request) -> HttpResponse:
-        return HttpResponse(
-            transfer.export_zip(),
-            content_type=ZIP,
+    def get(self, request: Request) -> StreamingHttpResponse:
+        plan = transfer.export_plan()  # refused (409) before the first byte is sent
+        return StreamingHttpResponse(
+            transfer.export_stream(plan),
+            content_type=export_media_type(request.headers.get("Accept", "")),
             headers={"Content-Disposition": f'attachment; filename="{EXPORT_FILENAME}"'},
         )
+
+
+def export_media_type(accept: str) -> str:
+    """``application/octet-stream`` when ``accept`` names it and not
+    ``application/zip``; else ``application/zip`` (whatever else it says: the archive is
+    the only answer there is)."""
+    named = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return OCTET_STREAM if OCTET_STREAM in named and ZIP not in named else ZIP
 
 
 IMPORT_REFUSED = PolymorphicProxySerializer(
@@ -85,7 +107,7 @@ IMPORT_REFUSED = PolymorphicProxySerializer(
 
 class LibraryImportApi(APIView):
     permission_classes = [IsAuthenticated, CanEditLibrary]
-    parser_classes = [LimitedZipParser]
+    parser_classes = [LimitedZipParser, LimitedOctetStreamParser]
 
     @extend_schema(
         operation_id="import_library",
@@ -95,7 +117,8 @@ class LibraryImportApi(APIView):
             "All or nothing: when any file is refused (a bad name, over the size limit, not "
             "UTF-8, a symlink, an absolute path or '..'), nothing is applied and the answer "
             "is 400 with the report. ?dry_run=1 reports what would happen and changes "
-            "nothing. The body is the archive itself (application/zip), at most "
+            "nothing. The body is the archive itself, sent as application/octet-stream "
+            "(application/zip is accepted too), at most "
             f"{ARCHIVE_TEMPLATES} × MAX_TEMPLATE_BYTES (16 MiB by default)."
         ),
         parameters=[
@@ -105,7 +128,7 @@ class LibraryImportApi(APIView):
                 description="1 or true: only report.",
             )
         ],
-        request={ZIP: OpenApiTypes.BINARY},
+        request={OCTET_STREAM: OpenApiTypes.BINARY},
         responses={
             200: ls.ImportReportOutputSerializer,
             **error_responses(
@@ -126,7 +149,7 @@ class LibraryImportApi(APIView):
         query = ls.ImportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         dry_run = query.validated_data["dry_run"] in ("1", "true")
-        if request.content_type.split(";")[0].strip().lower() != ZIP:
+        if request.content_type.split(";")[0].strip().lower() not in ARCHIVE_MEDIA_TYPES:
             raise UnsupportedMediaType(request.content_type or "none")
         data = request.data
         if not isinstance(data, bytes) or not data:
@@ -137,7 +160,18 @@ class LibraryImportApi(APIView):
         shown = {
             "applied": report.applied,
             "items": [
-                {"path": item.path, "action": item.action, "reason": item.reason}
+                {
+                    "path": item.path,
+                    "action": item.action,
+                    "reason": item.reason,
+                    "variant": None
+                    if item.target is None
+                    else {
+                        "fragment": item.target.fragment,
+                        "provider": item.target.provider,
+                        "model": item.target.model,
+                    },
+                }
                 for item in report.items
             ],
         }

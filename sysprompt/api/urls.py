@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from sysprompt.api import host_views, library_views, transfer_views, views
+from sysprompt.api import event_views, host_views, library_views, transfer_views, views
 
 app_name = "api"
 
@@ -42,6 +42,16 @@ class AgentHostOverrideRoute(
     host_views.AgentHostOverrideGetApi, host_views.AgentHostOverrideSetApi
 ):
     """GET and PUT /api/agent-hosts/{username}/override."""
+
+
+class WebhooksRoute(event_views.WebhooksListApi, event_views.WebhookCreateApi):
+    """GET and POST /api/webhooks."""
+
+
+class WebhookRoute(
+    event_views.WebhookGetApi, event_views.WebhookUpdateApi, event_views.WebhookDeleteApi
+):
+    """GET, PUT and DELETE /api/webhooks/{id}."""
 
 
 class AnyConversationIdConverter:
@@ -97,6 +107,15 @@ urlpatterns = [
         AgentHostOverrideRoute.as_view(),
         name="agent-host-override",
     ),
+    path("webhooks", WebhooksRoute.as_view(), name="webhooks"),
+    path("webhooks/<int:id>", WebhookRoute.as_view(), name="webhook"),
+    path(
+        "webhooks/<int:id>/deliveries",
+        event_views.WebhookDeliveriesApi.as_view(),
+        name="webhook-deliveries",
+    ),
+    path("webhooks/<int:id>/test", event_views.WebhookTestApi.as_view(), name="webhook-test"),
+    path("audit", event_views.AuditApi.as_view(), name="audit"),
     path("health", views.HealthApi.as_view(), name="health"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path(

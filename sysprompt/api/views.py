@@ -23,6 +23,7 @@ from sysprompt.api import schema as _schema  # noqa: F401 - registers the extens
 from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditTemplate
 from sysprompt.api.common import (
+    CONSTRUCTING_UNAVAILABLE,
     IF_MATCH,
     IF_NONE_MATCH,
     drf_datetime,
@@ -60,6 +61,7 @@ def _template_response(current: selectors.CurrentTemplate, code: int = 200) -> R
             "version": current.version,
             "updated_at": current.updated_at,
             "is_default": current.is_default,
+            "compress": current.compress,
         }
     ).data
     return Response(data, status=code, headers={"ETag": current.etag})
@@ -91,6 +93,7 @@ class SystemPromptPutApi(APIView):
         serializer.is_valid(raise_exception=True)
         saved = services.template_save(
             text=serializer.validated_data["template"],
+            compress=serializer.validated_data.get("compress"),
             author=request.user,
             if_match=if_match_tags(request, "/api/system-prompt"),
         )
@@ -219,10 +222,13 @@ def _prompt_response(stored: services.Stored) -> Response:
     return Response(prompt_payload(stored.prompt), status=_stored_status(stored))
 
 
+CONSTRUCTING_ERRORS = error_responses(400, 404, 413, 415, e503=CONSTRUCTING_UNAVAILABLE)
+"""The errors of an operation that may construct a prompt (503 also when git is busy)."""
+
 CONVERSATION_RESPONSES: dict[int | str, Any] = {
     200: s.ConversationPromptOutputSerializer,
     201: s.ConversationPromptOutputSerializer,
-    **error_responses(400, 404, 413, 415),
+    **CONSTRUCTING_ERRORS,
 }
 
 
@@ -241,7 +247,7 @@ class ResolveApi(APIView):
         responses={
             200: s.ResolveOutputSerializer,
             201: s.ResolveOutputSerializer,
-            **error_responses(400, 404, 413, 415),
+            **CONSTRUCTING_ERRORS,
         },
     )
     def post(self, request: Request, conversation_id: str) -> Response:
@@ -294,7 +300,7 @@ class CompactApi(APIView):
         responses={
             200: s.CompactOutputSerializer,
             201: s.CompactOutputSerializer,
-            **error_responses(400, 404, 413, 415),
+            **CONSTRUCTING_ERRORS,
         },
     )
     def post(self, request: Request, conversation_id: str) -> Response:
@@ -352,8 +358,9 @@ class ReferencesApi(APIView):
             "For an agent host that resolves host-local values itself (prompt:cwd, git:, "
             "file:, system:) and sends them as `values`: every reference of the current "
             "template for the provider and model, in every branch, through the fragments "
-            "it can include and the caller's instance override. Nothing is resolved. "
-            "The strong ETag names the list; If-None-Match with it answers 304."
+            "it can include and the caller's instance override, and `host_resolves`, the "
+            "host-local types this server leaves to the host. Nothing is resolved. "
+            "The strong ETag names the answer; If-None-Match with it answers 304."
         ),
         parameters=[
             OpenApiParameter(
@@ -393,7 +400,8 @@ class ReferencesApi(APIView):
         unchanged = not_modified(request, etag)
         if unchanged is not None:
             return unchanged
-        return Response({"references": list(found.keys)}, headers={"ETag": etag})
+        answer = {"references": list(found.keys), "host_resolves": list(found.host_resolves)}
+        return Response(answer, headers={"ETag": etag})
 
 
 class ConversationPromptDeleteApi(APIView):

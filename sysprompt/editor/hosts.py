@@ -5,8 +5,9 @@ A token is shown once, on the answer to the POST that made it (``Cache-Control:
 no-store`` from ``config.middleware.NoStoreMiddleware``); the list never shows one.
 Everything here needs :data:`~sysprompt.accounts.services.AGENT_HOSTS_PERMISSION`;
 changing an instance override also needs the library's author permission (the page
-shows the others each override read only). The override form's fields (none, a text,
-or a preset with ``name=value`` variables; a strategy) become the override's JSON,
+shows the others each override read only). The override form's fields (none, a text
+and where it goes, or a preset with ``name=value`` variables and where it goes — by
+default its own strategy) become the override's JSON,
 which ``sysprompt.library.services.host_override_set`` checks: its refusals show inline,
 under that host's form.
 """
@@ -30,6 +31,7 @@ from sysprompt.editor.library import may_write
 from sysprompt.editor.preview import assignments_parse, assignments_text
 from sysprompt.library import selectors as library_selectors
 from sysprompt.library import services as library_services
+from sysprompt_core.library import DEFAULT_STRATEGY
 
 
 class AgentHostPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
@@ -48,7 +50,9 @@ class AgentHostListView(AgentHostPagesMixin, View):
         form = forms.AgentHostForm(request.POST)
         if form.is_valid():
             try:
-                host = services.agent_host_create(name=form.cleaned_data["name"])
+                host = services.agent_host_create(
+                    name=form.cleaned_data["name"], author=request.user
+                )
             except errors.AgentHostError as exc:
                 form.add_error("name", str(exc))
             else:
@@ -61,7 +65,7 @@ class AgentHostRotateView(AgentHostPagesMixin, View):
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
         try:
-            host = services.agent_host_rotate(name=name)
+            host = services.agent_host_rotate(name=name, author=request.user)
         except errors.AgentHostNotFound as exc:
             raise Http404(str(exc)) from None
         except errors.AgentHostError as exc:
@@ -105,7 +109,6 @@ def _override_value(form: library_forms.HostOverrideForm) -> object:
         field, problems = next(iter(form.errors.items()))
         raise errors.InvalidInput(field, f"{field}: {' '.join(str(p) for p in problems)}")
     data = form.cleaned_data
-    strategy = data["strategy"] or None
     value: dict[str, object]
     if data["kind"] == "none":
         return None
@@ -113,6 +116,8 @@ def _override_value(form: library_forms.HostOverrideForm) -> object:
         if not data["content"].strip():
             raise errors.InvalidInput("content", "Write the text to add, or choose No override.")
         value = {"content": data["content"]}
+        # Append is what a text without a strategy does: only prepend is written.
+        strategy = "" if data["text_strategy"] == DEFAULT_STRATEGY else data["text_strategy"]
     else:
         if not data["preset"].strip():
             raise errors.InvalidInput("preset", "Name the fragment to apply as a preset.")
@@ -120,6 +125,7 @@ def _override_value(form: library_forms.HostOverrideForm) -> object:
         variables = assignments_parse(data["variables"], "variables")
         if variables:
             value["variables"] = variables
+        strategy = data["preset_strategy"]
     if strategy:
         value["strategy"] = strategy
     return value
@@ -139,6 +145,11 @@ class OverrideRow:
     updated_at: Any
     updated_by: Any
     error: str | None = None
+
+    @property
+    def text_strategy(self) -> str:
+        """The text's strategy as its field shows it (none stored: append)."""
+        return self.strategy or DEFAULT_STRATEGY
 
 
 def _override_row(username: str, raw: object, state: Any) -> OverrideRow:
@@ -186,13 +197,15 @@ def _overrides(
             # What the author typed, with the refusal under it.
             form = error[2]
             typed = {key: form.data.get(key, "") for key in ("content", "preset", "variables")}
+            kind = str(form.data.get("kind", row.kind))
+            strategy = "text_strategy" if kind == "text" else "preset_strategy"
             row = OverrideRow(
                 username=host.username,
-                kind=str(form.data.get("kind", row.kind)),
+                kind=kind,
                 content=str(typed["content"]),
                 preset=str(typed["preset"]),
                 variables=str(typed["variables"]),
-                strategy=str(form.data.get("strategy", "")),
+                strategy=str(form.data.get(strategy, "")),
                 summary=row.summary,
                 updated_at=row.updated_at,
                 updated_by=row.updated_by,
@@ -216,7 +229,8 @@ def _hosts_page(
         "overrides": _overrides(hosts, override_error),
         "can_set_overrides": may_write(request),
         "override_kinds": library_forms.OVERRIDE_KINDS,
-        "override_strategies": library_forms.OVERRIDE_STRATEGIES,
+        "text_strategies": library_forms.TEXT_STRATEGIES,
+        "preset_strategies": library_forms.PRESET_STRATEGIES,
         "fragment_names": sorted(library_selectors.library_source().names()),
     }
     return render(request, "editor/agent_hosts.html", context, status=status)

@@ -50,18 +50,25 @@ OVERRIDE_KINDS = [
     ("text", "Text"),
     ("preset", "Preset"),
 ]
-OVERRIDE_STRATEGIES = [("", "the preset's own (else append)"), *STRATEGY_CHOICES]
+_PLACES = {"append": "append (after the template)", "prepend": "prepend (before the template)"}
+TEXT_STRATEGIES = [(strategy, _PLACES[strategy]) for strategy in STRATEGIES]
+"""A text's strategy: append (the default) or prepend; it has no strategy of its own."""
+PRESET_STRATEGIES = [("", "the preset's own (else append)"), *TEXT_STRATEGIES]
+"""A preset's: by default the preset version's own strategy, else append."""
 
 
 class HostOverrideForm(forms.Form):
-    """An agent host's instance override, as the page's fields: none, a text, or a
-    preset with ``name=value`` variables; the strategy is optional."""
+    """An agent host's instance override, as the page's fields: none, a text with its
+    strategy, or a preset with ``name=value`` variables and its (optional) strategy.
+    Each kind has its own strategy field: only a preset has a strategy of its own to
+    fall back to."""
 
     kind = forms.ChoiceField(choices=OVERRIDE_KINDS)
     content = forms.CharField(required=False, strip=False)
+    text_strategy = forms.ChoiceField(choices=TEXT_STRATEGIES, required=False)
     preset = forms.CharField(required=False, max_length=FRAGMENT_NAME_MAX_LENGTH)
     variables = forms.CharField(required=False, strip=False)
-    strategy = forms.ChoiceField(choices=OVERRIDE_STRATEGIES, required=False)
+    preset_strategy = forms.ChoiceField(choices=PRESET_STRATEGIES, required=False)
 
 
 class ImportForm(forms.Form):

@@ -1,7 +1,8 @@
 """Export and Import of the library (with the root template) as a zip, in the web UI.
 
-Pipeline: ``/library/-/transfer`` offers **Download the library** (``…/-/export``, the
-zip of ``sysprompt.transfer.services.export_zip``) and, for authors, an upload form.
+Pipeline: ``/library/-/transfer`` offers prompt authors **Download the library**
+(``…/-/export``, the zip of ``sysprompt.transfer.services.export_stream``, streamed as it
+is written) and an upload form; other users are told both need the author permission.
 Uploading (``…/-/import``) runs ``library_import(dry_run=True)`` and shows its report —
 created / changed / unchanged / refused / ignored with reasons — and keeps the zip in the
 session (one per session, at most ``IMPORT_MAX_BYTES``) under its SHA-256. **Apply**
@@ -18,7 +19,7 @@ import hashlib
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views import View
@@ -35,19 +36,27 @@ SESSION_KEY = "sysprompt.library_import"
 
 
 class TransferPageView(LoginRequiredMixin, View):
-    """Export (everyone logged in may read the library) and Import (authors)."""
+    """Export and Import (authors; others see what they would need)."""
 
     def get(self, request: HttpRequest) -> HttpResponse:
         return _page(request, form=library_forms.ImportForm())
 
 
 class ExportView(LoginRequiredMixin, View):
-    """The library and the root template as a zip (``Content-Disposition: attachment``)."""
+    """The library and the root template as a zip (``Content-Disposition: attachment``),
+    streamed as it is written; for authors (403 otherwise)."""
 
-    def get(self, request: HttpRequest) -> HttpResponse:
-        data = services.export_zip()
+    def get(self, request: HttpRequest) -> HttpResponseBase:
+        _authors_only(request, "Exporting")
+        try:
+            plan = services.export_plan()
+        except services.ExportImpossible as exc:
+            messages.error(request, str(exc))
+            return redirect("editor:library-transfer")
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-        response = HttpResponse(data, content_type="application/zip")
+        response = StreamingHttpResponse(
+            services.export_stream(plan), content_type="application/zip"
+        )
         response["Content-Disposition"] = f'attachment; filename="sysprompt-library-{stamp}.zip"'
         return response
 
@@ -120,9 +129,9 @@ class ImportApplyView(LoginRequiredMixin, View):
         )
 
 
-def _authors_only(request: HttpRequest) -> None:
+def _authors_only(request: HttpRequest, what: str = "Importing") -> None:
     if not may_write(request):
-        raise PermissionDenied("Importing needs the prompt author permission.")
+        raise PermissionDenied(f"{what} the library needs the prompt author permission.")
 
 
 def _import(request: HttpRequest, data: bytes, *, dry_run: bool) -> services.ImportReport:

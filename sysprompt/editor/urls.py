@@ -1,32 +1,68 @@
 """Editor URLs: pages, and the htmx partials and JSON the editor page fetches.
 
-The Library's own pages sit under ``library/-/`` and a variant's endpoints under
-``library/<name>/-/``: ``-`` cannot start a fragment name's segment, so no name ever
-collides with them.
+The root template and each variant have the same History endpoints, made by
+:func:`_history_routes` under their own prefix. The Library's own pages sit under
+``library/-/`` and a variant's endpoints under ``library/<name>/-/``: ``-`` cannot
+start a fragment name's segment, so no name ever collides with them.
 """
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import URLPattern, path
+from django.views import View
 
-from sysprompt.editor import hosts, library, transfer, views
+from sysprompt.editor import events, hosts, library, transfer, views
 
 app_name = "editor"
+
+
+def _history_routes(
+    prefix: str,
+    name_prefix: str,
+    history: type[View],
+    compare: type[View],
+    text: type[View],
+    diff: type[View],
+    versions_diff: type[View],
+) -> list[URLPattern]:
+    """The History tab's endpoints under ``prefix`` (the root template's ``editor/``, a
+    variant's ``library/<name>/-/``), named ``name_prefix`` + ``history``, ``version``,
+    ``version-diff``, ``versions-diff`` and ``versions-compare``."""
+    return [
+        path(f"{prefix}history", history.as_view(), name=f"{name_prefix}history"),
+        path(
+            f"{prefix}history/compare",
+            compare.as_view(),
+            name=f"{name_prefix}versions-compare",
+        ),
+        path(f"{prefix}history/<int:number>.json", text.as_view(), name=f"{name_prefix}version"),
+        path(
+            f"{prefix}history/<int:number>/diff",
+            diff.as_view(),
+            name=f"{name_prefix}version-diff",
+        ),
+        path(
+            f"{prefix}history/<int:old>/diff/<int:new>",
+            versions_diff.as_view(),
+            name=f"{name_prefix}versions-diff",
+        ),
+    ]
+
 
 urlpatterns = [
     path("", views.EditorPageView.as_view(), name="index"),
     path("editor/", views.EditorPageView.as_view(open_editor=True), name="editor"),
     path("editor/preview", views.PreviewView.as_view(), name="preview"),
     path("editor/save", views.SaveView.as_view(), name="save"),
-    path("editor/history", views.HistoryView.as_view(), name="history"),
-    path("editor/history/<int:number>.json", views.VersionTextView.as_view(), name="version"),
-    path("editor/history/<int:number>/diff", views.VersionDiffView.as_view(), name="version-diff"),
-    path(
-        "editor/history/<int:old>/diff/<int:new>",
-        views.VersionsDiffView.as_view(),
-        name="versions-diff",
+    *_history_routes(
+        "editor/",
+        "",
+        views.HistoryView,
+        views.VersionsCompareView,
+        views.VersionTextView,
+        views.VersionDiffView,
+        views.VersionsDiffView,
     ),
-    path("editor/history/compare", views.VersionsCompareView.as_view(), name="versions-compare"),
     path("editor/files", views.FileSuggestView.as_view(), name="files"),
     path("library/", library.LibraryListView.as_view(), name="library"),
     path("library/-/new", library.LibraryNewView.as_view(), name="library-new"),
@@ -44,30 +80,14 @@ urlpatterns = [
         name="library-edit",
     ),
     path("library/<path:name>/-/save", library.VariantSaveView.as_view(), name="library-save"),
-    path(
-        "library/<path:name>/-/history",
-        library.VariantHistoryView.as_view(),
-        name="library-history",
-    ),
-    path(
-        "library/<path:name>/-/history/compare",
-        library.VariantVersionsCompareView.as_view(),
-        name="library-versions-compare",
-    ),
-    path(
-        "library/<path:name>/-/history/<int:number>.json",
-        library.VariantVersionTextView.as_view(),
-        name="library-version",
-    ),
-    path(
-        "library/<path:name>/-/history/<int:number>/diff",
-        library.VariantVersionDiffView.as_view(),
-        name="library-version-diff",
-    ),
-    path(
-        "library/<path:name>/-/history/<int:old>/diff/<int:new>",
-        library.VariantVersionsDiffView.as_view(),
-        name="library-versions-diff",
+    *_history_routes(
+        "library/<path:name>/-/",
+        "library-",
+        library.VariantHistoryView,
+        library.VariantVersionsCompareView,
+        library.VariantVersionTextView,
+        library.VariantVersionDiffView,
+        library.VariantVersionsDiffView,
     ),
     path(
         "library/<path:name>/-/delete", library.VariantDeleteView.as_view(), name="library-delete"
@@ -95,6 +115,21 @@ urlpatterns = [
         hosts.AgentHostRotateView.as_view(),
         name="agent-host-rotate",
     ),
+    path("webhooks/", events.WebhookListView.as_view(), name="webhooks"),
+    path("webhooks/<int:webhook_id>/", events.WebhookDetailView.as_view(), name="webhook"),
+    path("webhooks/<int:webhook_id>/log", events.WebhookLogView.as_view(), name="webhook-log"),
+    path("webhooks/<int:webhook_id>/test", events.WebhookTestView.as_view(), name="webhook-test"),
+    path(
+        "webhooks/<int:webhook_id>/resume",
+        events.WebhookResumeView.as_view(),
+        name="webhook-resume",
+    ),
+    path(
+        "webhooks/<int:webhook_id>/delete",
+        events.WebhookDeleteView.as_view(),
+        name="webhook-delete",
+    ),
+    path("audit/", events.AuditView.as_view(), name="audit"),
     path("conversations/", views.ConversationListView.as_view(), name="conversations"),
     path(
         "conversations/<str:conversation_id>/",

@@ -414,6 +414,8 @@ class ConversationConstructView(ConversationPagesMixin, View):
                 )
         except errors.InvalidInput as exc:
             messages.error(request, f"Not re-constructed: {exc.message}")
+        except errors.ResolutionBusy as exc:
+            messages.error(request, f"Not re-constructed: {exc}")
         else:
             messages.success(request, "Re-constructed from the current template.")
         return redirect("editor:conversation", conversation_id=stored.conversation_id)

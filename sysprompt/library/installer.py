@@ -11,8 +11,9 @@ Per variant, the first rule that applies:
 ``unchanged``  the newest version is live with the shipped text and settings.
 ``pinned``     pinned with "Keep mine": left alone, not flagged.
 ``keep``       the newest version is a person's, an import's or a deletion: kept; the
-               shipped text is recorded, so the variant is flagged "newer default
-               available" and its page can show the diff.
+               shipped text is recorded, so when it is not the text the person's
+               versions started from (their ``based_on``) the variant is flagged
+               "newer default available" and its page can show the diff.
 ``upgrade``    the newest version is the installer's (the text it shipped before):
                a new version with the shipped text, ``source`` default.
 =============  =========================================================================
@@ -36,7 +37,13 @@ from sysprompt.errors import VariantConflict
 from sysprompt.library.defaults import shipped_records
 from sysprompt.library.history import NewVersion, version_append
 from sysprompt.library.models import Fragment, ShippedDefault
-from sysprompt.library.selectors import VariantState, newest_versions, state_of, stored_key
+from sysprompt.library.selectors import (
+    VariantState,
+    newest_versions,
+    state_of,
+    stored_key,
+    text_digest,
+)
 from sysprompt.library.validation import VariantSettings
 from sysprompt_core.library import TreeRecord, VariantKey
 
@@ -57,6 +64,8 @@ class InstallStep:
     model: str | None
     action: Action
     detail: str
+    newer_default: bool = False
+    """A kept edit whose shipped text is not the one it started from: now flagged."""
 
     @property
     def variant(self) -> str:
@@ -135,9 +144,9 @@ def _plan(
 ) -> InstallStep:
     assert record.name is not None
 
-    def step(action: Action, detail: str) -> InstallStep:
+    def step(action: Action, detail: str, newer: bool = False) -> InstallStep:
         assert record.name is not None
-        return InstallStep(record.name, record.provider, record.model, action, detail)
+        return InstallStep(record.name, record.provider, record.model, action, detail, newer)
 
     if state is None:
         return step("create", "new: version 1 with the shipped text.")
@@ -146,15 +155,19 @@ def _plan(
         return step("unchanged", f"{version} is the shipped text.")
     if row is not None and row.pinned:
         return step("pinned", f"{version} is pinned with Keep mine: left alone.")
-    if state.deleted:
-        return step("keep", f"deleted at {version}: left deleted; newer default available.")
-    if state.source == "default":
+    if state.source == "default" and not state.deleted:
         older = "" if row is None or row.text == state.text else " (an older installer text)"
         return step("upgrade", f"{version}{older} → version {state.version + 1}, the new text.")
-    who = "imported" if state.source == "import" else "edited by a person"
-    if state.text == record.text:
+    if state.text == record.text and not state.deleted:
+        who = "imported" if state.source == "import" else "edited by a person"
         return step("keep", f"{version} {who}: kept; only its settings differ from the default.")
-    return step("keep", f"{version} {who}: kept; newer default available.")
+    # Flagged only when this text is not the one the person's versions started from.
+    flagged = text_digest(record.text) != state.based_on
+    newer = "newer default available" if flagged else "started from this default, nothing newer"
+    if state.deleted:
+        return step("keep", f"deleted at {version}: left deleted; {newer}.", flagged)
+    who = "imported" if state.source == "import" else "edited by a person"
+    return step("keep", f"{version} {who}: kept; {newer}.", flagged)
 
 
 def _apply(
@@ -163,7 +176,9 @@ def _apply(
     assert record.name is not None
     if step.action in ("create", "upgrade"):
         planned = 0 if state is None else state.version
-        new = NewVersion(text=record.text, settings=_settings(record), source="default")
+        new = NewVersion(
+            text=record.text, settings=_settings(record), source="default", change="installed"
+        )
 
         def unless_changed(current: VariantState | None) -> NewVersion:
             if (0 if current is None else current.version) != planned:

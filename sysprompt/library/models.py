@@ -7,7 +7,11 @@ shipped, and the agent hosts' instance overrides.
   versions from 1; the highest number is the variant's current state, a deleted one
   included (deleting adds a version marked ``deleted``). A stored version is never
   changed or deleted. The unique constraint on (fragment, provider, model, number) is
-  also the index that finds a variant's newest version.
+  also the index that finds a variant's newest version. ``based_on`` names (by its
+  SHA-256) the shipped default text the version's text started from: the installer's own
+  versions are their text; a person's or an import's carry on from the version before
+  (a restore from the version restored), so "newer default available" means the
+  installer has since shipped another text, not merely that the text was edited.
 * :class:`ShippedDefault` is what the installer last shipped for a variant (text and
   settings) and whether a person pinned their own text ("Keep mine").
 * :class:`HostOverride` is an agent host's instance override, as the JSON it was given.
@@ -81,6 +85,12 @@ class FragmentVersion(models.Model):
     source = models.CharField(max_length=16, choices=SOURCE_CHOICES, editable=False)
     deleted = models.BooleanField(
         default=False, editable=False, help_text="This version deletes the variant."
+    )
+    based_on = models.CharField(
+        max_length=64,
+        blank=True,
+        editable=False,
+        help_text='SHA-256 of the shipped text this version\'s text started from; "": none.',
     )
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL,

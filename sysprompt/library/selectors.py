@@ -3,8 +3,8 @@ resolution reads it, and the agent hosts' instance overrides.
 
 * :func:`variant_current` / :func:`fragments_list` — a variant's newest version (a
   deleted one too) as a :class:`VariantState`, with what the installer shipped for it
-  (``shipped_text``, ``pinned``) and the flags derived from both (``edited``,
-  ``newer_default``); one query each.
+  (``shipped_text``, ``pinned``) and the flags derived from them and the version's
+  ``based_on`` (``edited``, ``newer_default``); one query each.
 * :func:`variant_versions` / :func:`variant_version` — a variant's history.
 * :class:`DatabaseSource` — :class:`~sysprompt_core.library.FragmentSource` over the
   tables: for a name, its live variants (newest version not deleted), one query per
@@ -21,7 +21,8 @@ for "any", as in :class:`~sysprompt_core.library.VariantKey`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
@@ -31,12 +32,12 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.db import connection, models
 from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Length
 
 from sysprompt.errors import AgentHostNotFound
+from sysprompt.groups import AGENT_HOSTS_GROUP
 from sysprompt.library.apps import LibraryConfig
 from sysprompt.library.models import Fragment, FragmentVersion, HostOverride, ShippedDefault
-from sysprompt.library.stored import VariantRow
 from sysprompt.library.validation import (
     Source,
     override_valid,
@@ -51,10 +52,6 @@ from sysprompt_core.library import (
     VariantKey,
     check_strategy,
 )
-
-AGENT_HOSTS_GROUP = "Agent hosts"
-"""The group whose members are agent hosts: ``sysprompt.accounts.services`` creates it
-(the library sits below accounts, so it names the group rather than import it)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +72,7 @@ class VariantState:
     created_at: datetime
     pinned: bool = False
     shipped_text: str | None = None
+    based_on: str = ""
 
     @property
     def key(self) -> VariantKey:
@@ -87,12 +85,15 @@ class VariantState:
 
     @property
     def newer_default(self) -> bool:
-        """The installer ships a text other than this edited one, and it is not pinned."""
+        """A person's (or an import's) version, not pinned, and the installer now ships a
+        text other than the one this version started from (``based_on``) and other than
+        this one: an edit alone never raises the flag, a later release does."""
         return (
-            self.shipped_text is not None
-            and self.shipped_text != self.text
-            and self.edited
+            self.edited
             and not self.pinned
+            and self.shipped_text is not None
+            and self.shipped_text != self.text
+            and text_digest(self.shipped_text) != self.based_on
         )
 
     @property
@@ -119,6 +120,11 @@ class HostOverrideState:
     override: object = None
     updated_at: datetime | None = None
     updated_by: str | None = None
+
+
+def text_digest(text: str) -> str:
+    """The SHA-256 of a text, as a version's ``based_on`` names a shipped text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def stored_key(provider: str | None, model: str | None) -> tuple[str, str]:
@@ -174,6 +180,7 @@ def state_of(version: FragmentVersion) -> VariantState:
         created_at=version.created_at,
         pinned=bool(values.get("shipped_pinned", False)),
         shipped_text=values.get("shipped_text"),
+        based_on=version.based_on,
     )
 
 
@@ -232,18 +239,127 @@ def _variant_order(state: VariantState) -> tuple[str, str]:
     return state.provider or "", state.model or ""
 
 
+# Reads of many variants at once (export and import) go this many names or versions
+# per query, under every database's limit on a query's parameters; an export reads
+# texts in batches of about TEXT_BATCH_CHARACTERS (one larger text alone), so one
+# export holds about a megabyte of them whatever the library's size.
+BULK_CHUNK = 500
+TEXT_BATCH_CHARACTERS = 1_048_576
+
+StateKey = tuple[str, str | None, str | None]
+"""A variant as (fragment name, provider, model); provider and model normalised,
+``None`` for any."""
+
+
+def variants_newest_many(names: Iterable[str]) -> dict[StateKey, VariantState]:
+    """The newest version (a deleted one too) of every variant of the fragments
+    ``names``, keyed (name, provider, model), in one query per :data:`BULK_CHUNK` names:
+    what an import compares a tree with. Without what the installer shipped (``pinned``
+    and ``shipped_text`` keep their defaults), and with no model instances, so that
+    10,000 variants take a fraction of a second."""
+    wanted = sorted(set(names))
+    fields = (
+        *("fragment__name", "provider", "model", "number", "text", "compress", "defaults"),
+        *("strategy", "source", "deleted", f"author__{get_user_model().USERNAME_FIELD}"),
+        "created_at",
+    )
+    states: dict[StateKey, VariantState] = {}
+    for start in range(0, len(wanted), BULK_CHUNK):
+        chunk = wanted[start : start + BULK_CHUNK]
+        rows = _newest().filter(fragment__name__in=chunk).values_list(*fields).order_by()
+        for name, provider, model, number, text, compress, defaults, *rest in rows.iterator():
+            strategy, source, deleted, author, created_at = rest
+            state = VariantState(
+                name=name,
+                provider=provider or None,
+                model=model or None,
+                version=number,
+                text=text,
+                compress=compress,
+                defaults=_json_object(defaults),
+                strategy=check_strategy(strategy),
+                source=source_valid(source),
+                deleted=deleted,
+                author=author,
+                created_at=created_at,
+            )
+            states[(name, state.provider, state.model)] = state
+    return states
+
+
+@dataclass(frozen=True)
+class ExportedVariant:
+    """A live variant as an export lists it: everything but its text, which
+    :func:`version_texts` reads afterwards, a few at a time, by ``version_id``."""
+
+    version_id: int
+    name: str
+    provider: str | None
+    model: str | None
+    compress: bool
+    defaults: dict[str, str]
+    strategy: Strategy
+    characters: int
+
+
+def live_variants_listed() -> list[ExportedVariant]:
+    """Every live variant (its newest version is not a deleted one), without its text
+    but with the text's length: one query, whatever the library's size."""
+    rows = (
+        _live()
+        .annotate(characters=Length("text"))
+        .values_list(
+            *("pk", "fragment__name", "provider", "model", "compress", "defaults"),
+            *("strategy", "characters"),
+        )
+    )
+    return [
+        ExportedVariant(
+            version_id=pk,
+            name=name,
+            provider=provider or None,
+            model=model or None,
+            compress=compress,
+            defaults=_json_object(defaults),
+            strategy=check_strategy(strategy),
+            characters=characters,
+        )
+        for pk, name, provider, model, compress, defaults, strategy, characters in rows.iterator()
+    ]
+
+
+def version_texts(versions: Sequence[tuple[int, int]]) -> Iterator[tuple[int, str]]:
+    """``(id, text)`` of each of ``versions`` (``(id, characters)`` pairs), in that
+    order, read in batches of about :data:`TEXT_BATCH_CHARACTERS`: a generator, so
+    only one batch is held in memory. Versions are never changed or deleted, so what
+    was listed is what is read."""
+    batch: list[int] = []
+    size = 0
+    for version_id, characters in versions:
+        if batch and size + characters > TEXT_BATCH_CHARACTERS:
+            yield from _texts(batch)
+            batch, size = [], 0
+        batch.append(version_id)
+        size += characters
+    if batch:
+        yield from _texts(batch)
+
+
+def _texts(version_ids: list[int]) -> Iterator[tuple[int, str]]:
+    found = FragmentVersion.objects.filter(pk__in=version_ids).values_list("pk", "text")
+    texts = dict(found.iterator(chunk_size=len(version_ids)))
+    for version_id in version_ids:
+        yield version_id, texts.pop(version_id)
+
+
 class DatabaseSource:
     """The library as one resolution reads it (see the module docstring)."""
 
-    __slots__ = ("_made", "_names", "_parsed", "_variants")
+    __slots__ = ("_names", "_variants")
 
     def __init__(self) -> None:
         self._variants: dict[str, Mapping[VariantKey, FragmentVariant]] = {}
         self._names: frozenset[str] | None = None
-        config = apps.get_app_config("library")
-        assert isinstance(config, LibraryConfig)
-        self._parsed = config.parsed_fragments
-        self._made = config.stored_variants.variant
 
     def __repr__(self) -> str:
         return f"DatabaseSource({len(self._variants)} fragments read)"
@@ -261,13 +377,13 @@ class DatabaseSource:
         wanted = [name for name in dict.fromkeys(names) if name not in self._variants]
         if not wanted:
             return
-        found = _live_variants(wanted, self._made)
+        found = _live_variants(wanted)
         for name in wanted:
             self._variants[name] = found.get(name, _NONE)
 
     def compile(self, source: str) -> engine.Template:
         """A fragment's text parsed, from the process's cache when seen before."""
-        return self._parsed.get(source)
+        return parsed_text(source)
 
     def names(self) -> frozenset[str]:
         if self._names is None:
@@ -279,6 +395,14 @@ class DatabaseSource:
 _NONE: Mapping[VariantKey, FragmentVariant] = MappingProxyType({})
 
 
+def parsed_text(source: str) -> engine.Template:
+    """``source`` parsed, from the process's cache of parsed texts (templates and
+    fragments, bounded in bytes: ``PARSE_CACHE_BYTES``) when seen before."""
+    config = apps.get_app_config("library")
+    assert isinstance(config, LibraryConfig)
+    return config.parsed_texts.get(source)
+
+
 def library_source() -> DatabaseSource:
     """A fresh :class:`DatabaseSource` (one per resolution)."""
     return DatabaseSource()
@@ -288,9 +412,7 @@ def _live() -> QuerySet[FragmentVersion]:
     return _newest().filter(deleted=False)
 
 
-def _live_variants(
-    names: Sequence[str], made: Callable[[VariantRow], FragmentVariant]
-) -> dict[str, Mapping[VariantKey, FragmentVariant]]:
+def _live_variants(names: Sequence[str]) -> dict[str, Mapping[VariantKey, FragmentVariant]]:
     """The newest version of each variant of each of ``names`` that is not deleted, by
     name (a name without any is absent).
 
@@ -298,8 +420,7 @@ def _live_variants(
     instead of compiled by the ORM on each call (which cost ten times the query); the
     unique (fragment, provider, model, number) index answers both the join and the "no
     newer version" test. A resolution uses one variant of each fragment: the rows are
-    kept as read, and a row becomes its :class:`FragmentVariant` (``made``, the
-    process's :class:`~sysprompt.library.stored.StoredVariants`) only when it is looked
+    kept as read, and a row becomes its :class:`FragmentVariant` only when it is looked
     up (:class:`_LiveVariants`)."""
     versions = _quoted(FragmentVersion)
     fragments = _quoted(Fragment)
@@ -312,42 +433,57 @@ def _live_variants(
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, list(names))
-        rows: list[VariantRow] = cursor.fetchall()
-    found: dict[str, dict[tuple[str, str], VariantRow]] = {}
+        rows: list[_Row] = cursor.fetchall()
+    found: dict[str, dict[tuple[str, str], _Row]] = {}
+    keys: dict[tuple[str, str], VariantKey] = {}  # a library has few distinct keys
     for row in rows:
+        if (row[1], row[2]) not in keys:
+            keys[row[1], row[2]] = VariantKey(row[1] or None, row[2] or None)
         variants = found.get(row[0])
         if variants is None:
             variants = found[row[0]] = {}
         variants[row[1], row[2]] = row
-    return {name: _LiveVariants(variants, made) for name, variants in found.items()}
+    return {name: _LiveVariants(variants, keys) for name, variants in found.items()}
+
+
+_Row = tuple[Any, ...]
+"""A variant's newest version as :func:`_live_variants` reads it: fragment name,
+provider and model (normalised, ``""`` for any), number, text, compress, defaults (JSON
+text, as Django sets the backends up) and strategy."""
 
 
 class _LiveVariants(Mapping[VariantKey, FragmentVariant]):
     """One fragment's live variants as read: a read-only mapping whose values are made
-    from their rows when looked up; inside, the rows are keyed by provider and model as
-    stored (``""`` for any), which hash and compare as plain strings."""
+    from their rows when first looked up; inside, the rows are keyed by provider and
+    model as stored (``""`` for any), which hash and compare as plain strings."""
 
-    __slots__ = ("_made", "_rows")
+    __slots__ = ("_keys", "_made", "_rows")
 
     def __init__(
-        self,
-        rows: dict[tuple[str, str], VariantRow],
-        made: Callable[[VariantRow], FragmentVariant],
+        self, rows: dict[tuple[str, str], _Row], keys: Mapping[tuple[str, str], VariantKey]
     ) -> None:
         self._rows = rows
-        self._made = made
+        self._keys = keys
+        self._made: dict[tuple[str, str], FragmentVariant] = {}
 
     def __repr__(self) -> str:
         return f"_LiveVariants({list(self)})"
 
     def __getitem__(self, key: VariantKey) -> FragmentVariant:
-        return self._made(self._rows[key.provider or "", key.model or ""])
+        stored = (key.provider or "", key.model or "")
+        made = self._made.get(stored)
+        if made is None:
+            name, _, _, number, text, compress, defaults, strategy = self._rows[stored]
+            settings = (bool(compress), _json_object(defaults), check_strategy(strategy))
+            made = FragmentVariant(name, self._keys[stored], number, text, *settings)
+            self._made[stored] = made
+        return made
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, VariantKey) and (key.provider or "", key.model or "") in self._rows
 
     def __iter__(self) -> Iterator[VariantKey]:
-        return (VariantKey(provider or None, model or None) for provider, model in self._rows)
+        return (self._keys[stored] for stored in self._rows)
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -355,6 +491,14 @@ class _LiveVariants(Mapping[VariantKey, FragmentVariant]):
 
 def _quoted(model: type[models.Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
+
+
+def _json_object(value: object) -> dict[str, str]:
+    """A JSON column as the cursor gives it: text (as Django sets the backends up)."""
+    if value == "{}":  # nearly every version: no defaults
+        return {}
+    decoded = json.loads(value) if isinstance(value, str | bytes) else value
+    return dict(decoded) if isinstance(decoded, dict) else {}
 
 
 def host_override(user_id: int | None) -> Override | None:

@@ -6,7 +6,7 @@ numbering, races) or writes the shipped default's pin or a host's override. Noth
 ever overwritten in place: deleting, restoring and adopting add versions.
 
 * :func:`variant_save`, :func:`variant_delete`, :func:`variant_restore` — a variant's
-  history (library spec §2.4);
+  history (library spec §2.4); :func:`variants_save_many` — many saves at once (import);
 * :func:`default_adopt`, :func:`default_keep_mine` — the answers to "newer default
   available" (§6); :func:`library_install` — the installer itself (``installer``);
 * :func:`host_override_set` — an agent host's instance override (§4, level 1).
@@ -15,12 +15,21 @@ ever overwritten in place: deleting, restoring and adopting add versions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
 
+from sysprompt.conf import app_settings
 from sysprompt.errors import FragmentNotFound, InvalidInput
-from sysprompt.library.history import Author, NewVersion, version_append
+from sysprompt.events import records
+from sysprompt.library.history import (
+    Author,
+    NewVersion,
+    VariantWrite,
+    version_append,
+    versions_append_many,
+)
 from sysprompt.library.installer import InstallStep, library_install
 from sysprompt.library.models import HostOverride, ShippedDefault
 from sysprompt.library.selectors import (
@@ -53,6 +62,7 @@ __all__ = [
     "variant_delete",
     "variant_restore",
     "variant_save",
+    "variants_save_many",
 ]
 
 
@@ -87,6 +97,46 @@ def variant_save(
     return version_append(name=name, key=key, new=new, author=author, if_match=if_match)
 
 
+@dataclass(frozen=True)
+class VariantSave:
+    """One variant's text and settings for :func:`variants_save_many` (the fields of
+    :func:`variant_save`)."""
+
+    name: str
+    provider: str | None
+    model: str | None
+    text: str
+    compress: bool = False
+    defaults: Mapping[str, str] = field(default_factory=dict)
+    strategy: str = DEFAULT_STRATEGY
+
+
+def variants_save_many(
+    *, variants: Sequence[VariantSave], author: Author, source: str = "user"
+) -> None:
+    """:func:`variant_save` for many variants at once, without ``If-Match``: each is
+    checked as it would be there (``InvalidInput``, ``TemplateTooLarge``, before
+    anything is written), then all are added in one transaction and a few queries
+    (an import of thousands of files makes no query per file)."""
+    checked_source = source_valid(source)
+    limit = app_settings().max_template_bytes
+    writes = []
+    for variant in variants:
+        text_size_valid(variant.text, limit)
+        writes.append(
+            VariantWrite(
+                name=fragment_name_valid(variant.name),
+                key=variant_key_valid(variant.provider, variant.model),
+                new=NewVersion(
+                    text=variant.text,
+                    settings=settings_valid(variant.compress, variant.defaults, variant.strategy),
+                    source=checked_source,
+                ),
+            )
+        )
+    versions_append_many(writes=writes, author=author)
+
+
 def variant_delete(
     *,
     name: str,
@@ -105,7 +155,9 @@ def variant_delete(
         if current is None or current.deleted:
             raise FragmentNotFound(name, key.provider, key.model)
         settings = _settings_of(current)
-        return NewVersion(text=current.text, settings=settings, source="user", deleted=True)
+        return NewVersion(
+            text=current.text, settings=settings, source="user", deleted=True, change="deleted"
+        )
 
     return version_append(name=name, key=key, new=deletion, author=author, if_match=if_match)
 
@@ -120,7 +172,8 @@ def variant_restore(
     if_match: Sequence[str] | None = None,
 ) -> VariantState:
     """Add version ``number``'s text and settings as the newest version (a person's:
-    ``source`` user), live again even if the variant was deleted.
+    ``source`` user, started from the shipped text version ``number`` started from),
+    live again even if the variant was deleted.
     :class:`~sysprompt.errors.FragmentNotFound` for a variant without versions;
     ``InvalidInput`` (``number``) for a version it does not have."""
     name = fragment_name_valid(name)
@@ -140,7 +193,9 @@ def variant_restore(
         defaults=dict(old.defaults or {}),
         strategy=settings_valid(strategy=old.strategy).strategy,
     )
-    new = NewVersion(text=old.text, settings=settings, source="user")
+    new = NewVersion(
+        text=old.text, settings=settings, source="user", based_on=old.based_on, change="restored"
+    )
     return version_append(name=name, key=key, new=new, author=author, if_match=if_match)
 
 
@@ -169,7 +224,7 @@ def default_adopt(
         state = variant_current(name, key.provider, key.model)
         assert state is not None
         return state
-    new = NewVersion(text=shipped.text, settings=settings, source="default")
+    new = NewVersion(text=shipped.text, settings=settings, source="default", change="adopted")
     return version_append(name=name, key=key, new=new, author=author)
 
 
@@ -189,6 +244,7 @@ def default_keep_mine(
         shipped.pinned = True
         shipped.updated_at = timezone.now()
         shipped.save(update_fields=["pinned", "updated_at"])
+        records.fragment_kept(actor=author, name=name, provider=key.provider, model=key.model)
     state = variant_current(name, key.provider, key.model)
     assert state is not None
     return state
@@ -211,6 +267,7 @@ def host_override_set(*, username: str, override: object, author: Author) -> Hos
             "updated_at": timezone.now(),
         },
     )
+    records.host_override(actor=author, host=username, override=override)
     return host_override_state(username)
 
 

@@ -73,9 +73,10 @@ def variant_key_valid(provider: str | None, model: str | None) -> VariantKey:
         raise InvalidInput("model", str(error)) from None
 
 
-def text_size_valid(text: str) -> str:
-    """``text`` unless it is over ``SYSPROMPT_MAX_TEMPLATE_BYTES`` (:class:`TemplateTooLarge`)."""
-    limit = app_settings().max_template_bytes
+def text_size_valid(text: str, limit: int | None = None) -> str:
+    """``text`` unless it is over ``SYSPROMPT_MAX_TEMPLATE_BYTES`` (:class:`TemplateTooLarge`);
+    ``limit``: that setting, already read (checking many texts)."""
+    limit = app_settings().max_template_bytes if limit is None else limit
     if len(text) > limit // 4 and (size := len(text.encode("utf-8", "surrogatepass"))) > limit:
         raise TemplateTooLarge(size, limit)
     return text

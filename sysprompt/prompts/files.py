@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from collections import deque
-
 from sysprompt.conf import app_settings
+from sysprompt.errors import InvalidInput
 from sysprompt.prompts.validation import cwd_check
-from sysprompt_core.paths import is_inside, real_roots
+from sysprompt_core.paths import real_roots
+from sysprompt_core.walk import confined_files
 
 # Walking a project for file suggestions stops after this many directory entries, so a
 # huge tree costs a bounded time; these folders are never worth suggesting.
@@ -21,42 +20,33 @@ FILE_SUGGESTION_SKIPPED = frozenset(
 def files_suggest(*, cwd: str, query: str = "", limit: int = 50) -> list[str]:
     """Files under ``cwd`` a ``[file:…]`` variable could name, relative to ``cwd``.
 
-    ``cwd`` must pass :func:`cwd_check`; its checked real path is walked. Only names
-    are read (no file is opened); a symlink is offered only when its target is a
-    regular file inside the allowed roots. Paths containing ``query`` (any case) come
-    first when they start with it, then by depth and name. When the server reads no
-    files itself (``SERVER_RESOLVES``), the cwd is the agent host's and there is
-    nothing to suggest.
+    ``cwd`` must pass :func:`cwd_check`; its checked real path is walked with directory
+    descriptors (:func:`sysprompt_core.walk.confined_files`): nothing is looked up by
+    name twice, no symlink is followed on the way down, and what each step opened must
+    lie inside the roots, so a directory swapped for a symlink while the walk runs
+    lists nothing outside. Only names are read (no file's content); a symlink is offered
+    only when it leads to a regular file inside the allowed roots. Paths containing
+    ``query`` (any case) come first when they start with it, then by depth and name.
+    When the server reads no files itself (``SERVER_RESOLVES``), the cwd is the agent
+    host's and there is nothing to suggest. Raises :class:`InvalidInput` when the
+    directory can no longer be opened as it was checked.
     """
-    root = cwd_check(cwd).real
-    if root is None:
+    checked = cwd_check(cwd)
+    if checked.real is None:
         return []
     roots = real_roots(app_settings().allowed_roots)
     needle = query.strip().lower()
-    found: list[str] = []
-    pending = deque([""])
-    scanned = 0
-    while pending and scanned < FILE_SUGGESTION_SCAN_LIMIT:
-        relative = pending.popleft()
-        try:
-            with os.scandir(os.path.join(root, relative)) as entries:
-                children = sorted(entries, key=lambda entry: entry.name)
-        except OSError:
-            continue
-        for entry in children:
-            scanned += 1
-            path = f"{relative}{entry.name}"
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in FILE_SUGGESTION_SKIPPED:
-                    pending.append(f"{path}/")
-            elif needle in path.lower() and _suggestable(entry, roots):
-                found.append(path)
+    try:
+        found = confined_files(
+            checked.real,
+            roots,
+            max_entries=FILE_SUGGESTION_SCAN_LIMIT,
+            skip=FILE_SUGGESTION_SKIPPED,
+            wanted=lambda path: needle in path.lower(),
+        )
+    except OSError:
+        raise InvalidInput(
+            "cwd", f"{cwd!r} changed while it was read; it is no longer the directory checked."
+        ) from None
     found.sort(key=lambda path: (not path.lower().startswith(needle), path.count("/"), path))
     return found[:limit]
-
-
-def _suggestable(entry: os.DirEntry[str], roots: list[str]) -> bool:
-    if not entry.is_symlink():
-        return entry.is_file(follow_symlinks=False)
-    target = os.path.realpath(entry.path)
-    return os.path.isfile(target) and any(is_inside(target, root) for root in roots)

@@ -23,14 +23,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.apps import apps
 from django.utils import timezone
 
 from sysprompt.conf import app_settings, resolver_options
-from sysprompt.errors import InvalidInput
-from sysprompt.library.selectors import DatabaseSource, host_override, library_source
+from sysprompt.errors import InvalidInput, ResolutionBusy
+from sysprompt.library.selectors import (
+    DatabaseSource,
+    host_override,
+    library_source,
+    parsed_text,
+)
 from sysprompt.library.validation import override_valid
-from sysprompt.prompts.apps import PromptsConfig
 from sysprompt.prompts.diffs import Diff, text_diff
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.prompts.selectors import (
@@ -61,6 +64,8 @@ from sysprompt_core.library import (
     reachable_references,
 )
 from sysprompt_core.variables import (
+    HOST_LOCAL_TYPES,
+    Busy,
     Missing,
     Resolution,
     ResolveContext,
@@ -71,10 +76,8 @@ from sysprompt_core.variables import (
 
 
 def parsed_template(source: str) -> engine.Template:
-    """``source`` parsed, from the app's :class:`ParsedTemplates` when seen before."""
-    config = apps.get_app_config("sysprompt")
-    assert isinstance(config, PromptsConfig)
-    return config.parsed_templates.get(source)
+    """``source`` parsed, from the process's cache of parsed texts when seen before."""
+    return parsed_text(source)
 
 
 NO_HOST = HostContext()
@@ -108,6 +111,13 @@ class Rendered:
     fragments_used: tuple[FragmentUse, ...] = ()
     shared_prefix_chars: int = 0
     prefix_end: engine.PrefixEnd | None = None
+    busy: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def check_not_busy(self) -> None:
+        """Refuse to freeze this prompt when a value it reached was only busy
+        (:class:`ResolutionBusy`): asked again shortly, the value may exist."""
+        if self.busy:
+            raise ResolutionBusy(frozenset(self.busy), max(self.busy.values()))
 
 
 def prompt_render(
@@ -148,6 +158,7 @@ def prompt_render(
         default_registry(),
         base_prefix=resolution.shared_prefix,
     )
+    busy = _busy(resolution, layered)
     prompt = layered.prompt
     return Rendered(
         prompt=prompt,
@@ -161,7 +172,18 @@ def prompt_render(
         fragments_used=tuple(dict.fromkeys((*resolution.fragments_used, *layered.used))),
         shared_prefix_chars=layered.shared_prefix_chars,
         prefix_end=_prefix_end(resolution, layered),
+        busy=busy,
     )
+
+
+def _busy(resolution: Resolution, layered: Layered) -> dict[str, float]:
+    """The keys that were only busy, with the seconds after which to ask again."""
+    busy: dict[str, float] = {}
+    shared = resolution.values.state.shared
+    for key in resolution.busy | layered.busy:
+        value = shared.get(key)
+        busy[key] = value.retry_after if isinstance(value, Busy) else 1.0
+    return busy
 
 
 def _prefix_end(resolution: Resolution, layered: Layered) -> engine.PrefixEnd | None:
@@ -256,15 +278,27 @@ def call_override_apply(
 
 @dataclass(frozen=True)
 class TemplateReferences:
-    """What :func:`template_references` answers: the keys, sorted, and a strong entity
-    tag naming exactly that list."""
+    """What :func:`template_references` answers: the keys, sorted; the host-local types
+    this server leaves to the host (``host_resolves``, sorted: those ``SERVER_RESOLVES``
+    leaves out), which a client resolves on the host by default; and a strong entity
+    tag naming exactly that answer (``{"references", "host_resolves"}`` as JSON)."""
 
     keys: tuple[str, ...]
+    host_resolves: tuple[str, ...] = ()
 
     @property
     def etag(self) -> str:
-        digest = hashlib.sha256(json.dumps(self.keys).encode("utf-8")).hexdigest()
+        answer = {"references": list(self.keys), "host_resolves": list(self.host_resolves)}
+        digest = hashlib.sha256(json.dumps(answer).encode("utf-8")).hexdigest()
         return f'"{digest}"'
+
+
+def host_resolves() -> tuple[str, ...]:
+    """The host-local types (``git``, ``file``, ``system``) this server does not resolve
+    on its own machine (``SERVER_RESOLVES``), sorted: their values exist only when the
+    host supplies them. ``prompt`` is never among them: ``prompt:cwd`` is the request's
+    ``cwd`` whatever the setting."""
+    return tuple(sorted(HOST_LOCAL_TYPES - app_settings().server_resolves))
 
 
 def template_references(
@@ -284,7 +318,7 @@ def template_references(
         overrides=[instance_override(host_id)],
         compress=chosen.compress,
     )
-    return TemplateReferences(tuple(sorted(keys)))
+    return TemplateReferences(tuple(sorted(keys)), host_resolves())
 
 
 @dataclass(frozen=True)

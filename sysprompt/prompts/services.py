@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import PreconditionFailed
+from sysprompt.events import records
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from sysprompt.prompts.permissions import CONVERSATION_DELETE_PERMISSION
 from sysprompt.prompts.rendering import (
@@ -53,12 +54,15 @@ _SAVE_ATTEMPTS = 1000
 def template_save(
     *,
     text: str,
-    compress: bool = False,
+    compress: bool | None = None,
     author: AbstractBaseUser | AnonymousUser | None = None,
     if_match: Sequence[str] | None = None,
 ) -> TemplateVersion:
     """Add ``text`` as the newest template version, byte for byte, with its ``compress``
     setting (the source is compressed before it is parsed; the text stays as written).
+    ``compress=None`` keeps the current version's setting (off for the built-in
+    default), read in the same transaction as the write: a text-only save never turns
+    compression off, as a variant's save does not (library.md).
 
     ``if_match`` holds entity tags (or ``"*"``) from the caller's ``If-Match``: unless
     one of them names the current version, :class:`PreconditionFailed` is raised and
@@ -82,20 +86,24 @@ def template_save(
 def _template_version_add(
     *,
     text: str,
-    compress: bool,
+    compress: bool | None,
     author: AbstractBaseUser | AnonymousUser | None,
     if_match: Sequence[str] | None,
 ) -> TemplateVersion:
     current = template_current()
     if if_match is not None and not _etag_matches(if_match, current):
         raise PreconditionFailed(current)
-    return TemplateVersion.objects.create(
+    version = TemplateVersion.objects.create(
         number=current.version + 1,
         text=text,
-        compress=compress,
+        compress=current.compress if compress is None else compress,
         author_id=None if author is None else author.pk,
         created_at=timezone.now(),
     )
+    records.template_saved(
+        actor=author, version=version.number, text=text, compress=version.compress
+    )
+    return version
 
 
 def _etag_matches(tags: Sequence[str], current: CurrentTemplate) -> bool:
@@ -165,6 +173,7 @@ def _resolved(
         host=host,
         instance=instance_override(user.pk),
     )
+    rendered.check_not_busy()
     try:
         with transaction.atomic():
             row = ConversationPrompt.objects.create(
@@ -219,6 +228,7 @@ def conversation_prompt_construct(
         host=host if stored is None else host.over(stored_host(stored)),
         instance=instance_override(owner_id),
     )
+    rendered.check_not_busy()
     return _conversation_prompt_store(conversation_id=conversation_id, rendered=rendered, user=user)
 
 

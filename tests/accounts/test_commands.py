@@ -21,7 +21,7 @@ from django.test import Client
 from pytest_django import Settings
 from rest_framework.authtoken.models import Token
 
-from sysprompt.accounts.services import AGENT_HOSTS_GROUP, PROMPT_AUTHORS_GROUP
+from sysprompt.groups import AGENT_HOSTS_GROUP, PROMPT_AUTHORS_GROUP
 from sysprompt.prompts import selectors, services
 
 pytestmark = pytest.mark.django_db  # render_prompt reads the library
@@ -52,6 +52,12 @@ def _template(tmp_path: Path, text: str) -> str:
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SYSPROMPT_ADMIN_PASSWORD", raising=False)
     monkeypatch.delenv("PORT", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _tmp_path_allowed(tmp_path: Path, settings: Settings) -> None:
+    """render_prompt's --cwd must lie in the allowed roots: each test's tmp_path is one."""
+    settings.SYSPROMPT = {"ALLOWED_ROOTS": [str(tmp_path)]}
 
 
 # bootstrap
@@ -130,7 +136,7 @@ def test_bootstrap_prints_token_commands_when_admin_created(
 
     lines = _bootstrap().splitlines()
 
-    assert lines[-3:] == [
+    assert lines[-4:-1] == [
         "API tokens (send as `Authorization: Token <key>`):",
         f"  for admin:         {python} manage.py drf_create_token admin",
         f"  for an agent host: {python} manage.py create_agent_host my-host",
@@ -144,7 +150,26 @@ def test_bootstrap_prints_token_command_for_existing_superuser_when_one_exists()
     output = _bootstrap()
 
     assert "manage.py drf_create_token ada\n" in output
-    assert output.endswith(" manage.py create_agent_host my-host\n")
+    assert " manage.py create_agent_host my-host\nWorking directories allowed" in output
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("roots", "said"),
+    [
+        (["/srv/work", "/home/ada"], "inside /srv/work, /home/ada."),
+        ([], "none (the list is set but empty)."),
+    ],
+)
+def test_bootstrap_ends_with_the_allowed_roots(
+    settings: Settings, roots: list[str], said: str
+) -> None:
+    settings.SYSPROMPT = {"ALLOWED_ROOTS": roots}
+
+    last = _bootstrap().splitlines()[-1]
+
+    assert last.startswith(f"Working directories allowed (SYSPROMPT_ALLOWED_ROOTS): {said}")
+    assert "refused by the preview and the API" in last
 
 
 def _group_permissions() -> dict[str, set[str]]:
@@ -372,7 +397,7 @@ def test_render_prompt_default_template_when_agents_md_absent(tmp_path: Path) ->
 def test_render_prompt_uses_setting_when_default_template_set(
     tmp_path: Path, settings: Settings
 ) -> None:
-    settings.SYSPROMPT = {"DEFAULT_TEMPLATE": "cwd=[prompt:cwd]"}
+    settings.SYSPROMPT = {**settings.SYSPROMPT, "DEFAULT_TEMPLATE": "cwd=[prompt:cwd]"}
 
     assert _render("--cwd", str(tmp_path)) == (f"cwd={tmp_path}", "")
 
@@ -392,7 +417,7 @@ def test_render_prompt_uses_setting_when_default_template_set(
 def test_render_prompt_chooses_template_when_saved_or_flagged(
     tmp_path: Path, settings: Settings, saved: list[str], flags: list[str], expected: str
 ) -> None:
-    settings.SYSPROMPT = {"DEFAULT_TEMPLATE": "default"}
+    settings.SYSPROMPT = {**settings.SYSPROMPT, "DEFAULT_TEMPLATE": "default"}
     for text in saved:
         services.template_save(text=text)
     file = _template(tmp_path, "file")
@@ -482,6 +507,7 @@ def test_render_prompt_cli_writes_exact_bytes_when_run(tmp_path: Path) -> None:
     template = _template(tmp_path, "é [prompt:model]")
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'unmigrated.sqlite3'}"
+    env["SYSPROMPT_ALLOWED_ROOTS"] = str(tmp_path)
 
     result = subprocess.run(
         [sys.executable, "manage.py", "render_prompt", "--cwd", str(tmp_path)]

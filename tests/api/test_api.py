@@ -230,6 +230,7 @@ def test_template_get_default_before_any_put(agent_client: APIClient) -> None:
         "version": 0,
         "updated_at": None,
         "is_default": True,
+        "compress": False,
     }
     assert response["ETag"].startswith('"0-')
 

@@ -9,6 +9,7 @@ import zipfile
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from pytest_django import Settings
 from rest_framework.test import APIClient
 
@@ -24,6 +25,11 @@ def zip_of(files: dict[str, str | bytes]) -> bytes:
         for path, content in files.items():
             archive.writestr(path, content)
     return buffer.getvalue()
+
+
+def body(response: Any) -> bytes:
+    """The answer's bytes: the export is streamed."""
+    return b"".join(response.streaming_content) if response.streaming else response.content
 
 
 def files_of(data: bytes) -> dict[str, bytes]:
@@ -53,13 +59,14 @@ def library(author_client: APIClient) -> None:
     put_fragment(author_client, "env/git", "git text\n", compress=True, strategy="prepend")
 
 
-def test_export_answers_a_zip_attachment(agent_client: APIClient, library: None) -> None:
-    response = agent_client.get(EXPORT)
+def test_export_answers_a_zip_attachment(author_client: APIClient, library: None) -> None:
+    response = author_client.get(EXPORT)
 
     assert response.status_code == 200
+    assert response.streaming  # written as it is sent, never whole in memory
     assert response["Content-Type"] == "application/zip"
     assert response["Content-Disposition"] == 'attachment; filename="sysprompt-library.zip"'
-    files = files_of(response.content)
+    files = files_of(body(response))
     assert files["system-prompt.md"] == b"root [fragment:core]"
     assert files["core.md"] == b"core default\n"
     assert files["providers/anthropic/core.md"] == b"core claude\n"
@@ -68,15 +75,15 @@ def test_export_answers_a_zip_attachment(agent_client: APIClient, library: None)
     assert "env/git.md" in json.dumps(settings)
 
 
-def test_export_answers_a_zip_even_when_asked_for_one(agent_client: APIClient) -> None:
-    response = agent_client.get(EXPORT, headers={"Accept": "application/zip"})
+def test_export_answers_a_zip_even_when_asked_for_one(author_client: APIClient) -> None:
+    response = author_client.get(EXPORT, headers={"Accept": "application/zip"})
 
     assert response.status_code == 200
     assert response["Content-Type"] == "application/zip"
 
 
 def test_import_of_an_export_changes_nothing(author_client: APIClient, library: None) -> None:
-    exported = author_client.get(EXPORT).content
+    exported = body(author_client.get(EXPORT))
 
     response = send(author_client, exported)
 
@@ -86,7 +93,7 @@ def test_import_of_an_export_changes_nothing(author_client: APIClient, library: 
 
 
 def test_import_dry_run_then_apply_roundtrip(author_client: APIClient, library: None) -> None:
-    files = files_of(author_client.get(EXPORT).content)
+    files = files_of(body(author_client.get(EXPORT)))
     files["core.md"] = b"core edited\n"
     files["tools/shell.md"] = b"Use the shell.\n"
     edited = zip_of(dict(files))
@@ -179,6 +186,39 @@ def test_import_answers_415_when_the_body_is_not_a_zip_media_type(
     response = post_bytes(author_client, IMPORT, body, content_type)
 
     assert response.status_code == 415
+
+
+def test_export_answers_403_json_to_an_agent_host(agent_client: APIClient, library: None) -> None:
+    response = agent_client.get(EXPORT)
+
+    assert response.status_code == 403
+    assert response["Content-Type"] == "application/json"
+    assert "Exporting the prompt library needs" in response.json()["detail"]
+
+
+def test_export_answers_403_json_to_a_plain_login(db: None) -> None:
+    client = APIClient()
+    client.force_authenticate(User.objects.create_user("reader"))
+
+    response = client.get(EXPORT, headers={"Accept": "application/zip"})
+
+    assert response.status_code == 403
+    assert "detail" in response.json()
+
+
+def test_import_report_names_files_as_in_the_archive(author_client: APIClient) -> None:
+    archive = zip_of({"providers/gemini/models/gemini-2.5-flash/core.md": "Gemini.\n"})
+
+    response = send(author_client, archive, dry_run=True)
+
+    (item,) = response.json()["items"]
+    assert item["path"] == "providers/gemini/models/gemini-2.5-flash/core.md"
+    assert item["variant"] == {
+        "fragment": "core",
+        "provider": "gemini",
+        "model": "gemini-2-5-flash",
+    }
+    assert item["action"] == "created"
 
 
 def test_import_answers_403_when_an_agent_host_imports(agent_client: APIClient) -> None:

@@ -51,7 +51,7 @@ def test_references_of_the_default_template(host_client_1: APIClient) -> None:
     response = references(host_client_1)
 
     assert response.status_code == 200
-    assert response.json() == {"references": ["file:AGENTS.md", "prompt:cwd"]}
+    assert response.json() == {"references": ["file:AGENTS.md", "prompt:cwd"], "host_resolves": []}
 
 
 def test_every_branch_sorted_without_fragment_keys_or_literal_tags(
@@ -119,13 +119,15 @@ def test_the_callers_instance_override_counts_and_only_the_callers(
     assert theirs == ["file:AGENTS.md", "prompt:cwd"]
 
 
-def test_etag_is_strong_and_names_the_list(host_client_1: APIClient) -> None:
+def test_etag_is_strong_and_names_the_answer(host_client_1: APIClient) -> None:
     response = references(host_client_1)
 
     etag = response["ETag"]
-    digest = hashlib.sha256(json.dumps(response.json()["references"]).encode()).hexdigest()
+    answer = response.json()
+    digest = hashlib.sha256(json.dumps(answer).encode()).hexdigest()
+    assert list(answer) == ["references", "host_resolves"]
     assert etag == f'"{digest}"'
-    assert etag == TemplateReferences(tuple(response.json()["references"])).etag
+    assert etag == TemplateReferences(tuple(answer["references"]), ()).etag
     assert response["Cache-Control"] == "no-store"
 
 

@@ -54,6 +54,11 @@ LIBRARY_PREVIEW = "/api/library/preview"
 EXPORT = "/api/library/export"
 IMPORT = "/api/library/import"
 HOST_OVERRIDE = "/api/agent-hosts/{username}/override"
+WEBHOOKS = "/api/webhooks"
+WEBHOOK = "/api/webhooks/{id}"
+WEBHOOK_DELIVERIES = "/api/webhooks/{id}/deliveries"
+WEBHOOK_TEST = "/api/webhooks/{id}/test"
+AUDIT = "/api/audit"
 
 VALID_CWD = "/<valid cwd>"
 """Stands for an existing directory inside the allowed roots; the test fills it in."""
@@ -358,11 +363,20 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (HOST_OVERRIDE, "PUT"): {200, 400, 401, 403, 404, 415, 503},
     # agent-hosts.md §0
     (REFERENCES, "GET"): {200, 304, 400, 401, 403, 503},
+    # docs/events.md
+    (WEBHOOKS, "GET"): {200, 401, 403, 503},
+    (WEBHOOKS, "POST"): {201, 400, 401, 403, 415, 503},
+    (WEBHOOK, "GET"): {200, 401, 403, 404, 503},
+    (WEBHOOK, "PUT"): {200, 400, 401, 403, 404, 415, 503},
+    (WEBHOOK, "DELETE"): {204, 401, 403, 404, 503},
+    (WEBHOOK_DELIVERIES, "GET"): {200, 400, 401, 403, 404, 503},
+    (WEBHOOK_TEST, "POST"): {202, 401, 403, 404, 503},
+    (AUDIT, "GET"): {200, 400, 401, 403, 404, 503},
 }
 NOT_IN_THE_CONTRACT = {(HEALTH, "GET"): {200, 401, 403, 503}}
 
 
-PATH_PARAMETERS = {"conversation_id": "c1", "name": "core", "username": "host-1"}
+PATH_PARAMETERS = {"conversation_id": "c1", "name": "core", "username": "host-1", "id": 1}
 
 
 def _case_arguments(path: str) -> dict[str, Any]:
@@ -706,6 +720,14 @@ OPERATION_IDS = {
     (HOST_OVERRIDE, "GET"): "get_agent_host_override",
     (HOST_OVERRIDE, "PUT"): "set_agent_host_override",
     (REFERENCES, "GET"): "list_template_references",
+    (WEBHOOKS, "GET"): "list_webhooks",
+    (WEBHOOKS, "POST"): "create_webhook",
+    (WEBHOOK, "GET"): "get_webhook",
+    (WEBHOOK, "PUT"): "update_webhook",
+    (WEBHOOK, "DELETE"): "delete_webhook",
+    (WEBHOOK_DELIVERIES, "GET"): "list_webhook_deliveries",
+    (WEBHOOK_TEST, "POST"): "test_webhook",
+    (AUDIT, "GET"): "list_audit",
 }
 COMPONENTS = {
     "BadRequest",  # oneOf FieldErrors, Error
@@ -730,7 +752,9 @@ COMPONENTS = {
     # the host context and the library
     "ResolveInput",
     "ResolvedConversationPrompt",
-    "Override",
+    "Override",  # oneOf a string, OverrideText, OverridePreset
+    "OverrideText",
+    "OverridePreset",
     "FragmentUse",
     "Fragment",
     "FragmentVariant",
@@ -745,6 +769,7 @@ COMPONENTS = {
     "ImportItem",
     "ImportReport",
     "ImportRefused",  # oneOf ImportReport, FieldErrors, Error
+    "ImportTarget",
     "HostOverride",
     "HostOverrideInput",
     "ActionEnum",  # an import item's action
@@ -753,7 +778,20 @@ COMPONENTS = {
     # agent hosts: host-local values, the references, the shared prefix
     "HostValues",
     "TemplateReferences",
+    "HostResolvesEnum",  # file, git, system
     "SharedPrefixEnd",
+    # events: webhooks, their delivery log, the audit log
+    "Webhook",
+    "WebhookInput",
+    "WebhookUpdateInput",
+    "WebhookCreated",
+    "WebhookDelivery",
+    "WebhookDeliveryPage",
+    "WebhookTest",
+    "AuditRecord",
+    "AuditPage",
+    "EventType",  # what a subscription may ask for
+    "SentEventType",  # what a delivery sent: those and ping
 }
 
 

@@ -154,7 +154,7 @@ def test_csp_editor_flows_no_violation(watched: Watched, author: User, project: 
     editor.click()
     page.keyboard.press("ControlOrMeta+End")
     page.keyboard.type("\nMore.")
-    page.locator("#history-button").click()
+    page.locator("#tab-history").click()
     item = page.locator('.history-item[data-version="1"]')
     item.get_by_role("button", name="Diff with editor").click()
     expect(page.locator("#history-diff .diff tr.diff-insert")).to_contain_text("More.")

@@ -723,7 +723,7 @@ def test_history_restore_old_version_then_save(author_page: Page, author: User) 
     page = author_page
     open_editor(page)
     assert text_of(page) == "two\n"
-    page.locator("#history-button").click()
+    page.locator("#tab-history").click()
     expect(page.locator("#side-history")).to_be_visible()
     item = page.locator('.history-item[data-version="1"]')
     expect(item).to_be_visible()

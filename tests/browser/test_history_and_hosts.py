@@ -24,7 +24,7 @@ def open_history(page: Page) -> None:
     page.goto("/editor/")
     expect(page.locator("#editor-modal")).to_be_visible()
     page.wait_for_function("() => window.syspromptEditor !== undefined")
-    page.locator("#history-button").click()
+    page.locator("#tab-history").click()
     expect(page.locator("#side-history")).to_be_visible()
 
 

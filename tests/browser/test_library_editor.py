@@ -101,7 +101,7 @@ def test_variant_history_diff_and_restore(author_page: Page, author: User) -> No
     page = author_page
 
     open_variant(page, "/library/core/-/edit?provider=anthropic")
-    page.locator("#history-button").click()
+    page.locator("#tab-history").click()
     items = page.locator(".history-item")
     expect(items).to_have_count(3)
     page.get_by_label("Compare from v1").check()

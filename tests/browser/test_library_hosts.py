@@ -43,7 +43,7 @@ def test_host_instance_override_preset_and_refusal(login_as: LoginAs, manager: U
 
     details.get_by_label("Preset (a fragment)").fill("presets/review")
     details.get_by_label("Preset variables (one key=value per line)").fill("area=tests")
-    details.get_by_label("Strategy").select_option("prepend")
+    details.locator("select[name=preset_strategy]").select_option("prepend")
     details.get_by_role("button", name="Save override").click()
 
     expect(page.locator(".message-success")).to_contain_text("Instance override of build-01 saved")

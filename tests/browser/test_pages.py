@@ -432,7 +432,7 @@ def test_hostile_text_is_shown_literally_and_never_runs(
     assert f"{SCRIPT_1} v2" in text and IMG_2 in text and SCRIPT_3 in text
     expect(page.locator("#preview-variables")).to_contain_text(SCRIPT_3)
     assert_nothing_injected(page)
-    page.locator("#history-button").click()
+    page.locator("#tab-history").click()
     page.locator("li[data-version='1']").get_by_role("button", name="Diff with editor").click()
     history_diff = page.locator("#history-diff")
     expect(history_diff.locator("tr.diff-delete .diff-text")).to_have_text([f"removed: {SCRIPT_1}"])

@@ -20,6 +20,10 @@ from sysprompt.accounts.services import agent_host_ensure
 from sysprompt_client import AsyncClient, Client
 
 TEMPLATE = "You work in [prompt:cwd].\n[file:AGENTS.md]\n"
+REFERENCES = ("GET", "/api/system-prompt/references")
+"""The request a new default client sends before its first build: which host-local
+types the server leaves to the host (none, from this server: it is not asked again for
+five minutes)."""
 
 
 class Counting(httpx.BaseTransport):

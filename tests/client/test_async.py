@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sysprompt_client import AsyncClient, InvalidRequest, NotFound
-from tests.client.conftest import Server, async_client, expected_prompt
+from tests.client.conftest import REFERENCES, Server, async_client, expected_prompt
 from tests.client.isolated import run_isolated
 from tests.client.test_errors import closed_port
 
@@ -30,7 +30,10 @@ def test_turns_revalidation_and_compaction(server: Server) -> None:
             later = await client.system_prompt("conv-1", cwd=server.cwd)
             assert later.from_cache and later.sha256 == first.sha256
             assert await client.system_prompt("conv-1", cwd=server.cwd) is later
-            assert len(counting.requests) == 1
+            assert counting.requests == [
+                REFERENCES,
+                ("POST", "/api/conversations/conv-1/system-prompt/resolve"),
+            ]
 
             await asyncio.to_thread(server.set_template, "Elsewhere.\n")
             await asyncio.to_thread(

@@ -41,3 +41,12 @@ def test_async_template_calls(server: Server) -> None:
                 await client.save_template("no")
 
     run_isolated(main())
+
+
+def test_template_compress_set_kept_and_shown(server: Server, make_client: MakeClient) -> None:
+    author, _ = make_client(token=server.author_token)
+    assert author.template().compress is False
+    assert author.save_template("##  Rules\n", compress=True).compress is True
+    kept = author.save_template("## Other rules\n")  # compress left out: kept
+    assert kept.compress is True and author.template().compress is True
+    assert author.save_template("plain\n", compress=False).compress is False

@@ -9,7 +9,9 @@ from pathlib import Path
 from sysprompt_client import DirectoryCache, MemoryCache, PromptResult
 from sysprompt_client.cache import Entry
 from sysprompt_client.results import text_sha256
-from tests.client.conftest import MakeClient, Server
+from tests.client.conftest import REFERENCES, MakeClient, Server
+
+RESOLVE_3 = ("POST", "/api/conversations/conv-3/system-prompt/resolve")
 
 
 def test_directory_cache_survives_a_new_client(
@@ -53,14 +55,14 @@ def test_corrupt_cache_files_are_ignored(
         path.write_bytes(damage)
         client, counting = make_client(cache_dir=cache_dir)
         assert client.system_prompt("conv-3", cwd=server.cwd).text == original.text
-        assert len(counting.requests) == 1  # asked the server again
+        assert counting.requests == [REFERENCES, RESOLVE_3]  # asked the server again
     # A text that does not match its sha256 is ignored too.
     data = json.loads(path.read_text())
     data["prompt"]["text"] = "tampered"
     path.write_text(json.dumps(data))
     client, counting = make_client(cache_dir=cache_dir)
     assert client.system_prompt("conv-3", cwd=server.cwd).text == original.text
-    assert len(counting.requests) == 1
+    assert counting.requests == [REFERENCES, RESOLVE_3]
 
 
 def result(cid: str, text: str = "x") -> PromptResult:

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt_client import Client, PromptResult
-from tests.client.conftest import MakeClient, Server, async_client, expected_prompt
+from tests.client.conftest import REFERENCES, MakeClient, Server, async_client, expected_prompt
 from tests.client.isolated import run_isolated
 
 THREADS = 8
@@ -32,7 +32,10 @@ def test_threads_sharing_one_client_send_one_request(
     results = run_together(THREADS, lambda _: client.system_prompt("conv-t", cwd=server.cwd))
     assert {r.text for r in results} == {expected_prompt(server)}
     assert len({id(r) for r in results}) == 1
-    assert counting.requests == [("POST", "/api/conversations/conv-t/system-prompt/resolve")]
+    assert counting.requests == [
+        REFERENCES,
+        ("POST", "/api/conversations/conv-t/system-prompt/resolve"),
+    ]
     assert ConversationPrompt.objects.filter(conversation_id="conv-t").count() == 1
 
 
@@ -63,7 +66,7 @@ def test_asyncio_turns_share_one_request(server: Server) -> None:
     results, requests = run_isolated(main())
     assert {r.text for r in results} == {expected_prompt(server)}
     assert len({id(r) for r in results}) == 1
-    assert requests == [("POST", "/api/conversations/conv-a/system-prompt/resolve")]
+    assert requests == [REFERENCES, ("POST", "/api/conversations/conv-a/system-prompt/resolve")]
     assert ConversationPrompt.objects.filter(conversation_id="conv-a").count() == 1
 
 

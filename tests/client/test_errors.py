@@ -22,7 +22,7 @@ from sysprompt_client import (
     Unavailable,
 )
 from sysprompt_client._base import retry_after
-from tests.client.conftest import MakeClient, Server
+from tests.client.conftest import REFERENCES, MakeClient, Server
 
 
 def test_bad_cwd_is_raised_with_the_servers_message(
@@ -35,7 +35,11 @@ def test_bad_cwd_is_raised_with_the_servers_message(
     assert "allowed roots" in " ".join(raised.value.errors["cwd"])
     assert "allowed roots" in str(raised.value)
     assert "conv-e" not in client.cache
-    assert len(counting.requests) == 1  # a 4xx is not retried
+    # A 4xx is not retried (before it, the new client asked for the references once).
+    assert counting.requests == [
+        REFERENCES,
+        ("POST", "/api/conversations/conv-e/system-prompt/resolve"),
+    ]
 
 
 def test_bad_conversation_id(server: Server, make_client: MakeClient) -> None:
@@ -136,7 +140,10 @@ PROMPT = {
 def test_idempotent_calls_are_retried_honouring_retry_after() -> None:
     busy = httpx.Response(503, headers={"Retry-After": "0"}, json={"detail": "busy"})
     transport, seen = scripted(busy, busy, httpx.Response(201, json=PROMPT))
-    with Client("http://sysprompt.test", "t", transport=transport, retries=2) as client:
+    client = Client(
+        "http://sysprompt.test", "t", transport=transport, retries=2, resolve_locally=False
+    )
+    with client:
         result = client.system_prompt("c", cwd="/tmp")
     assert len(seen) == 3 and result.text == "Hi." and result.shared_prefix_chars == 2
     assert result.constructed_at == datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
@@ -147,7 +154,10 @@ def test_idempotent_calls_are_retried_honouring_retry_after() -> None:
 def test_construct_and_compact_are_never_retried() -> None:
     busy = httpx.Response(503, headers={"Retry-After": "0"}, json={"detail": "busy"})
     transport, seen = scripted(busy)
-    with Client("http://sysprompt.test", "t", transport=transport, retries=2) as client:
+    client = Client(
+        "http://sysprompt.test", "t", transport=transport, retries=2, resolve_locally=False
+    )
+    with client:
         with pytest.raises(Unavailable, match="busy") as raised:
             client.construct("c", cwd="/tmp")
         assert raised.value.status == 503 and len(seen) == 1

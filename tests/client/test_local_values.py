@@ -15,7 +15,8 @@ import pytest
 from pytest_django import Settings
 
 from sysprompt_client import Client, is_host_local, resolve_host_values
-from tests.client.conftest import MakeClient, Server
+from tests.client.conftest import MakeClient, Server, async_client
+from tests.client.isolated import run_isolated
 
 
 def test_host_local_keys() -> None:
@@ -127,9 +128,12 @@ def test_host_values_reach_the_prompt_when_the_server_may_not_read(
     assert json.loads(resolve.content)["values"]["file:AGENTS.md"] == (
         "Run the tests before you commit."
     )
-    # Without the host's values the server does not read the file itself.
-    remote, _ = make_client()
-    assert "Run the tests" not in (remote.system_prompt("conv-remote", cwd=server.cwd).text or "")
+    # Without the host's values the server does not read the file itself,
+    never, _ = make_client(resolve_locally=False)
+    assert "Run the tests" not in (never.system_prompt("conv-never", cwd=server.cwd).text or "")
+    # and a default client sends them: the server says it leaves file: to the host.
+    default, _ = make_client()
+    assert default.system_prompt("conv-default", cwd=server.cwd).text == result.text
 
 
 def test_references_list_and_etag(
@@ -142,3 +146,18 @@ def test_references_list_and_etag(
     assert client.references(provider="anthropic", model="claude") == refs
     etag_sent = counting.sent[-1].headers.get("if-none-match")
     assert first is not counting.sent[-1] and etag_sent
+
+
+def test_default_async_client_sends_what_the_server_leaves_to_the_host(
+    server: Server, references_served: None, settings: Settings
+) -> None:
+    settings.SYSPROMPT = {**settings.SYSPROMPT, "SERVER_RESOLVES": ["system"]}
+
+    async def main() -> str | None:
+        client, counting = async_client(server)
+        async with client:
+            result = await client.system_prompt("conv-async-default", cwd=server.cwd)
+        assert counting.requests[0] == ("GET", "/api/system-prompt/references")
+        return result.text
+
+    assert run_isolated(main()) == f"You work in {server.cwd}.\nRun the tests before you commit.\n"

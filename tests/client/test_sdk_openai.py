@@ -199,3 +199,20 @@ def test_async_client_chat(upstream: FakeUpstream) -> None:
         ],
         "prompt_cache_key": PROMPT_KEY,
     }
+
+
+def test_chat_a_reasoning_models_developer_message_stays_developer(
+    upstream: FakeUpstream,
+) -> None:
+    """The host's history holds a developer message (as OpenAI's reasoning models want):
+    the prompt replaces its content and the role the SDK sends stays ``developer``."""
+    history: list[Any] = [
+        {"role": "developer", "content": "an old prompt"},
+        {"role": "user", "content": "Fix the build."},
+    ]
+    with client(upstream) as sdk:
+        sdk.chat.completions.create(model="o-fake", **openai_chat(history, PROMPT))
+    assert upstream.last_body()["messages"] == [
+        {"role": "developer", "content": PROMPT},
+        {"role": "user", "content": "Fix the build."},
+    ]

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from sysprompt_client import NotFound
-from tests.client.conftest import MakeClient, Server, expected_prompt
+from tests.client.conftest import REFERENCES, MakeClient, Server, expected_prompt
 
 
 def wait_for(condition: object, timeout: float = 10.0) -> None:
@@ -29,10 +29,13 @@ def test_first_turn_resolves_and_later_turns_send_nothing(
     assert first.constructed_at is not None and first.constructed_at.tzinfo is not None
     assert (first.is_fallback, first.from_cache) == (False, False)
     assert first.conversation_id == "conv-1"
-    assert counting.requests == [("POST", "/api/conversations/conv-1/system-prompt/resolve")]
+    assert counting.requests == [
+        REFERENCES,
+        ("POST", "/api/conversations/conv-1/system-prompt/resolve"),
+    ]
 
     later = [client.system_prompt("conv-1", cwd="/elsewhere", model="m2") for _ in range(50)]
-    assert len(counting.requests) == 1
+    assert len(counting.requests) == 2
     assert all(turn is later[0] for turn in later)  # the same object: nothing copied
     assert later[0].from_cache and later[0].text == first.text
     assert later[0].sha256 == first.sha256
@@ -73,14 +76,23 @@ def test_unchanged_prompt_revalidates_and_stays_the_same_object(
 ) -> None:
     client, counting = make_client(max_age=0.05)
     client.system_prompt("conv-s", cwd=server.cwd)
+    built = len(counting.requests)
     cached = client.system_prompt("conv-s", cwd=server.cwd)
     time.sleep(0.06)
     client.system_prompt("conv-s", cwd=server.cwd)
-    wait_for(lambda: len(counting.requests) == 2 and not client.cache.peek("conv-s").revalidating)  # type: ignore[union-attr]
+    revalidated = built + 1
+
+    def done() -> bool:
+        entry = client.cache.peek("conv-s")
+        return (
+            len(counting.requests) == revalidated and entry is not None and not entry.revalidating
+        )
+
+    wait_for(done)
     assert client.system_prompt("conv-s", cwd=server.cwd) is cached
     # The age was refreshed: no further request while it is fresh.
     client.system_prompt("conv-s", cwd=server.cwd)
-    assert len(counting.requests) == 2
+    assert len(counting.requests) == revalidated
 
 
 def test_deleted_elsewhere_is_forgotten_on_revalidation(

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.core.checks import WARNING
 from django.core.exceptions import ImproperlyConfigured
 from pytest_django import Settings
 
@@ -24,7 +25,8 @@ from sysprompt.conf import (
     app_settings,
     resolver_options,
 )
-from sysprompt.prompts.checks import check_app_settings
+from sysprompt.prompts.checks import check_app_settings, check_git_confinement
+from sysprompt_core.sandbox import landlock_status
 from sysprompt_core.variables import ResolverOptions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,6 +45,7 @@ def test_app_settings_defaults_when_unset(settings: Settings) -> None:
         compaction_instructions=DEFAULT_COMPACTION_INSTRUCTIONS,
         max_prompt_bytes=1_048_576,
         max_read_bytes=8 * 1_048_576,
+        parse_cache_bytes=32 * 1_048_576,
     )
 
 
@@ -67,6 +70,9 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("ALLOWED_ROOTS", [], "allowed_roots", ()),
         ("GIT_TIMEOUT", 0.25, "git_timeout", 0.25),
         ("GIT_TIMEOUT", 3, "git_timeout", 3.0),
+        ("GIT_WORKERS", 4, "git_workers", 4),
+        ("GIT_MEMORY_LIMIT", 268_435_456, "git_memory_limit", 268_435_456),
+        ("GIT_LANDLOCK", False, "git_landlock", False),
         ("MAX_FILE_BYTES", 10, "max_file_bytes", 10),
         ("DEFAULT_TEMPLATE", "Hi [prompt:model]", "default_template", "Hi [prompt:model]"),
         ("DEFAULT_TEMPLATE", "", "default_template", ""),
@@ -74,6 +80,7 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("MAX_PROMPT_BYTES", 1, "max_prompt_bytes", 1),
         ("MAX_PROMPT_BYTES", 5_000_000, "max_prompt_bytes", 5_000_000),
         ("MAX_READ_BYTES", 4096, "max_read_bytes", 4096),
+        ("PARSE_CACHE_BYTES", 65536, "parse_cache_bytes", 65536),
         ("COMPACTION_INSTRUCTIONS", "Summarise.", "compaction_instructions", "Summarise."),
     ],
 )
@@ -103,8 +110,9 @@ def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
     assert "'GIT_TIMOUT'" in message
     assert "Did you mean 'GIT_TIMEOUT'?" in message
     assert (
-        "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, GIT_TIMEOUT, "
-        "MAX_FILE_BYTES, MAX_PROMPT_BYTES, MAX_READ_BYTES, MAX_TEMPLATE_BYTES" in message
+        "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, GIT_LANDLOCK, "
+        "GIT_MEMORY_LIMIT, GIT_TIMEOUT, GIT_WORKERS, MAX_FILE_BYTES, MAX_PROMPT_BYTES, "
+        "MAX_READ_BYTES, MAX_TEMPLATE_BYTES, PARSE_CACHE_BYTES" in message
     )
 
 
@@ -131,6 +139,12 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("GIT_TIMEOUT", -1.0),
         ("GIT_TIMEOUT", math.inf),
         ("GIT_TIMEOUT", math.nan),
+        ("GIT_WORKERS", 0),
+        ("GIT_WORKERS", 1.5),
+        ("GIT_MEMORY_LIMIT", 0),
+        ("GIT_MEMORY_LIMIT", "512M"),
+        ("GIT_LANDLOCK", "false"),
+        ("GIT_LANDLOCK", 0),
         ("MAX_FILE_BYTES", 1.5),
         ("MAX_FILE_BYTES", True),
         ("MAX_FILE_BYTES", 0),
@@ -146,6 +160,8 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("MAX_READ_BYTES", 0),
         ("MAX_READ_BYTES", True),
         ("MAX_READ_BYTES", "8MiB"),
+        ("PARSE_CACHE_BYTES", 0),
+        ("PARSE_CACHE_BYTES", "32MiB"),
         ("COMPACTION_INSTRUCTIONS", None),
     ],
 )
@@ -170,6 +186,9 @@ def test_resolver_options_follow_app_settings(settings: Settings) -> None:
         "MAX_FILE_BYTES": 64,
         "MAX_READ_BYTES": 128,
         "MAX_PROMPT_BYTES": 256,
+        "GIT_WORKERS": 3,
+        "GIT_MEMORY_LIMIT": 100_000_000,
+        "GIT_LANDLOCK": False,
     }
 
     assert resolver_options() == ResolverOptions(
@@ -178,6 +197,9 @@ def test_resolver_options_follow_app_settings(settings: Settings) -> None:
         max_file_bytes=64,
         max_read_bytes=128,
         max_prompt_bytes=256,
+        git_workers=3,
+        git_memory_limit=100_000_000,
+        git_landlock=False,
     )
 
 
@@ -194,6 +216,42 @@ def test_check_app_settings_passes_good_settings(settings: Settings) -> None:
     settings.SYSPROMPT = {"GIT_TIMEOUT": 1}
 
     assert check_app_settings() == []
+
+
+def test_check_git_confinement_warns_when_landlock_is_off(settings: Settings) -> None:
+    settings.SYSPROMPT = {"GIT_LANDLOCK": False}
+
+    [warning] = check_git_confinement()
+
+    assert warning.id == "sysprompt.W001"
+    assert warning.level == WARNING
+    assert warning.msg == (
+        "git readers are not confined by the kernel: Landlock is switched off "
+        "(SYSPROMPT_GIT_LANDLOCK=false)."
+    )
+    assert "may open files outside the roots" in (warning.hint or "")
+
+
+def test_check_git_confinement_warns_through_manage_py_check() -> None:
+    result = _python(_CHECK, SYSPROMPT_GIT_LANDLOCK="false")
+
+    assert result.returncode == 0, result.stderr
+    assert "(sysprompt.W001) git readers are not confined by the kernel" in result.stderr
+
+
+@pytest.mark.skipif(not landlock_status().available, reason="this kernel has no Landlock")
+def test_check_git_confinement_is_silent_where_landlock_confines(settings: Settings) -> None:
+    settings.SYSPROMPT = {}
+
+    assert check_git_confinement() == []
+
+
+def test_check_git_confinement_is_silent_when_the_server_reads_no_repository(
+    settings: Settings,
+) -> None:
+    settings.SYSPROMPT = {"GIT_LANDLOCK": False, "SERVER_RESOLVES": ["system"]}
+
+    assert check_git_confinement() == []
 
 
 @pytest.mark.parametrize(
@@ -256,6 +314,14 @@ print(json.dumps({
 """
 
 
+_CHECK = """
+import django
+from django.core.management import call_command
+django.setup()
+call_command("check")
+"""
+
+
 def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {
         key: value
@@ -306,6 +372,11 @@ def test_settings_defaults_when_environment_empty() -> None:
         ({"SYSPROMPT_MAX_FILE_BYTES": "2048"}, "MAX_FILE_BYTES", 2048),
         ({"SYSPROMPT_MAX_PROMPT_BYTES": "4096"}, "MAX_PROMPT_BYTES", 4096),
         ({"SYSPROMPT_MAX_READ_BYTES": "65536"}, "MAX_READ_BYTES", 65536),
+        ({"SYSPROMPT_GIT_WORKERS": "3"}, "GIT_WORKERS", 3),
+        ({"SYSPROMPT_GIT_MEMORY_LIMIT": "268435456"}, "GIT_MEMORY_LIMIT", 268435456),
+        ({"SYSPROMPT_GIT_LANDLOCK": "false"}, "GIT_LANDLOCK", False),
+        ({"SYSPROMPT_GIT_LANDLOCK": "on"}, "GIT_LANDLOCK", True),
+        ({"SYSPROMPT_PARSE_CACHE_BYTES": "1048576"}, "PARSE_CACHE_BYTES", 1_048_576),
     ],
 )
 def test_settings_sysprompt_when_environment_set(
@@ -336,6 +407,8 @@ def test_settings_postgres_when_database_url_set() -> None:
         ({"SYSPROMPT_MAX_FILE_BYTES": "1MB"}, "SYSPROMPT_MAX_FILE_BYTES='1MB' is not a whole"),
         ({"SYSPROMPT_MAX_PROMPT_BYTES": "1M"}, "SYSPROMPT_MAX_PROMPT_BYTES='1M' is not a whole"),
         ({"SYSPROMPT_MAX_READ_BYTES": "8M"}, "SYSPROMPT_MAX_READ_BYTES='8M' is not a whole"),
+        ({"SYSPROMPT_GIT_WORKERS": "two"}, "SYSPROMPT_GIT_WORKERS='two' is not a whole"),
+        ({"SYSPROMPT_GIT_LANDLOCK": "maybe"}, "SYSPROMPT_GIT_LANDLOCK='maybe' is not a boolean"),
         ({"DEBUG": "maybe"}, "DEBUG='maybe' is not a boolean"),
     ],
 )

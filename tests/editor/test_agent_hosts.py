@@ -8,6 +8,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from sysprompt.accounts import services as accounts
+from sysprompt.groups import AGENT_HOSTS_GROUP
 
 PASSWORD = "s3cret-pass-word"
 TOKEN_PERMISSION = "add_token"
@@ -80,7 +81,7 @@ def test_agent_host_create_shows_token_once_on_answer(manager_web: Client) -> No
     assert 'data-copy="#agent-token"' in content
     assert response["Cache-Control"] == "no-store"
     host = User.objects.get(username="build-01")
-    assert host.groups.filter(name=accounts.AGENT_HOSTS_GROUP).exists()
+    assert host.groups.filter(name=AGENT_HOSTS_GROUP).exists()
     assert not host.has_usable_password()
     # not on the list, nor on a second answer
     assert key not in manager_web.get("/agent-hosts/").content.decode()
@@ -115,7 +116,7 @@ def test_agent_host_create_refuses_existing_user(manager_web: Client, author: Us
         assert response.status_code == 400
         assert "already exists" in response.content.decode()
         assert token.key not in response.content.decode()
-    assert not Group.objects.filter(name=accounts.AGENT_HOSTS_GROUP, user__username="bob").exists()
+    assert not Group.objects.filter(name=AGENT_HOSTS_GROUP, user__username="bob").exists()
 
 
 def test_agent_host_create_escapes_name(manager_web: Client) -> None:

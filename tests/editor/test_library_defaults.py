@@ -11,15 +11,38 @@ from django.test import Client
 from sysprompt.library import selectors, services
 from sysprompt.prompts import services as prompts
 from sysprompt.prompts.validation import host_context_check
+from sysprompt_core.library import TreeRecord
 from tests.editor.library_support import SCRIPT, save, web
+
+NEWER = "You are a coding agent, as shipped by a newer release.\n"
 
 
 def edited_core(author: User) -> selectors.VariantState:
+    """core installed, edited by ``author``, then a newer release shipped ``NEWER``: the
+    variant's state."""
     services.library_install()
     shipped = selectors.variant_current("core")
     assert shipped is not None and not shipped.edited
     save("core", "My own core.\n", author=author)
-    return shipped
+    services.library_install(shipped=[TreeRecord("core", None, None, NEWER)])
+    newer = selectors.variant_current("core")
+    assert newer is not None and newer.shipped_text == NEWER
+    return newer
+
+
+def test_an_edit_with_nothing_newer_shipped_shows_no_newer_default(
+    author_web: Client, author: User
+) -> None:
+    services.library_install()
+    save("core", "My own core.\n", author=author)
+
+    response = author_web.get("/library/core")
+
+    content = response.content.decode()
+    assert response.context["newer_default_diff"] is None
+    assert 'id="newer-default"' not in content and 'id="adopt-default"' not in content
+    assert "badge-edited" in content and "badge-newer" not in content
+    assert "badge-newer" not in author_web.get("/library/").content.decode()
 
 
 def test_newer_default_shows_the_diff_and_both_answers(author_web: Client, author: User) -> None:
@@ -28,18 +51,21 @@ def test_newer_default_shows_the_diff_and_both_answers(author_web: Client, autho
     response = author_web.get("/library/core")
 
     content = response.content.decode()
-    assert response.context["newer_default_diff"].changed
+    diff = response.context["newer_default_diff"]
+    assert diff.changed
     assert 'id="adopt-default"' in content and 'id="keep-mine"' in content
     assert "badge-newer" in author_web.get("/library/").content.decode()
+    # From your text to the newer release's, not to the text your edit started from.
+    assert "My own core." in content and "as shipped by a newer release" in content
 
 
 def test_adopt_default_takes_the_shipped_text(author_web: Client, author: User) -> None:
-    shipped = edited_core(author)
+    edited_core(author)
 
     response = author_web.post("/library/core/-/adopt", follow=True)
 
     state = selectors.variant_current("core")
-    assert state is not None and state.text == shipped.text and not state.newer_default
+    assert state is not None and state.text == NEWER and not state.newer_default
     assert response.context["newer_default_diff"] is None
     assert "Adopted the shipped default" in response.content.decode()
 

@@ -27,7 +27,7 @@ def manager_web(author: User) -> Client:
 def test_host_override_text_is_saved_and_shown(manager_web: Client, host: str) -> None:
     response = manager_web.post(
         f"/agent-hosts/{host}/override",
-        {"kind": "text", "content": f"Be brief. {SCRIPT}", "strategy": "prepend"},
+        {"kind": "text", "content": f"Be brief. {SCRIPT}", "text_strategy": "prepend"},
         follow=True,
     )
 

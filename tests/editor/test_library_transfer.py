@@ -30,16 +30,40 @@ def upload(client: Client, data: bytes, name: str = "library.zip") -> Any:
     )
 
 
-def test_export_downloads_the_library_zip(viewer_web: Client) -> None:
+def test_export_downloads_the_library_zip(author_web: Client) -> None:
+    save("env/git", "Git.")
+
+    response = author_web.get("/library/-/export")
+
+    assert response.status_code == 200
+    assert response.streaming
+    assert response["Content-Type"] == "application/zip"
+    assert response["Content-Disposition"].startswith('attachment; filename="sysprompt-library-')
+    data = response.getvalue()  # the streamed chunks, joined
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    assert "env/git.md" in names
+
+
+def test_export_is_for_authors(viewer_web: Client) -> None:
     save("env/git", "Git.")
 
     response = viewer_web.get("/library/-/export")
+    library = viewer_web.get("/library/").content.decode()
 
-    assert response.status_code == 200
-    assert response["Content-Type"] == "application/zip"
-    assert response["Content-Disposition"].startswith('attachment; filename="sysprompt-library-')
-    names = zipfile.ZipFile(io.BytesIO(response.content)).namelist()
-    assert "env/git.md" in names
+    assert response.status_code == 403
+    assert not response.streaming and b"Git." not in response.content
+    assert 'id="library-transfer-link"' not in library
+
+
+def test_import_report_shows_archive_path_and_what_it_becomes(author_web: Client) -> None:
+    data = zip_of({"providers/gemini/models/gemini-2.5-flash/core.md": "Gemini."})
+
+    response = upload(author_web, data)
+
+    content = response.content.decode()
+    assert "providers/gemini/models/gemini-2.5-flash/core.md" in content
+    assert "gemini-2-5-flash/core.md" not in content
+    assert "core · gemini / gemini-2-5-flash" in content
 
 
 def test_import_dry_run_reports_and_changes_nothing(author_web: Client) -> None:
@@ -103,6 +127,7 @@ def test_import_reports_what_is_not_a_zip_as_refused(author_web: Client) -> None
 def test_import_is_for_authors(viewer_web: Client) -> None:
     page = viewer_web.get("/library/-/transfer").content.decode()
 
-    assert 'id="export-link"' in page and 'id="import-archive"' not in page
+    assert 'id="export-link"' not in page and 'id="import-archive"' not in page
+    assert 'id="export-authors-only"' in page
     assert upload(viewer_web, zip_of({"a.md": "A"})).status_code == 403
     assert viewer_web.post("/library/-/import/apply", {"digest": "0" * 64}).status_code == 403

@@ -51,5 +51,7 @@ def test_command_installs_then_reports_kept_edits() -> None:
     lines = install()
 
     [sandbox] = [line for line in lines if " env/sandbox " in line]
-    assert sandbox.startswith("keep ") and sandbox.endswith("newer default available.")
+    assert sandbox.startswith("keep ") and sandbox.endswith(
+        "started from this default, nothing newer."
+    )
     assert lines[-1].startswith("Installed: 0 create, 0 upgrade, 1 keep, 0 pinned, ")

@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group, User
 
-from sysprompt.accounts.services import AGENT_HOSTS_GROUP
+from sysprompt import groups
+from sysprompt.accounts import services as accounts
 from sysprompt.errors import AgentHostNotFound, InvalidInput
+from sysprompt.groups import AGENT_HOSTS_GROUP
 from sysprompt.library import selectors, services
 from sysprompt.library.models import HostOverride
 from sysprompt_core.library import Override
@@ -24,8 +26,9 @@ def host(db: None) -> User:
     return user
 
 
-def test_group_name_is_the_accounts_one() -> None:
-    assert selectors.AGENT_HOSTS_GROUP == AGENT_HOSTS_GROUP
+def test_group_name_is_defined_once_below_both_apps() -> None:
+    assert vars(selectors)["AGENT_HOSTS_GROUP"] is groups.AGENT_HOSTS_GROUP
+    assert accounts.AGENT_HOSTS_GROUP is groups.AGENT_HOSTS_GROUP
 
 
 def test_host_override_state_is_empty_before_any_set(host: User) -> None:

@@ -79,14 +79,6 @@ def test_install_keeps_a_person_s_edit_and_flags_it(author: User) -> None:
     assert state.edited and state.newer_default and state.shipped_text == "New core."
 
 
-def test_edit_is_flagged_before_any_new_release() -> None:
-    library_install(shipped=OLD)
-
-    state = save("core", "Mine.")
-
-    assert state.newer_default and state.shipped_text == "Old core."
-
-
 @pytest.mark.parametrize("source", ["import", "user"])
 def test_install_counts_an_import_as_a_person_s_edit(source: str) -> None:
     library_install(shipped=OLD)

@@ -286,7 +286,7 @@ def test_construct_goes_through_the_app_parse_cache(
     workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = ParsedTemplates()
-    monkeypatch.setattr(apps.get_app_config("sysprompt"), "parsed_templates", cache)
+    monkeypatch.setattr(apps.get_app_config("library"), "_parsed", cache)
     services.template_save(text="cached [prompt:conversation_id]")
 
     for number in range(3):

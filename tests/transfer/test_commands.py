@@ -112,6 +112,18 @@ def test_library_import_from_a_folder_reports_each_file(tmp_path: Path) -> None:
     assert variant_current("core", "openai", "gpt-5") is not None
 
 
+def test_library_import_lists_archive_path_and_what_it_becomes(tmp_path: Path) -> None:
+    path = "providers/gemini/models/gemini-2.5-flash/core.md"
+    top = llxprt_folder(tmp_path / "prompts", {path: "Gemini."}, None)
+
+    output = run("library_import", "--dry-run", str(top))
+
+    assert output.splitlines()[0] == (
+        f"created    {path} → core · gemini / gemini-2-5-flash  "
+        "fragment core, variant for gemini / gemini-2-5-flash: new, version 1."
+    )
+
+
 def test_library_import_from_a_zip_file(tmp_path: Path) -> None:
     (tmp_path / "library.zip").write_bytes(zip_of())
 

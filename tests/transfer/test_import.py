@@ -16,7 +16,13 @@ from sysprompt.library.selectors import variant_current
 from sysprompt.library.services import variant_delete, variant_save
 from sysprompt.prompts.selectors import template_current
 from sysprompt.transfer.readers import ARCHIVE, Archive
-from sysprompt.transfer.services import ImportReport, library_import, read_directory, read_zip
+from sysprompt.transfer.services import (
+    ImportReport,
+    ImportTarget,
+    library_import,
+    read_directory,
+    read_zip,
+)
 from tests.transfer.support import (
     LLXPRT,
     SETTINGS,
@@ -101,8 +107,11 @@ def test_library_import_matches_provider_folders_normalised(tmp_path: Path) -> N
 
     report = imported(top)
 
-    # the item names the variant's place in the tree: its folders normalised
-    assert actions(report) == {"providers/openai/models/gpt-5/core.md": "created"}
+    # the item names the file as the archive has it, and beside it the variant it
+    # becomes, its folders normalised
+    assert actions(report) == {"providers/OpenAI/models/GPT 5/core.md": "created"}
+    (item,) = report.items
+    assert item.target == ImportTarget("core", "openai", "gpt-5")
     assert variant_current("core", "openai", "gpt-5") is not None
 
 

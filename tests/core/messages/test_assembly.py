@@ -60,11 +60,11 @@ APPLY_CASES: list[tuple[str, list[Any], Prompt, Role, LockedPolicy, list[Any]]] 
      [USER, P_SYSTEM, ASSISTANT]),
     ("only the first system replaced", [SYSTEM, SYSTEM_2, USER], PROMPT, "system", "insert",
      [P_SYSTEM, SYSTEM_2, USER]),
-    ("developer is a system message", [DEVELOPER, USER], PROMPT, "system", "insert",
-     [P_SYSTEM, USER]),
+    ("developer is a system message, its role kept", [DEVELOPER, USER], PROMPT, "system",
+     "insert", [P_DEVELOPER, USER]),
     ("developer role: inserted", [USER], PROMPT, "developer", "insert", [P_DEVELOPER, USER]),
-    ("developer role: system replaced, role too", [SYSTEM, USER], PROMPT, "developer", "insert",
-     [P_DEVELOPER, USER]),
+    ("developer role: system replaced, its role kept", [SYSTEM, USER], PROMPT, "developer",
+     "insert", [P_SYSTEM, USER]),
     ("developer role: developer replaced", [DEVELOPER, USER], PROMPT, "developer", "insert",
      [P_DEVELOPER, USER]),
     ("other keys kept", [NAMED, USER], PROMPT, "system", "insert",
@@ -317,7 +317,9 @@ def test_apply_properties(
     if prompt is None or (policy == "omit" and firsts and is_locked(firsts[0])):
         assert result == messages
     else:
-        assert len(prompts) == 1 and prompts[0]["role"] == role
+        assert len(prompts) == 1
+        replaced = firsts and not is_locked(firsts[0])
+        assert prompts[0]["role"] == (firsts[0]["role"] if replaced else role)
         assert len(result) == len(messages) + (0 if firsts and not is_locked(firsts[0]) else 1)
         assert [m for m in result if is_system(m)][0] is prompts[0]
     assert not has_marker(strip_markers(result))

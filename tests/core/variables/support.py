@@ -16,7 +16,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sysprompt_core.variables import ResolveContext, ResolverOptions
+from sysprompt_core.variables import ResolveContext, ResolverOptions, default_registry
+from sysprompt_core.variables.git import GitResolver
 
 Event = tuple[str, tuple[object, ...]]
 AUDITED = frozenset({"open", "subprocess.Popen"})
@@ -65,18 +66,32 @@ def real(path: Path | str) -> str:
     return os.path.realpath(path)
 
 
+def shared_git() -> GitResolver:
+    """The built-in registry's git resolver: its pool of workers is shared by the tests
+    (a new ``GitResolver()`` starts workers of its own)."""
+    resolver = default_registry().get("git")
+    assert isinstance(resolver, GitResolver)
+    return resolver
+
+
 def context(
     cwd: Path | str | None,
     *,
     roots: tuple[Path | str, ...] = (),
     git_timeout: float = 2.0,
     max_file_bytes: int = 1048576,
+    workers: int = 2,
+    landlock: bool = True,
+    memory_limit: int | None = None,
 ) -> ResolveContext:
     """A context whose allowed roots are exactly ``roots`` (not the home directory)."""
     options = ResolverOptions(
         allowed_roots=tuple(str(root) for root in roots),
         git_timeout=git_timeout,
         max_file_bytes=max_file_bytes,
+        git_workers=workers,
+        git_landlock=landlock,
+        **({} if memory_limit is None else {"git_memory_limit": memory_limit}),
     )
     return ResolveContext(cwd=None if cwd is None else str(cwd), options=options)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,9 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from sysprompt_core.variables import Missing, ResolveContext, Value
-from sysprompt_core.variables.git import MAX_RUNNING, GitResolver
-from tests.core.variables.support import context, git, make_repo, recording
+from sysprompt_core.sandbox.pool import DEFAULT_COMMAND
+from sysprompt_core.variables import Busy, Missing, ResolveContext, Value
+from sysprompt_core.variables.git import GitResolver
+from tests.core.variables.support import (
+    context,
+    git,
+    make_repo,
+    process_is_dead,
+    recording,
+    shared_git,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell scripts")
 
@@ -23,7 +32,7 @@ BOTH = ("branch", "status")
 
 
 def resolve(ctx: ResolveContext, *names: str) -> dict[str, Value]:
-    return GitResolver().resolve(names or BOTH, ctx)
+    return shared_git().resolve(names or BOTH, ctx)
 
 
 @pytest.fixture
@@ -124,11 +133,15 @@ def test_git_unknown_name_is_missing_and_starts_nothing(
 def test_git_values_start_no_process(
     tmp_path: Path, repo: Path, audit_hook_installed: None
 ) -> None:
+    """Only the pool's own worker is ever started (once); no git, nothing per read.
+    (The worker itself cannot start a program: Landlock grants it no execute right.)"""
     (repo / "a.txt").write_text("two\n")
+    resolver = GitResolver()
     with recording() as log:
-        values = resolve(context(repo, roots=(tmp_path,)))
-    assert values == {"branch": "main", "status": " M a.txt"}
-    assert log.processes() == []
+        values = resolver.resolve(BOTH, context(repo, roots=(tmp_path,)))
+        again = resolver.resolve(BOTH, context(repo, roots=(tmp_path,)))
+    assert values == again == {"branch": "main", "status": " M a.txt"}
+    assert log.processes() == [list(DEFAULT_COMMAND)]
 
 
 def test_git_working_directory_outside_the_roots_is_missing(tmp_path: Path, repo: Path) -> None:
@@ -162,53 +175,74 @@ def test_git_status_larger_than_the_limit_is_missing(tmp_path: Path, repo: Path)
 
 
 # The time limit. A read that cannot finish: the index is a FIFO nobody writes to, so
-# libgit2 blocks reading it (in a worker thread) until the test opens the FIFO's other
-# end, which lets the abandoned read finish.
+# libgit2 blocks reading it (in a worker process) until its deadline kills the worker.
 
 
 @contextmanager
 def blocked_index(repo: Path) -> Iterator[None]:
     index = repo / ".git" / "index"
+    saved = index.read_bytes()
     index.unlink()
     os.mkfifo(index)
     try:
         yield
     finally:
-        # Opening the write end and closing it gives each blocked reader end-of-file.
-        for _ in range(MAX_RUNNING + 4):
+        # Opening the write end and closing it gives any reader left end-of-file.
+        for _ in range(4):
             try:
                 os.close(os.open(index, os.O_WRONLY | os.O_NONBLOCK))
             except OSError:
                 break  # no reader is left
             time.sleep(0.05)
+        index.unlink()
+        index.write_bytes(saved)
 
 
-def test_git_timeout_answers_at_the_deadline_and_keeps_the_branch(
+def dies_soon(pid: int) -> bool:
+    """Whether ``pid`` is dead within a second (SIGKILL takes a moment to finish)."""
+    deadline = time.monotonic() + 1
+    while not process_is_dead(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_git_timeout_kills_the_worker_at_the_deadline_and_keeps_the_branch(
     tmp_path: Path, repo: Path
 ) -> None:
     resolver = GitResolver()
+    ctx = context(repo, roots=(tmp_path,), git_timeout=0.5)
+    assert resolver.resolve(BOTH, ctx) == {"branch": "main", "status": ""}  # started
+    [worker] = resolver.pool.pids()
     with blocked_index(repo):
         started = time.monotonic()
-        values = resolver.resolve(BOTH, context(repo, roots=(tmp_path,), git_timeout=0.5))
+        values = resolver.resolve(BOTH, ctx)
         elapsed = time.monotonic() - started
+        assert dies_soon(worker)  # killed, not abandoned: nothing keeps reading
     assert values == {"branch": "main", "status": Missing("git timed out after 0.5s")}
     assert 0.45 < elapsed < 1.0
+    patient = context(repo, roots=(tmp_path,), git_timeout=30)  # the same workers
+    assert resolver.resolve(BOTH, patient) == {"branch": "main", "status": ""}
+    assert worker not in resolver.pool.pids()  # a new worker took its place
 
 
-def test_git_too_many_abandoned_reads_answer_busy(tmp_path: Path, repo: Path) -> None:
-    resolver = GitResolver(max_running=2)
-    ctx = context(repo, roots=(tmp_path,), git_timeout=0.2)
-    timed_out = Missing("git timed out after 0.2s")
+def test_git_busy_pool_answers_busy_within_the_deadline(tmp_path: Path, repo: Path) -> None:
+    resolver = GitResolver()
+    slow = context(repo, roots=(tmp_path,), git_timeout=5, workers=1)
+    quick = context(repo, roots=(tmp_path,), git_timeout=0.3, workers=1)
+    assert resolver.resolve(["branch"], slow) == {"branch": "main"}  # the one worker runs
+    results: list[dict[str, Value]] = []
     with blocked_index(repo):
-        assert resolver.resolve(["status"], ctx) == {"status": timed_out}
-        assert resolver.resolve(["status"], ctx) == {"status": timed_out}
+        reader = threading.Thread(target=lambda: results.append(resolver.resolve(BOTH, slow)))
+        reader.start()
+        time.sleep(0.3)  # the one worker is now blocked on the index
         started = time.monotonic()
-        busy = resolver.resolve(["status"], ctx)
-        assert time.monotonic() - started < 0.1
-        assert GitResolver().resolve(["branch"], ctx) == {"branch": "main"}
-    reason = "busy: 2 earlier git reads are still running (they outlived their time limit); "
-    assert busy == {"status": Missing(reason + "try again shortly")}
-    deadline = time.monotonic() + 5
-    while resolver.resolve(["branch"], ctx) != {"branch": "main"}:
-        assert time.monotonic() < deadline, "the abandoned reads never finished"
-        time.sleep(0.05)
+        busy = resolver.resolve(["status"], quick)
+        elapsed = time.monotonic() - started
+    reader.join(10)
+    reason = "busy: all 1 git readers were reading until the deadline (0.3s); try again shortly"
+    assert busy == {"status": Busy(reason, retry_after=1.0)}
+    assert isinstance(busy["status"], Missing)
+    assert 0.25 < elapsed < 0.6
+    assert results[0]["branch"] == "main"

@@ -20,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from sysprompt_core.variables import Missing, Value, build_registry, resolve_prompt
-from sysprompt_core.variables.git import GitResolver
-from tests.core.variables.support import context, git, make_repo
+from sysprompt_core.variables import Missing, Value, default_registry, resolve_prompt
+from tests.core.variables.support import context, git, make_repo, shared_git
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX commands")
 
@@ -31,11 +30,11 @@ TEMPLATE = "Branch: [git:branch]\nStatus:\n[git:status]\n"
 
 
 def resolve_both(cwd: Path, root: Path) -> dict[str, Value]:
-    return GitResolver().resolve(BOTH, context(cwd, roots=(root,)))
+    return shared_git().resolve(BOTH, context(cwd, roots=(root,)))
 
 
 def resolve_template(cwd: Path, root: Path) -> dict[str, Value]:
-    resolution = resolve_prompt(TEMPLATE, context(cwd, roots=(root,)), build_registry())
+    resolution = resolve_prompt(TEMPLATE, context(cwd, roots=(root,)), default_registry())
     return {name: resolution.values.value(f"git:{name}") for name in BOTH}
 
 

@@ -23,8 +23,7 @@ from hypothesis import strategies as st
 from pygit2.enums import ConfigLevel
 
 from sysprompt_core.variables import Missing, Value
-from sysprompt_core.variables.git import GitResolver
-from tests.core.variables.support import context, git, make_repo
+from tests.core.variables.support import context, git, make_repo, shared_git
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file names")
 
@@ -85,7 +84,7 @@ def cli(cwd: Path) -> dict[str, Value]:
 
 
 def in_process(cwd: Path, root: Path) -> dict[str, Value]:
-    return GitResolver().resolve(("branch", "status"), context(cwd, roots=(root,), git_timeout=60))
+    return shared_git().resolve(("branch", "status"), context(cwd, roots=(root,), git_timeout=60))
 
 
 # The states the resolver declines rather than guess (its reasons say "not reproduced").
@@ -629,9 +628,9 @@ def apply(repo: Path, operation: Operation) -> None:
 )
 @given(operations)
 def test_git_generated_states_equal_the_cli(tmp_path: Path, ops: list[Operation]) -> None:
-    root = Path(os.path.realpath(tmp_path)) / f"gen-{len(list((tmp_path).iterdir()))}"
-    root.mkdir()
-    repo = make_repo(root / "repo")
+    # One root for every example, so that one worker serves them all.
+    root = Path(os.path.realpath(tmp_path))
+    repo = make_repo(root / f"gen-{len(list((tmp_path).iterdir()))}" / "repo")
     for operation in ops:
         apply(repo, operation)
     assert_same(repo, root, declines=True)

@@ -20,7 +20,7 @@ import httpx
 
 from sysprompt_client.cache import DirectoryCache, Entry, MemoryCache
 from sysprompt_client.errors import ServerError, SyspromptError, Unavailable, error_for
-from sysprompt_client.local import references_from_json
+from sysprompt_client.local import host_keys, host_resolves_from_json, references_from_json
 from sysprompt_client.results import (
     PromptResult,
     Template,
@@ -44,6 +44,15 @@ REFERENCES_RECHECK = 300.0
 REFERENCES_KEPT = 256
 
 _monotonic = time.monotonic
+
+
+@dataclass(frozen=True, slots=True)
+class References:
+    """A references answer: the ``type:name`` keys the template can reach, and the
+    host-local types the server leaves to the host (``None``: it did not say)."""
+
+    keys: tuple[str, ...]
+    host_resolves: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +117,7 @@ class ClientBase:
         backoff: float = 0.25,
         max_retry_wait: float = 10.0,
         max_revalidations: int = 4,
-        resolve_locally: bool = False,
+        resolve_locally: bool | None = None,
         allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
@@ -136,8 +145,9 @@ class ClientBase:
         }
         self._memory = MemoryCache(cache_size)
         self._directory = None if cache_dir is None else DirectoryCache(cache_dir, self.base_url)
-        self._references: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+        self._references: dict[tuple[str, str], tuple[str, References]] = {}
         self._references_missing_until = 0.0
+        self._server_resolves_all_until = 0.0
         self._closed = False
 
     @property
@@ -210,9 +220,12 @@ class ClientBase:
         return body
 
     @staticmethod
-    def _save_template_call(text: str, if_match: str | None) -> Call:
+    def _save_template_call(text: str, if_match: str | None, compress: bool | None) -> Call:
         headers = {"If-Match": if_match} if if_match else None
-        return Call("PUT", "/api/system-prompt", False, {"template": text}, headers)
+        body: dict[str, Any] = {"template": text}
+        if compress is not None:
+            body["compress"] = compress
+        return Call("PUT", "/api/system-prompt", False, body, headers)
 
     @staticmethod
     def _preview_call(
@@ -232,6 +245,21 @@ class ClientBase:
         except ValueError as error:
             raise ServerError(f"unexpected answer from the server: {error}") from None
 
+    def _asks_references(self) -> bool:
+        """Whether a build asks for the references to resolve host-local values: never
+        with ``resolve_locally=False``; by default (``None``) not while the server is
+        known to resolve every host-local type itself (it said so less than
+        ``REFERENCES_RECHECK`` seconds ago); always with ``True``."""
+        if self.resolve_locally is None:
+            return _monotonic() >= self._server_resolves_all_until
+        return self.resolve_locally
+
+    def _host_keys(self, references: References) -> list[str]:
+        """Which of the references this host resolves (see ``local.host_keys``)."""
+        return host_keys(
+            references.keys, references.host_resolves, everything=self.resolve_locally is True
+        )
+
     def _references_call(self, provider: str | None, model: str | None) -> Call | None:
         """The references request, or ``None`` while the server is known not to have
         the endpoint."""
@@ -242,30 +270,41 @@ class ClientBase:
         headers = {"If-None-Match": known[0]} if known else None
         return Call("GET", "/api/system-prompt/references", True, headers=headers, params=params)
 
-    def _references_answer(self, call: Call, response: httpx.Response) -> tuple[str, ...]:
+    def _references_answer(self, call: Call, response: httpx.Response) -> References:
         assert call.params is not None
         key = (call.params["provider"], call.params["model"])
         if response.status_code == 304 and key in self._references:
-            return self._references[key][1]
+            return self._learned(self._references[key][1])
         if response.status_code == 404:
-            log.warning(
+            # A server from before the references resolves every value itself; only a
+            # host that asked to resolve its values needs to hear it.
+            log.log(
+                logging.WARNING if self.resolve_locally else logging.INFO,
                 "sysprompt: the server has no /api/system-prompt/references; "
                 "host-local values are not sent (asking again in %.0f s)",
                 REFERENCES_RECHECK,
             )
             self._references_missing_until = _monotonic() + REFERENCES_RECHECK
-            return ()
+            return References(())
         data = self._json(response)
         try:
-            keys = references_from_json(data)
+            found = References(references_from_json(data), host_resolves_from_json(data))
         except ValueError as error:
             raise ServerError(f"unexpected references answer: {error}") from None
         etag = response.headers.get("etag")
         if etag:
             if len(self._references) >= REFERENCES_KEPT:
                 self._references.clear()
-            self._references[key] = (etag, keys)
-        return keys
+            self._references[key] = (etag, found)
+        return self._learned(found)
+
+    def _learned(self, found: References) -> References:
+        """Remember for ``REFERENCES_RECHECK`` seconds that the server resolves every
+        host-local type itself, when it says so: a default client then asks no
+        references before a build."""
+        if found.host_resolves == frozenset():
+            self._server_resolves_all_until = _monotonic() + REFERENCES_RECHECK
+        return found
 
     # The cache ----------------------------------------------------------------------
 

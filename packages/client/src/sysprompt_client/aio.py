@@ -19,6 +19,7 @@ from sysprompt_client._base import (
     ClientBase,
     Fallback,
     Override,
+    References,
     _monotonic,
     conversation_path,
     log,
@@ -51,7 +52,7 @@ class AsyncClient(ClientBase):
         backoff: float = 0.25,
         max_retry_wait: float = 10.0,
         max_revalidations: int = 4,
-        resolve_locally: bool = False,
+        resolve_locally: bool | None = None,
         allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -231,8 +232,13 @@ class AsyncClient(ClientBase):
         self, *, provider: str | None = None, model: str | None = None
     ) -> tuple[str, ...]:
         """See ``Client.references``."""
+        return (await self._references_of(provider, model)).keys
+
+    async def _references_of(self, provider: str | None, model: str | None) -> References:
         call = self._references_call(provider, model)
-        return () if call is None else self._references_answer(call, await self._send(call))
+        if call is None:
+            return References(())
+        return self._references_answer(call, await self._send(call))
 
     # For prompt authors ---------------------------------------------------------------
 
@@ -240,9 +246,12 @@ class AsyncClient(ClientBase):
         """See ``Client.template``."""
         return self._template(await self._send(Call("GET", "/api/system-prompt", True)))
 
-    async def save_template(self, text: str, *, if_match: str | None = None) -> Template:
+    async def save_template(
+        self, text: str, *, if_match: str | None = None, compress: bool | None = None
+    ) -> Template:
         """See ``Client.save_template``."""
-        return self._template(await self._send(self._save_template_call(text, if_match)))
+        call = self._save_template_call(text, if_match, compress)
+        return self._template(await self._send(call))
 
     async def preview(
         self,
@@ -266,9 +275,11 @@ class AsyncClient(ClientBase):
     async def _values(
         self, conversation_id: str, cwd: str, model: str | None, provider: str | None
     ) -> dict[str, str | None] | None:
-        if not self.resolve_locally:
+        if not self._asks_references():
             return None
-        keys = await self.references(provider=provider, model=model)
+        keys = self._host_keys(await self._references_of(provider, model))
+        if not keys:
+            return None
         return await asyncio.to_thread(
             resolve_host_values,
             keys,

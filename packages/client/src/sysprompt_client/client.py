@@ -17,6 +17,7 @@ from sysprompt_client._base import (
     ClientBase,
     Fallback,
     Override,
+    References,
     conversation_path,
     log,
     unavailable,
@@ -54,7 +55,7 @@ class Client(ClientBase):
         backoff: float = 0.25,
         max_retry_wait: float = 10.0,
         max_revalidations: int = 4,
-        resolve_locally: bool = False,
+        resolve_locally: bool | None = None,
         allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -254,8 +255,11 @@ class Client(ClientBase):
     ) -> tuple[str, ...]:
         """Every ``type:name`` the current template can reach for this provider and
         model (empty when the server does not offer the list)."""
+        return self._references_of(provider, model).keys
+
+    def _references_of(self, provider: str | None, model: str | None) -> References:
         call = self._references_call(provider, model)
-        return () if call is None else self._references_answer(call, self._send(call))
+        return References(()) if call is None else self._references_answer(call, self._send(call))
 
     # For prompt authors ---------------------------------------------------------------
 
@@ -263,11 +267,15 @@ class Client(ClientBase):
         """The global template, with the ETag to save against."""
         return self._template(self._send(Call("GET", "/api/system-prompt", True)))
 
-    def save_template(self, text: str, *, if_match: str | None = None) -> Template:
+    def save_template(
+        self, text: str, *, if_match: str | None = None, compress: bool | None = None
+    ) -> Template:
         """Save a new version of the global template (the author permission is needed).
         With ``if_match`` (a ``Template.etag``), :class:`PreconditionFailed` when the
-        template changed since and nothing is saved."""
-        return self._template(self._send(self._save_template_call(text, if_match)))
+        template changed since and nothing is saved. ``compress`` sets the version's
+        compression; ``None`` (left out) keeps the current version's."""
+        call = self._save_template_call(text, if_match, compress)
+        return self._template(self._send(call))
 
     def preview(
         self,
@@ -292,9 +300,11 @@ class Client(ClientBase):
     def _values(
         self, conversation_id: str, cwd: str, model: str | None, provider: str | None
     ) -> dict[str, str | None] | None:
-        if not self.resolve_locally:
+        if not self._asks_references():
             return None
-        keys = self.references(provider=provider, model=model)
+        keys = self._host_keys(self._references_of(provider, model))
+        if not keys:
+            return None
         return resolve_host_values(
             keys,
             cwd=cwd,

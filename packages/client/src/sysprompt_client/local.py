@@ -1,10 +1,14 @@
 """Host-local values: what only the agent host's machine knows, resolved there.
 
 The working directory, its repository and files, and the host's clock and name live
-on the host. With ``resolve_locally`` the client asks the server which references the
-template can reach (``GET /api/system-prompt/references``), resolves those of the
-host-local types with the same resolvers the server uses (``sysprompt_core``), and
-sends them as ``values`` (``{"type:name": text or None}``, ``None`` = does not exist).
+on the host. The client asks the server which references the template can reach and
+which host-local types the server leaves to the host (``GET
+/api/system-prompt/references``: ``references`` and ``host_resolves``), resolves those
+on the host with the same resolvers the server uses (``sysprompt_core``), and sends
+them as ``values`` (``{"type:name": text or None}``, ``None`` = does not exist).
+:func:`host_keys` picks which: by default (``resolve_locally=None``) the references of
+the types the server leaves to the host; with ``resolve_locally=True`` every host-local
+reference.
 """
 
 from __future__ import annotations
@@ -16,7 +20,13 @@ from typing import Any
 
 from sysprompt_core.variables import LazyValues, Missing, ResolveContext, ResolverOptions
 
-__all__ = ["HOST_LOCAL_KEYS", "HOST_LOCAL_TYPES", "is_host_local", "resolve_host_values"]
+__all__ = [
+    "HOST_LOCAL_KEYS",
+    "HOST_LOCAL_TYPES",
+    "host_keys",
+    "is_host_local",
+    "resolve_host_values",
+]
 
 HOST_LOCAL_TYPES = frozenset({"git", "file", "system"})
 """Types whose every name is host-local."""
@@ -46,6 +56,29 @@ def references_from_json(data: Any) -> tuple[str, ...]:
         elif isinstance(item, dict) and isinstance(item.get("type"), str):
             keys.append(f"{item['type']}:{item.get('name', '')}")
     return tuple(dict.fromkeys(keys))
+
+
+def host_resolves_from_json(data: Any) -> frozenset[str] | None:
+    """The types of a references answer's ``host_resolves`` (the host-local types the
+    server leaves to the host); ``None`` when the answer does not say (a server from
+    before the field)."""
+    items = data.get("host_resolves") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return None
+    return frozenset(item for item in items if isinstance(item, str))
+
+
+def host_keys(
+    references: Iterable[str], host_resolves: frozenset[str] | None, *, everything: bool = False
+) -> list[str]:
+    """The references the host resolves itself: those of the types in ``host_resolves``
+    (what the server leaves to the host); every host-local one with ``everything``, or
+    when the server did not say (``None``: sending a value the server could have read is
+    harmless, leaving one out that it cannot read loses it)."""
+    local = [key for key in dict.fromkeys(references) if is_host_local(key)]
+    if everything or host_resolves is None:
+        return local
+    return [key for key in local if key.partition(":")[0] in host_resolves]
 
 
 def resolve_host_values(

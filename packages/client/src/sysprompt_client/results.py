@@ -46,13 +46,15 @@ class CompactResult:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Template:
     """The global template: ``version`` 0 and ``is_default`` for the built-in default;
-    ``etag`` is what ``save_template(if_match=...)`` takes to refuse a lost update."""
+    ``etag`` is what ``save_template(if_match=...)`` takes to refuse a lost update;
+    ``compress``: the source is compressed before it is parsed."""
 
     text: str
     version: int
     updated_at: datetime | None
     is_default: bool
     etag: str | None
+    compress: bool = False
 
 
 def template_from_response(data: Any, etag: str | None) -> Template:
@@ -64,6 +66,7 @@ def template_from_response(data: Any, etag: str | None) -> Template:
         updated_at=_datetime(data.get("updated_at")),
         is_default=data.get("is_default") is True,
         etag=etag,
+        compress=data.get("compress") is True,
     )
 
 

@@ -18,6 +18,15 @@ MODEL_MAX_LENGTH = 200
 
 DEFAULT_GIT_TIMEOUT = 2.0
 """Seconds reading a repository for ``git:`` may take (``SYSPROMPT_GIT_TIMEOUT``)."""
+DEFAULT_GIT_WORKERS = 2
+"""Worker processes each server process keeps for reading git repositories
+(``SYSPROMPT_GIT_WORKERS``): git reads that may run at once; one more waits for a free
+worker until its deadline, then its values are "busy"."""
+DEFAULT_GIT_MEMORY_LIMIT = 512 * 1_048_576
+"""The address space one git worker process may use, in bytes
+(``SYSPROMPT_GIT_MEMORY_LIMIT``, ``RLIMIT_AS``): a read that needs more ends with its
+values missing, and the worker is replaced. An idle worker uses about 60 MB of it; the
+status of a repository of 100,000 files about 100 MB more."""
 DEFAULT_MAX_FILE_BYTES = 1_048_576
 """The largest file ``file:`` reads, and the largest ``git:status``
 (``SYSPROMPT_MAX_FILE_BYTES``)."""
@@ -76,3 +85,11 @@ prompt limit, wrapped in fragments eight levels deep, counts its source once and
 output at every level, so any prompt within the limit fits. With
 ``FRAGMENT_MAX_RENDERS`` it bounds the time and memory of a resolution, whatever the
 library holds."""
+
+DEFAULT_PARSE_CACHE_BYTES = 32 * 1_048_576
+"""What a process's cache of parsed templates and fragments may hold, in bytes
+(``SYSPROMPT_PARSE_CACHE_BYTES``). A parsed template takes about 10 to 25 times its
+source (every tag and piece of text is a Python object): 32 MiB keeps thousands of
+ordinary fragments and templates parsed, and a handful of the largest ones (a template
+at ``DEFAULT_MAX_TEMPLATE_BYTES`` can take 6 MB), so previews of many different large
+templates cannot make a worker grow past it."""

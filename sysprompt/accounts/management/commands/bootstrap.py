@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from sysprompt.accounts.services import AdminBootstrap, admin_ensure, groups_ensure
+from sysprompt.conf import app_settings
 from sysprompt.errors import AdminBootstrapError
 from sysprompt.library.installer import InstallStep
 from sysprompt.library.services import library_install
@@ -30,8 +31,8 @@ class Command(BaseCommand):
         "Apply migrations, create the groups 'Prompt authors' and 'Agent hosts', install the "
         "library's shipped defaults (as manage.py library_install: never over an edit), then "
         "create the 'admin' superuser if there is no superuser yet (password from "
-        "SYSPROMPT_ADMIN_PASSWORD, else random) and print how to log in and get API tokens. "
-        "Safe to run again."
+        "SYSPROMPT_ADMIN_PASSWORD, else random) and print how to log in, how to get API "
+        "tokens and which working directories are allowed. Safe to run again."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -51,6 +52,7 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         self.stdout.write(_library_line(steps))
         self.stdout.write(self._report(options["base_url"].rstrip("/"), admin))
+        self.stdout.write(_roots_line())
 
     def _report(self, base_url: str, admin: AdminBootstrap) -> str:
         manage = manage_py()
@@ -71,10 +73,24 @@ class Command(BaseCommand):
         return "\n".join([login, "API tokens (send as `Authorization: Token <key>`):", *lines])
 
 
+def _roots_line() -> str:
+    """Where conversations may work: the preview and the API refuse any other ``cwd``."""
+    roots = app_settings().allowed_roots
+    where = f"inside {', '.join(roots)}" if roots else "none (the list is set but empty)"
+    return (
+        f"Working directories allowed (SYSPROMPT_ALLOWED_ROOTS): {where}. A project "
+        "elsewhere is refused by the preview and the API: set SYSPROMPT_ALLOWED_ROOTS "
+        "(':'-separated absolute paths) and start again."
+    )
+
+
 def _library_line(steps: list[InstallStep]) -> str:
     written = sum(step.action in ("create", "upgrade") for step in steps)
-    flagged = sum(step.action == "keep" for step in steps)
+    kept = sum(step.action == "keep" for step in steps)
+    flagged = sum(step.newer_default for step in steps)
     line = f"Library defaults: {written} of {len(steps)} variants installed or upgraded"
+    if kept:
+        line += f"; {kept} kept with your edits"
     if flagged:
-        line += f"; {flagged} kept with your edits (newer default available)"
+        line += f" ({flagged} with a newer default available)"
     return line + " (details: manage.py library_install --dry-run)."

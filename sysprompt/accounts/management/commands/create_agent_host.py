@@ -6,8 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sysprompt.accounts.services import AGENT_HOSTS_GROUP, AgentHost, agent_host_ensure
+from sysprompt.accounts.services import AgentHost, agent_host_ensure
 from sysprompt.errors import AgentHostError
+from sysprompt.groups import AGENT_HOSTS_GROUP
 
 
 class Command(BaseCommand):

@@ -1,4 +1,12 @@
-"""Resolve a template for a working directory and print the system prompt."""
+"""Resolve a template for a working directory and print the system prompt.
+
+``--cwd`` is checked as the API and the editor check a conversation's cwd
+(``validation.cwd_check``): a directory outside the allowed roots is refused with the
+same message and exit status 1, rather than printing a prompt whose ``git:`` and
+``file:`` values silently do not exist. The values are then resolved as the server
+resolves them: in the checked directory, only the host-local types ``SERVER_RESOLVES``
+lists (when it leaves out ``git`` or ``file``, stderr says so).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +17,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from sysprompt.conf import app_settings, resolver_options
+from sysprompt.errors import InvalidInput
 from sysprompt.library.selectors import DatabaseSource, library_source
 from sysprompt.prompts import selectors
+from sysprompt.prompts.validation import DIRECTORY_TYPES, CheckedCwd, cwd_check
 from sysprompt_core.library import compress, library_lint
 from sysprompt_core.template import Diagnostic, compile
 from sysprompt_core.variables import ResolveContext, default_registry, resolve_prompt
@@ -21,12 +31,17 @@ class Command(BaseCommand):
         "Print the system prompt a template resolves to for a conversation in --cwd (with "
         "the library's fragments, and --provider, --tool and --var as a host gives them): the "
         "saved current template (the built-in default when none is saved), --template FILE "
-        "or --default-template. Lint diagnostics go to stderr; the prompt goes to stdout "
-        "exactly as resolved (nothing at all when there is no prompt)."
+        "or --default-template. --cwd must lie inside the allowed roots "
+        "(SYSPROMPT_ALLOWED_ROOTS), as for the API. Lint diagnostics go to stderr; the "
+        "prompt goes to stdout exactly as resolved (nothing at all when there is no prompt)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--cwd", required=True, help="the conversation's working directory")
+        parser.add_argument(
+            "--cwd",
+            required=True,
+            help="the conversation's working directory, inside the allowed roots",
+        )
         parser.add_argument("--model", help="the model name ([prompt:model])")
         parser.add_argument("--conversation-id", help="the conversation id")
         parser.add_argument("--provider", help="the provider ([prompt:provider], variants)")
@@ -54,6 +69,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         cwd = _directory(options["cwd"])
+        resolves = app_settings().server_resolves
+        skipped = sorted(DIRECTORY_TYPES - resolves)
+        if skipped:
+            self.stderr.write(
+                f"note: SERVER_RESOLVES leaves out {', '.join(skipped)}: this server resolves "
+                f"no {' or '.join(f'{kind}:' for kind in skipped)} values (agent hosts supply "
+                "them), so they do not exist here."
+            )
         source, compressed = _template_source(
             options["template"], default=options["default_template"]
         )
@@ -67,7 +90,9 @@ class Command(BaseCommand):
         ):
             self.stderr.write(_format(diagnostic))
         context = ResolveContext(
-            cwd=cwd,
+            cwd=str(cwd),
+            directory=cwd.real,
+            server_resolves=resolves,
             model=options["model"],
             conversation_id=options["conversation_id"],
             options=resolver_options(),
@@ -96,10 +121,14 @@ class Command(BaseCommand):
         return library
 
 
-def _directory(path: str) -> str:
+def _directory(path: str) -> CheckedCwd:
+    """``--cwd`` as an absolute path checked like an API call's ``cwd``."""
     if not os.path.isdir(path):
         raise CommandError(f"--cwd {path!r} is not an existing directory.")
-    return os.path.abspath(path)
+    try:
+        return cwd_check(os.path.abspath(path))
+    except InvalidInput as error:
+        raise CommandError(f"--cwd {error.message}") from None
 
 
 def _variables(pairs: list[str]) -> dict[str, str]:

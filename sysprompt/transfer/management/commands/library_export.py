@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sysprompt.transfer.services import ExportImpossible, export_files
-from sysprompt.transfer.writers import ExportTargetError, write_directory, write_zip_file, zip_bytes
+from sysprompt.transfer.services import ExportImpossible, export_plan, export_stream
+from sysprompt.transfer.writers import ExportTargetError, write_directory, write_zip_file
 
 
 class Command(BaseCommand):
@@ -26,14 +26,14 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path: str = options["path"]
         try:
-            files = export_files()
+            plan = export_plan()
             if path.lower().endswith(".zip"):
-                write_zip_file(path, zip_bytes(files))
+                write_zip_file(path, export_stream(plan))
             else:
-                write_directory(path, files)
+                write_directory(path, plan.files())
         except (ExportImpossible, ExportTargetError) as error:
             raise CommandError(str(error)) from error
-        fragments = len(files) - 2  # the root template and sysprompt.json
+        fragments = plan.variants
         self.stdout.write(
             f"Exported the root template and {fragments} fragment variant"
             f"{'' if fragments == 1 else 's'} to {path}."

@@ -18,7 +18,8 @@ class Command(BaseCommand):
         "<name>.md, optional system-prompt.md and sysprompt.json) from a folder or a zip "
         "file. A new version is added only where the text or settings differ; nothing is "
         "deleted. All or nothing: if any file is refused, nothing is written and the exit "
-        "status is 1. One line per file: action, path, reason."
+        "status is 1. One line per file: action, its path in the archive, what it becomes "
+        "and why."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,7 +32,8 @@ class Command(BaseCommand):
         archive = _read(options["path"])
         report = library_import(archive=archive, dry_run=options["dry_run"], author=None)
         for item in report.items:
-            self.stdout.write(f"{item.action:<9}  {item.path}  {item.reason}")
+            target = f" → {item.target.label}" if item.target is not None else ""
+            self.stdout.write(f"{item.action:<9}  {item.path}{target}  {item.reason}")
         summary = _summary(report)
         if report.refused:
             raise CommandError(

@@ -69,6 +69,7 @@ from sysprompt_core.library.tree import (
     TreeRecord,
     parse_tree,
     render_tree,
+    tree_settings,
 )
 from sysprompt_core.library.variants import (
     DEFAULT,
@@ -118,5 +119,6 @@ __all__ = [
     "reachable_references",
     "render_override",
     "render_tree",
+    "tree_settings",
     "variant_candidates",
 ]

@@ -68,6 +68,8 @@ class LayerText:
     strategy: Strategy
     used: tuple[FragmentUse, ...] = ()
     shared_prefix: int | None = field(default=None, compare=False)
+    busy: frozenset[str] = field(default=frozenset(), compare=False)
+    """The keys its rendering read that were busy (``Resolution.busy``)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ class Layered:
     prompt: str | None
     used: tuple[FragmentUse, ...] = ()
     shared_prefix: int | None = field(default=0, compare=False)
+    busy: frozenset[str] = field(default=frozenset(), compare=False)
+    """The keys the overrides' renderings read that were busy (``Resolution.busy``)."""
 
     @property
     def shared_prefix_chars(self) -> int:
@@ -126,6 +130,7 @@ def render_override(
         override.strategy_or(variant.strategy),
         tuple(used),
         resolution.shared_prefix,
+        resolution.busy,
     )
 
 
@@ -161,7 +166,8 @@ def layered_prompt(
         addition: _Part = (layer.text, layer.shared_prefix if shared else 0)
         first, second = (part, addition) if layer.strategy == "append" else (addition, part)
         part = (text, _joined(first, second))
-    return Layered(part[0], tuple(used), part[1])
+    busy = frozenset(key for _, layer in rendered for key in layer.busy)
+    return Layered(part[0], tuple(used), part[1], busy)
 
 
 def _base_part(base: str | None, prefix: int | None) -> _Part:

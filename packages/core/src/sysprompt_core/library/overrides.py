@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, TypeGuard, get_args
 
+from sysprompt_core._json import json_type
 from sysprompt_core.errors import InvalidFragmentName, InvalidOverride
 from sysprompt_core.library.names import fragment_name_check, is_variable_name
 from sysprompt_core.limits import (
@@ -82,7 +83,7 @@ def parse_override(value: object, field: str = "override") -> Override | None:
     if isinstance(value, str):
         return Override(content=value)
     if not isinstance(value, dict):
-        raise InvalidOverride(field, f"an override is null, {_FORMS}; got {_json_type(value)}.")
+        raise InvalidOverride(field, f"an override is null, {_FORMS}; got {json_type(value)}.")
     return _parse_object(value, field)
 
 
@@ -90,7 +91,7 @@ def check_variables(value: object, field: str = "variables") -> dict[str, str]:
     """Check host-supplied variables (an object of string → string) within the limits."""
     if not _is_object(value):
         raise InvalidOverride(
-            field, f"variables are an object of names to string values; got {_json_type(value)}."
+            field, f"variables are an object of names to string values; got {json_type(value)}."
         )
     if len(value) > HOST_VARIABLES_MAX_COUNT:
         raise InvalidOverride(
@@ -122,7 +123,9 @@ def check_strategy(value: object, field: str = "strategy") -> Strategy:
 
 def merge(base: str | None, addition: str | None, strategy: Strategy) -> str | None:
     """``base`` with ``addition`` after it (``append``) or before it (``prepend``),
-    separated by a blank line; an empty side is left out; only whitespace is ``None``."""
+    joined by ``SEPARATOR`` with neither side trimmed (after a side that ends with a line
+    ending that is two blank lines); an empty side is left out; only whitespace is
+    ``None``."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}: expected one of {STRATEGIES}")
     parts = (base, addition) if strategy == "append" else (addition, base)
@@ -162,7 +165,7 @@ def _parse_object(value: dict[object, object], field: str) -> Override:
         content = value["content"]
         if not isinstance(content, str):
             raise InvalidOverride(
-                f"{field}.content", f"content is a string; got {_json_type(content)}."
+                f"{field}.content", f"content is a string; got {json_type(content)}."
             )
         return Override(content=content, strategy=strategy)
     preset = _check_preset(value["preset"], f"{field}.preset")
@@ -173,7 +176,7 @@ def _parse_object(value: dict[object, object], field: str) -> Override:
 def _check_preset(value: object, field: str) -> str:
     if not isinstance(value, str):
         raise InvalidOverride(
-            field, f"preset is the name of a library fragment; got {_json_type(value)}."
+            field, f"preset is the name of a library fragment; got {json_type(value)}."
         )
     try:
         return fragment_name_check(value)
@@ -188,7 +191,7 @@ def _or_empty(value: object) -> object:
 def _check_name(name: object, field: str) -> str:
     """Return ``name`` checked as a variable name."""
     if not isinstance(name, str):
-        raise InvalidOverride(field, f"a variable name is a string; got {_json_type(name)}.")
+        raise InvalidOverride(field, f"a variable name is a string; got {json_type(name)}.")
     if len(name) > HOST_VARIABLE_NAME_MAX_LENGTH or not is_variable_name(name):
         shown = name if len(name) <= 40 else name[:40] + "…"
         raise InvalidOverride(
@@ -203,7 +206,7 @@ def _check_name(name: object, field: str) -> str:
 def _check_value(name: str, text: object, field: str) -> str:
     if not isinstance(text, str):
         raise InvalidOverride(
-            f"{field}.{name}", f"a variable's value is a string; got {_json_type(text)}."
+            f"{field}.{name}", f"a variable's value is a string; got {json_type(text)}."
         )
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > HOST_VARIABLE_VALUE_MAX_BYTES:
@@ -221,22 +224,6 @@ def _is_object(value: object) -> TypeGuard[dict[object, object]]:
 
 def _is_strategy(value: object) -> TypeGuard[Strategy]:
     return value in STRATEGIES
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _json_repr(value: object) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from types import MappingProxyType
 from typing import Protocol
 
@@ -36,11 +35,6 @@ class FragmentVariant:
     def __post_init__(self) -> None:
         fragment_name_check(self.name)
         object.__setattr__(self, "defaults", MappingProxyType(dict(self.defaults)))
-
-    @cached_property
-    def use(self) -> FragmentUse:
-        """What a resolution that uses this variant records (made once per variant)."""
-        return FragmentUse.of(self)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ the records, sorted by path, and every refusal with its path and reason (it neve
 at the first: an import is all-or-nothing, and its report lists them all). Provider and
 model folders are matched normalised (``providers/OpenAI/models/GPT 5`` is
 ``openai``/``gpt-5``). ``render_tree(records)`` is the inverse:
-``parse_tree(render_tree(records)) == ParsedTree(records)``. Reading directories and
+``parse_tree(render_tree(records)) == ParsedTree(records)`` (a parsed record also
+remembers the path it was ``found_at``, which equality ignores); ``tree_settings``
+checks the layout and writes ``sysprompt.json`` alone, without any text. Reading directories and
 zip files (and refusing symlinks) is the caller's job.
 """
 
@@ -81,6 +83,10 @@ class TreeRecord:
     compress: bool = False
     defaults: Mapping[str, str] = field(default_factory=dict, hash=False)
     strategy: Strategy = DEFAULT_STRATEGY
+    found_at: str | None = field(default=None, compare=False)
+    """The path of the file the record was read from, as written in the tree
+    (``providers/Gemini/models/gemini-2.5-flash/core.md``), when it was read from one;
+    :attr:`path` is where the record lives in the layout, its folders normalised."""
 
     def __post_init__(self) -> None:
         key = VariantKey(self.provider, self.model)
@@ -180,21 +186,30 @@ def render_tree(records: Iterable[TreeRecord]) -> dict[str, bytes]:
     for two records at one path, or a record that the layout cannot tell apart from
     another (a default variant named ``system-prompt`` or ``providers/…``, a provider
     variant named ``models/<m>/…``)."""
-    files: dict[str, bytes] = {}
+    records = list(records)
+    files = {record.path: record.text.encode("utf-8") for record in records}
+    files[SETTINGS_PATH] = tree_settings(records)
+    return files
+
+
+def tree_settings(records: Iterable[TreeRecord]) -> bytes:
+    """``sysprompt.json`` of ``records``: what :func:`render_tree` writes beside their
+    files, checking the layout the same way (``ValueError``). Reads no text, so an
+    export can check the whole tree and write its settings before it reads one
+    file's text."""
+    seen: set[str] = set()
     settings: dict[str, dict[str, object]] = {}
     for record in records:
         path = record.path
-        if path in files:
+        if path in seen:
             raise ValueError(f"two records at {path}")
         if _key(path, []) != (record.name, VariantKey(record.provider, record.model)):
             raise ValueError(f"{path} would read back as another variant")
-        files[path] = record.text.encode("utf-8")
+        seen.add(path)
         if record.settings():
             settings[path] = record.settings()
     document = {"files": dict(sorted(settings.items()))}
-    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    files[SETTINGS_PATH] = text.encode("utf-8")
-    return files
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def _entry(path: str, data: bytes, max_bytes: int, refusals: list[Refusal]) -> TreeEntry | None:
@@ -292,6 +307,7 @@ def _record(
         compress=settings.get("compress", False),
         defaults=settings.get("defaults", {}),
         strategy=settings.get("strategy", DEFAULT_STRATEGY),
+        found_at=entry.path,
     )
 
 

@@ -4,9 +4,10 @@ Pure functions, no I/O, no provider SDK: they build the plain lists and dicts th
 take, and never mutate what they are given.
 
 * ``assembly`` — into the messages: :func:`with_system_prompt` (prepend, never stored),
-  :func:`apply_system_prompt` (replace the first system message or insert one,
-  idempotent; a message marked locked with :func:`lock` is never replaced) and
-  :func:`strip_markers` (the lock marker never reaches a provider);
+  :func:`apply_system_prompt` (replace the content of the first system or developer
+  message, its role kept, or insert one, idempotent; a message marked locked with
+  :func:`lock` is never replaced) and :func:`strip_markers` (the lock marker never
+  reaches a provider);
 * ``shapes`` — into a request, where the provider caches it: :func:`openai_chat`
   (``system`` or ``developer`` message), :func:`openai_responses` (``instructions`` on
   every call), :func:`anthropic_messages` (``system`` blocks with ``cache_control``, split

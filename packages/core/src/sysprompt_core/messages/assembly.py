@@ -7,11 +7,11 @@ any of its messages, so a host that stores ``messages`` never stores the prompt.
   prompt}`` first, in front of whatever the messages are. For a host whose history holds
   no system prompt and that adds it on every call (never stored).
 * **replace or insert** — :func:`apply_system_prompt` replaces the content of the first
-  system (or developer) message, or inserts one at index 0 when there is none; applying
-  it twice gives the same list as once. A message marked **locked** (``LOCK_KEY`` true,
-  see :func:`lock`: the host's own planner prompt, for example) is never replaced: the
-  prompt is inserted at index 0, before it, or left out if the host asks
-  (``locked_policy="omit"``).
+  system (or developer) message — its role and other keys stay as they are — or inserts
+  one at index 0 when there is none; applying it twice gives the same list as once. A
+  message marked **locked** (``LOCK_KEY`` true, see :func:`lock`: the host's own planner
+  prompt, for example) is never replaced: the prompt is inserted at index 0, before it,
+  or left out if the host asks (``locked_policy="omit"``).
 * :func:`strip_markers` removes the lock marker, which must never reach a provider. The
   request shapes (:mod:`sysprompt_core.messages.shapes`) strip it themselves, and so does
   :func:`with_system_prompt`, whose list is meant to be sent as it is;
@@ -137,8 +137,10 @@ def apply_system_prompt(
     """A new list with the prompt as its system message, idempotent: twice is once.
 
     * The first system (or developer) message, wherever it is, gets the prompt as its
-      content and ``role`` as its role (its other keys are kept).
-    * If there is none, ``{"role": role, "content": text}`` is inserted at index 0.
+      content; its role stays (a ``developer`` message stays one, as OpenAI's reasoning
+      models want it) and so do its other keys.
+    * If there is none, ``{"role": role, "content": text}`` is inserted at index 0:
+      ``role`` is the role of an inserted message only.
     * If the first system message is locked (:func:`lock`), it is kept as it is and the
       prompt is inserted at index 0, before it (``locked_policy="insert"``) — so a
       second application finds the inserted message first and replaces it with itself —
@@ -170,7 +172,6 @@ def apply_at(
     result = list(messages)
     if text is None:
         return result, None
-    message = {"role": role, "content": text}
     for index, item in enumerate(result):
         if not is_system(item):
             continue
@@ -178,9 +179,9 @@ def apply_at(
             if locked_policy == "omit":
                 return result, None
             break
-        result[index] = {**item, **message}
+        result[index] = {**item, "content": text}
         return result, index
-    result.insert(0, message)
+    result.insert(0, {"role": role, "content": text})
     return result, 0
 
 

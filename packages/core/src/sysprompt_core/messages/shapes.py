@@ -7,8 +7,8 @@ provider caches it (agent hosts §3).
 
 * **OpenAI Chat Completions** — :func:`openai_chat`: ``messages`` with the prompt
   applied (:func:`~sysprompt_core.messages.assembly.apply_system_prompt`: the first
-  system or developer message replaced, or one inserted first; ``role="developer"`` for
-  models that want it), and a ``prompt_cache_key``.
+  system or developer message's content replaced, its role kept, or one inserted first
+  with ``role``: ``"developer"`` for models that want it), and a ``prompt_cache_key``.
 * **OpenAI Responses** — :func:`openai_responses`: the prompt as ``instructions``, sent
   on every call (the API does not carry instructions over from a
   ``previous_response_id``), ``input`` as given, and a ``prompt_cache_key``. A system
@@ -101,7 +101,8 @@ def openai_chat(
     ``prompt_cache_key``).
 
     ``messages`` is :func:`~sysprompt_core.messages.assembly.apply_system_prompt`'s list
-    without lock markers. ``prompt_cache_key``: ``True`` derives it from the shared
+    without lock markers: a replaced message keeps its role; ``role`` is that of an
+    inserted one. ``prompt_cache_key``: ``True`` derives it from the shared
     prefix (:func:`prompt_cache_key`; none without a prompt, or when the prompt is left
     out for a locked message: the request does not start with it), ``False`` sends
     none, a string is sent as it is.

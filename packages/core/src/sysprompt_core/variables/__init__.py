@@ -24,6 +24,7 @@ from sysprompt_core.template import lint as engine_lint
 from sysprompt_core.variables.catalog import CatalogEntry, variable_catalog
 from sysprompt_core.variables.registry import (
     BUILTIN_MODULES,
+    Busy,
     Missing,
     Registry,
     RegistryBuilder,
@@ -73,6 +74,7 @@ __all__ = [
     "PER_CONVERSATION_TYPES",
     "SERVER_RESOLVES_CHOICES",
     "SERVER_RESOLVES_SETTING",
+    "Busy",
     "CatalogEntry",
     "InvalidHostValues",
     "LazyValues",

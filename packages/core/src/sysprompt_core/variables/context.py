@@ -25,7 +25,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from sysprompt_core.limits import (
+    DEFAULT_GIT_MEMORY_LIMIT,
     DEFAULT_GIT_TIMEOUT,
+    DEFAULT_GIT_WORKERS,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_PROMPT_BYTES,
     DEFAULT_MAX_READ_BYTES,
@@ -46,17 +48,30 @@ def _utc_now() -> datetime:
 
 @dataclass(frozen=True)
 class ResolverOptions:
-    """Limits and paths that the resolvers obey (the SYSPROMPT settings feed these)."""
+    """Limits and paths that the resolvers obey (the SYSPROMPT settings feed these).
+
+    ``allowed_roots``: where ``file:`` and ``git:`` may read (besides, for ``file:``,
+    the working directory); empty: the working directory alone. The ``git_*`` options
+    govern the git reader processes (``sysprompt_core.sandbox``): how many at once, the
+    address space each may use, and whether each confines itself with Landlock (off
+    only to try what a host without Landlock does)."""
 
     git_timeout: float = DEFAULT_GIT_TIMEOUT
     allowed_roots: tuple[str, ...] = field(default_factory=_home_root)
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES
     max_prompt_bytes: int = DEFAULT_MAX_PROMPT_BYTES
+    git_workers: int = DEFAULT_GIT_WORKERS
+    git_memory_limit: int = DEFAULT_GIT_MEMORY_LIMIT
+    git_landlock: bool = True
 
     def __post_init__(self) -> None:
         if self.git_timeout <= 0:
             raise ValueError("git_timeout must be positive")
+        if self.git_workers < 1:
+            raise ValueError("git_workers must be at least 1")
+        if self.git_memory_limit <= 0:
+            raise ValueError("git_memory_limit must be positive")
         if self.max_file_bytes < 0:
             raise ValueError("max_file_bytes must not be negative")
         if self.max_read_bytes < 0:

@@ -144,7 +144,7 @@ class Fragments:
         if key is None:
             return Missing(_absent(name, variants, context))
         variant = variants[key]
-        return variant, variant.use
+        return variant, FragmentUse.of(variant)
 
     def choose(
         self,

@@ -6,7 +6,8 @@ writes (the index is read, not refreshed). The pipeline of one resolution:
 
 1. **Find** the repository: from the working directory's real path up to the allowed
    root that holds it (the root itself may be a repository, nothing above it is looked
-   at), stopping at a filesystem boundary as git does. ``GIT_DIR`` and the like in the
+   at), stopping at a filesystem boundary as git does. With no allowed roots, the
+   working directory is the root (as for ``file:``). ``GIT_DIR`` and the like in the
    server's environment are ignored.
 2. **Confine** it before anything in it is read: a ``.git`` file's target, the git
    directory, its common directory (worktrees), its config and index, the object
@@ -14,10 +15,18 @@ writes (the index is read, not refreshed). The pipeline of one resolution:
    inside the allowed roots; so must every populated submodule's. Otherwise the
    repository does not exist for ``git:`` and the reason names what lies outside.
    It is opened with ``RepositoryOpenFlag.NO_SEARCH``.
-3. **Read**, in a worker thread, under ``options.git_timeout``: an in-process read
-   cannot be killed, so at the deadline the answer is "git timed out" and the thread is
-   abandoned; a resolver starts at most :data:`MAX_RUNNING` reads at a time, and answers
-   "busy" rather than starting more while abandoned ones still run.
+3. **Read**, in a worker process of the resolver's pool (``sysprompt_core.sandbox``),
+   under ``options.git_timeout``. The worker confined itself before it read anything:
+   Landlock lets it read beneath the allowed roots only, and write nowhere, so whatever
+   libgit2 opens — through a symlink inside ``.git``, an ``include.path``, an ignore
+   file — cannot lie outside the roots; ``RLIMIT_AS`` bounds its memory. At the deadline
+   the worker is killed (its memory freed at once) and the answer is "git timed out";
+   when every one of the ``options.git_workers`` workers is reading until the deadline,
+   the values are :class:`~sysprompt_core.variables.registry.Busy`. The confinement of
+   step 2 stays, and is all there is where Landlock is unavailable. The configuration
+   libgit2 reads is the repository's, and the global one (``~/.gitconfig``,
+   ``$XDG_CONFIG_HOME/git``: config, ignore and attributes files) only where it lies
+   inside the allowed roots; the system one (``/etc/gitconfig``) never.
 4. **Format** as the CLI does. ``branch`` is ``git rev-parse --abbrev-ref HEAD``:
    ``HEAD`` when detached, missing on an unborn branch (where rev-parse fails), and
    shortened as unambiguously as git shortens it (``heads/v1`` when a tag ``v1``
@@ -38,10 +47,11 @@ reason, never a guess.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
-import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,8 +60,10 @@ import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileMode, RepositoryOpenFlag
 
 from sysprompt_core.paths import is_inside, real_roots
+from sysprompt_core.sandbox.pool import Exchange, Outcome, WorkerPool, WorkerSpec
 from sysprompt_core.variables._text import describe_error
 from sysprompt_core.variables.registry import (
+    Busy,
     Missing,
     RegistryBuilder,
     ResolveContext,
@@ -75,9 +87,6 @@ VARIABLES: tuple[VariableInfo, ...] = (
 )
 
 NAMES = frozenset({"branch", "status"})
-
-# Reads a resolver lets run at once, counting those abandoned at their deadline.
-MAX_RUNNING = 4
 
 # Submodules within submodules that are followed, as git would, before giving up.
 MAX_SUBMODULE_DEPTH = 8
@@ -238,14 +247,78 @@ def _confine_objects(objects: str, roots: Sequence[str], depth: int) -> None:
 
 
 def _open(path: str, roots: Sequence[str]) -> pygit2.Repository:
-    """Open ``path`` (a work tree top or a git directory) without searching upward."""
+    """Open ``path`` (a work tree top or a git directory) without searching upward, and
+    confine the files its configuration names."""
     try:
         repo = pygit2.Repository(path, flags=RepositoryOpenFlag.NO_SEARCH)
     except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
         raise _Unavailable(f"the repository cannot be opened: {describe_error(exc)}") from exc
-    if repo.workdir:
-        _check_inside("work tree", repo.workdir, roots)
+    try:
+        if repo.workdir:
+            _check_inside("work tree", repo.workdir, roots)
+        _confine_config(repo.config, roots)
+    except BaseException:
+        repo.free()
+        raise
     return repo
+
+
+def _confine_config(config: pygit2.Config, roots: Sequence[str]) -> None:
+    """The files the configuration includes (``include.path``, ``includeIf``) must lie
+    inside the roots. (In a worker confined by Landlock, libgit2 cannot even open an
+    outside one; this holds where Landlock is unavailable, after the fact: their
+    values are never used.)"""
+    for origin in _included_files(config):
+        _check_inside("configuration include", origin, roots)
+
+
+def _confine_status_files(repo: pygit2.Repository, roots: Sequence[str]) -> None:
+    """The ignore and attributes files the status reads besides the work tree's must
+    lie inside the roots: ``core.excludesFile``, ``core.attributesFile`` and the git
+    directory's ``info/exclude`` and ``info/attributes`` (checked on their real paths,
+    as Landlock would, so a symlink counts where it leads)."""
+    config = repo.config
+    for key in ("core.excludesFile", "core.attributesFile"):
+        value = _config_value(config, key)
+        if value:
+            _check_inside(key, os.path.expanduser(value), roots)
+    gitdir = repo.path
+    for folder in dict.fromkeys((gitdir, _common_dir(gitdir, roots))):
+        for what, name in (("exclude file", "exclude"), ("attributes file", "attributes")):
+            path = os.path.join(folder, "info", name)
+            if os.path.lexists(path):
+                _check_inside(what, path, roots)
+
+
+def _included_files(config: pygit2.Config) -> set[str]:
+    """The files the configuration's entries came from by inclusion."""
+    from pygit2.ffi import C, ffi
+
+    raw: Any = config._c_config  # pygit2 1.21 keeps the libgit2 config here
+    iterator = ffi.new("git_config_iterator **")
+    if C.git_config_iterator_new(iterator, raw) != 0:
+        raise _Unavailable("the repository's configuration cannot be read")
+    entry = ffi.new("git_config_entry **")
+    origins: set[str] = set()
+    try:
+        while C.git_config_next(entry, iterator[0]) == 0:
+            if entry[0].include_depth and entry[0].origin_path != ffi.NULL:
+                origins.add(os.fsdecode(ffi.string(entry[0].origin_path)))
+    finally:
+        C.git_config_iterator_free(iterator[0])
+    return origins
+
+
+def _found(repo: pygit2.Repository, roots: tuple[str, ...]) -> _Found:
+    """``repo``, opened by :func:`_open`, once its git directory is known to lie in the
+    roots (freed otherwise: pygit2's Repository lives in a reference cycle)."""
+    try:
+        _check_inside("git directory", repo.path, roots)
+    except BaseException:
+        repo.free()
+        raise
+    workdir = os.path.realpath(repo.workdir) if repo.workdir else None
+    return _Found(repo, workdir, roots)
 
 
 def _root_of(directory: str, roots: Sequence[str]) -> str | None:
@@ -253,9 +326,14 @@ def _root_of(directory: str, roots: Sequence[str]) -> str | None:
     return max(holding, key=len) if holding else None
 
 
+def git_roots(directory: str, options: ResolverOptions) -> tuple[str, ...]:
+    """The real allowed roots, or the working directory when none are set."""
+    return tuple(real_roots(options.allowed_roots)) or (directory,)
+
+
 def find_repository(directory: str, options: ResolverOptions) -> _Found:
     """The confined repository holding ``directory``; raises :class:`_Unavailable`."""
-    roots = tuple(real_roots(options.allowed_roots))
+    roots = git_roots(directory, options)
     root = _root_of(directory, roots)
     if root is None:
         raise _Unavailable("the working directory is outside the allowed roots")
@@ -275,10 +353,7 @@ def find_repository(directory: str, options: ResolverOptions) -> _Found:
                 gitdir = dotgit
         if gitdir is not None:
             _confine_gitdir(gitdir, roots)
-            repo = _open(current, roots)
-            _check_inside("git directory", repo.path, roots)
-            workdir = os.path.realpath(repo.workdir) if repo.workdir else None
-            return _Found(repo, workdir, roots)
+            return _found(_open(current, roots), roots)
         if _is_git_directory(current, roots):  # a bare repository, or inside .git
             _confine_gitdir(current, roots)
             return _Found(_open(current, roots), None, roots)
@@ -405,16 +480,49 @@ class _IndexFacts:
     intent_to_add: set[bytes] = field(default_factory=set)
     unchanged: set[bytes] = field(default_factory=set)  # skip-worktree, assume-valid
     gitlinks: dict[bytes, bytes] = field(default_factory=dict)  # path -> commit (hex)
-    attributes: list[bytes] = field(default_factory=list)
-    paths: list[bytes] = field(default_factory=list)  # stage-0 entries
+    attributes: list[bytes] = field(default_factory=list)  # .gitattributes files
+    ignores: list[bytes] = field(default_factory=list)  # .gitignore files
+    paths: list[bytes] = field(default_factory=list)  # stage-0 entries (read by the loop)
+    index: Any = None  # libgit2's index, when ``unchanged`` was not filled (the scan)
+
+    def is_unchanged(self, path: bytes) -> bool:
+        """Whether git leaves ``path`` alone in the work tree (skip-worktree or
+        assume-valid), asked of the entry itself when the scan did not list them."""
+        if self.index is None:
+            return path in self.unchanged
+        from pygit2.ffi import C, ffi
+
+        entry = C.git_index_get_bypath(self.index, path, 0)
+        return entry != ffi.NULL and bool(
+            entry.flags_extended & _SKIP_WORKTREE or entry.flags & _ASSUME_VALID
+        )
 
 
-def _index_facts(index: pygit2.Index) -> _IndexFacts:
-    """What the diffs do not say about the index: stages and git's entry flags."""
+def _index_facts(index: pygit2.Index, gitdir: str, loop: bool = False) -> _IndexFacts:
+    """What the diffs do not say about the index: stages and git's entry flags.
+
+    A loop over every entry in Python costs about a microsecond an entry, more than
+    libgit2's own status on a large repository. So, unless ``loop`` asks for the loop
+    (``paths`` is needed), a version-2 index on disk is scanned instead, in C
+    (``bytes.find``): such an index has no extended flags (so no intent-to-add and no
+    skip-worktree entry); the conflicts come from libgit2's conflict iterator, the
+    submodules from the gitlink mode's bytes, the ``.gitattributes`` and
+    ``.gitignore`` files from their names' bytes, each candidate confirmed by looking
+    its path up in libgit2's index. Any other index (version 3 or 4, another hash, one
+    that changed since libgit2 read it) is looped over as before.
+    """
+    raw: Any = index._index
+    if not loop:
+        facts = _scanned_facts(raw, os.path.join(gitdir, "index"))
+        if facts is not None:
+            return facts
+    return _looped_facts(raw)
+
+
+def _looped_facts(raw: Any) -> _IndexFacts:
     from pygit2.ffi import C, ffi  # libgit2's own entries keep the flags
 
     facts = _IndexFacts()
-    raw: Any = index._index
     for position in range(C.git_index_entrycount(raw)):
         entry = C.git_index_get_byindex(raw, position)
         path = ffi.string(entry.path)
@@ -431,7 +539,131 @@ def _index_facts(index: pygit2.Index) -> _IndexFacts:
             facts.gitlinks[path] = bytes(ffi.buffer(entry.id.id, 20)).hex().encode()
         if path == b".gitattributes" or path.endswith(b"/.gitattributes"):
             facts.attributes.append(path)
+        elif path == b".gitignore" or path.endswith(b"/.gitignore"):
+            facts.ignores.append(path)
     return facts
+
+
+# The on-disk index (git's index-format): a 12-byte header, then entries of 62 bytes
+# before the path for SHA-1 (mode at 24, flags at 60), the path NUL-terminated.
+_INDEX_HEADER = 12
+_ENTRY_MODE = 24
+_ENTRY_FLAGS = 60
+_ENTRY_PATH = 62
+_NAME_MASK = 0xFFF
+_GITLINK_MODE = (0o160000).to_bytes(4, "big")
+_MAX_INDEX_BYTES = 1 << 30
+
+
+def _scanned_facts(raw: Any, path: str) -> _IndexFacts | None:
+    """The facts of a version-2 SHA-1 index from its bytes; None for any other."""
+    from pygit2.ffi import C, ffi
+
+    data = _read_index(path)
+    if data is None:
+        return None
+    count = C.git_index_entrycount(raw)
+    if (
+        len(data) < _INDEX_HEADER
+        or data[:4] != b"DIRC"
+        or int.from_bytes(data[4:8], "big") != 2
+        or int.from_bytes(data[8:12], "big") != count
+    ):
+        return None
+    facts = _IndexFacts(index=raw)
+    if C.git_index_has_conflicts(raw):
+        facts.stages = _conflicts(raw)
+
+    def stage_zero(path: bytes) -> Any:
+        entry = C.git_index_get_bypath(raw, path, 0)
+        return None if entry == ffi.NULL else entry
+
+    for name, found in ((b".gitattributes", facts.attributes), (b".gitignore", facts.ignores)):
+        for candidate in sorted(_paths_ending(data, name)):
+            if stage_zero(candidate) is not None:
+                found.append(candidate)
+    start = data.find(_GITLINK_MODE, _INDEX_HEADER)
+    while start >= 0:
+        gitlink = _path_at(data, start - _ENTRY_MODE)
+        entry = None if gitlink is None else stage_zero(gitlink)
+        if gitlink is not None and entry is not None and entry.mode == _GITLINK:
+            facts.gitlinks[gitlink] = bytes(ffi.buffer(entry.id.id, 20)).hex().encode()
+        start = data.find(_GITLINK_MODE, start + 1)
+    return facts
+
+
+def _read_index(path: str) -> bytes | None:
+    """The index file's bytes (a regular file, not a link, at most 1 GiB), or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_INDEX_BYTES:
+            return None
+        chunks: list[bytes] = []
+        left = info.st_size
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _path_at(data: bytes, entry: int) -> bytes | None:
+    """The path of the version-2 entry that starts at ``entry``, if one could."""
+    if entry < _INDEX_HEADER:
+        return None
+    begin = entry + _ENTRY_PATH
+    end = data.find(b"\0", begin)
+    if end <= begin:
+        return None
+    return data[begin:end]
+
+
+def _paths_ending(data: bytes, name: bytes) -> set[bytes]:
+    """The candidates for every path in a version-2 index that is ``name`` or ends in
+    ``/name``: where ``name`` + NUL occurs, a run of the non-NUL bytes before it whose
+    length the two flag bytes before the run give (libgit2 confirms them)."""
+    found: set[bytes] = set()
+    suffix = name + b"\0"
+    end = data.find(suffix, _INDEX_HEADER)
+    while end >= 0:
+        stop = end + len(name)
+        floor = max(_INDEX_HEADER + _ENTRY_PATH, data.rfind(b"\0", 0, end) + 1)
+        for begin in range(end, floor - 1, -1):
+            path = data[begin:stop]
+            flags = int.from_bytes(data[begin - 2 : begin], "big")
+            if flags & _NAME_MASK == min(len(path), _NAME_MASK) and (
+                path == name or path.endswith(b"/" + name)
+            ):
+                found.add(path)
+        end = data.find(suffix, end + 1)
+    return found
+
+
+def _conflicts(raw: Any) -> dict[bytes, int]:
+    """Conflicted paths and their stage masks, from libgit2's conflict iterator."""
+    from pygit2.ffi import C, ffi
+
+    stages: dict[bytes, int] = {}
+    iterator = ffi.new("git_index_conflict_iterator **")
+    if C.git_index_conflict_iterator_new(iterator, raw) != 0:
+        raise _Unavailable("the index's conflicts cannot be read")
+    sides = [ffi.new("git_index_entry **") for _ in range(3)]
+    try:
+        while C.git_index_conflict_next(*sides, iterator[0]) == 0:
+            for bit, side in enumerate(sides):
+                if side[0] != ffi.NULL:
+                    path = ffi.string(side[0].path)
+                    stages[path] = stages.get(path, 0) | (1 << bit)
+    finally:
+        C.git_index_conflict_iterator_free(iterator[0])
+    return stages
 
 
 def _check_drivers(
@@ -462,6 +694,20 @@ def _check_drivers(
                     f"the repository's attributes use the filter driver {name!r}, whose "
                     "command git: variables never run"
                 )
+
+
+def _check_ignore_files(facts: _IndexFacts, untracked: Sequence[bytes], workdir: str) -> None:
+    """Refuse when a ``.gitignore`` in the work tree is a symbolic link: git (since
+    2.32) does not follow one, libgit2 does (and, confined, cannot where it leads
+    outside the roots), so the status would not be git's."""
+    names = {b".gitignore", *facts.ignores}
+    names.update(path for path in untracked if path.endswith(b".gitignore"))
+    for path in sorted(names):
+        if os.path.islink(os.path.join(workdir, os.fsdecode(path))):
+            raise _Unavailable(
+                f"{os.fsdecode(path)} is a symbolic link, which git does not follow "
+                "(git 2.32 and later); not reproduced"
+            )
 
 
 @dataclass
@@ -554,16 +800,17 @@ def _head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
 
 def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth: int) -> _Status:
     """The change and untracked entries of ``repo`` (paths from the work tree's top)."""
+    _confine_status_files(repo, roots)
     settings = _settings(repo.config)
     index = repo.index
-    facts = _index_facts(index)
+    tree = _head_tree(repo)
+    facts = _index_facts(index, repo.path, loop=tree is None)
     changes: dict[bytes, _Line] = {}
 
     def line(path: bytes) -> _Line:
         return changes.setdefault(path, _Line())
 
     # The index against HEAD.
-    tree = _head_tree(repo)
     if tree is None:
         for path in facts.paths:
             if path not in facts.intent_to_add:
@@ -620,8 +867,8 @@ def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth:
         if (
             path in facts.stages
             or path in facts.intent_to_add
-            or path in facts.unchanged
             or path in facts.gitlinks
+            or facts.is_unchanged(path)
             or delta.status == DeltaStatus.CONFLICTED
         ):
             continue
@@ -632,6 +879,7 @@ def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth:
                 deleted.append(path)
 
     _check_drivers(repo, facts, untracked, workdir)
+    _check_ignore_files(facts, untracked, workdir)
 
     # Intent-to-add entries: added in the work tree (or gone from it), never staged.
     for path in facts.intent_to_add:
@@ -646,7 +894,7 @@ def _collect(repo: pygit2.Repository, workdir: str, roots: Sequence[str], depth:
         )
 
     for path, commit in facts.gitlinks.items():
-        if path in facts.unchanged:
+        if facts.is_unchanged(path):
             continue
         char = _submodule_char(repo, workdir, path, commit, roots, depth)
         if char:
@@ -709,6 +957,15 @@ def _submodule_char(
         found = find_repository_at(top, roots)
     except _Unavailable as exc:
         raise _Unavailable(f"submodule {os.fsdecode(path)}: {exc}") from exc
+    try:
+        return _submodule_state(found, commit, ignore, roots, depth)
+    finally:
+        found.repo.free()  # pygit2's Repository is in a reference cycle: free it now
+
+
+def _submodule_state(
+    found: _Found, commit: bytes, ignore: str, roots: Sequence[str], depth: int
+) -> str:
     sub = found.repo
     head = "" if sub.head_is_unborn or found.workdir is None else str(sub.head.target)
     if head.encode() != commit:
@@ -732,10 +989,7 @@ def find_repository_at(top: str, roots: Sequence[str]) -> _Found:
     else:
         gitdir = _gitfile_target(dotgit, roots)
     _confine_gitdir(gitdir, roots)
-    repo = _open(top, roots)
-    _check_inside("git directory", repo.path, roots)
-    workdir = os.path.realpath(repo.workdir) if repo.workdir else None
-    return _Found(repo, workdir, tuple(roots))
+    return _found(_open(top, roots), tuple(roots))
 
 
 def read_status(found: _Found, directory: str, limit: int) -> Value:
@@ -784,7 +1038,7 @@ def _too_large(limit: int) -> Missing:
     return Missing(f"the git status is larger than the {limit}-byte limit (max_file_bytes)")
 
 
-# --- 3. the read, in a worker thread ---------------------------------------------------
+# --- 3. the read, in a worker process ---------------------------------------------------
 
 
 def read_repository(
@@ -793,26 +1047,35 @@ def read_repository(
     options: ResolverOptions,
     publish: Callable[[str, Value], None],
 ) -> None:
-    """Read ``names`` in this thread (no time limit here), publishing each value as soon
-    as it is known; never raises."""
+    """Read ``names`` in this process (no time limit here: a worker runs it), publishing
+    each value as soon as it is known; never raises but :class:`MemoryError`."""
     try:
         found = find_repository(directory, options)
     except _Unavailable as exc:
         for name in names:
             publish(name, Missing(str(exc)))
         return
-    for name in names:
-        value: Value
-        try:
-            if name == "branch":
-                value = read_branch(found.repo)
-            else:
-                value = read_status(found, directory, options.max_file_bytes)
-        except _Unavailable as exc:
-            value = Missing(str(exc))
-        except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
-            value = Missing(f"the repository cannot be read: {describe_error(exc)}")
-        publish(name, value)
+    try:
+        for number, name in enumerate(names, 1):
+            value = _read_value(found, name, directory, options)
+            if number == len(names):
+                found.repo.free()  # before the last answer: the memory is given back
+            publish(name, value)
+    finally:
+        found.repo.free()
+
+
+def _read_value(found: _Found, name: str, directory: str, options: ResolverOptions) -> Value:
+    try:
+        if name == "branch":
+            return read_branch(found.repo)
+        return read_status(found, directory, options.max_file_bytes)
+    except _Unavailable as exc:
+        return Missing(str(exc))
+    except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
+        if "out of memory" in str(exc).lower():  # libgit2's own: the worker's limit
+            raise MemoryError(str(exc)) from exc
+        return Missing(f"the repository cannot be read: {describe_error(exc)}")
 
 
 def _directory(context: ResolveContext) -> str | Missing:
@@ -824,15 +1087,80 @@ def _directory(context: ResolveContext) -> str | Missing:
     return directory
 
 
+def worker_spec(directory: str, options: ResolverOptions) -> WorkerSpec:
+    """What the worker that reads ``directory`` is confined to (see step 3)."""
+    roots = git_roots(directory, options)
+    return WorkerSpec.of(
+        roots,
+        memory_limit=options.git_memory_limit,
+        landlock=options.git_landlock,
+        search_paths=_search_paths(roots),
+    )
+
+
+def _search_paths(roots: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """libgit2's global configuration levels that lie inside ``roots``: ``global``
+    (``$HOME``, for ``.gitconfig``) and ``xdg`` (``$XDG_CONFIG_HOME/git`` or
+    ``~/.config/git``, for ``config``, ``ignore`` and ``attributes``)."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    levels = (
+        ("global", home, (".gitconfig",)),
+        ("xdg", os.path.join(xdg, "git"), ("config", "ignore", "attributes")),
+    )
+    found: list[tuple[str, str]] = []
+    for level, folder, files in levels:
+        if not os.path.isabs(folder):
+            continue
+        paths = [folder, *(os.path.join(folder, name) for name in files)]
+        if all(_inside_if_present(path, roots) for path in paths):
+            found.append((level, os.path.realpath(folder)))
+    return tuple(found)
+
+
+def _inside_if_present(path: str, roots: Sequence[str]) -> bool:
+    if not os.path.lexists(path):
+        return True
+    real = os.path.realpath(path)
+    return any(is_inside(real, root) for root in roots)
+
+
+def _values(names: Sequence[str], exchange: Exchange, options: ResolverOptions) -> dict[str, Value]:
+    """The values a worker gave, and for the others why there are none."""
+    values: dict[str, Value] = {}
+    for message in exchange.messages:
+        name = message.get("name")
+        if not isinstance(name, str) or name not in names:
+            continue
+        if isinstance(message.get("value"), str):
+            values[name] = message["value"]
+        elif isinstance(message.get("missing"), str):
+            values[name] = Missing(message["missing"])
+    timeout = options.git_timeout
+    rest: Missing
+    if exchange.outcome is Outcome.BUSY:
+        rest = Busy(
+            f"busy: all {options.git_workers} git readers were reading until the deadline "
+            f"({timeout:g}s); try again shortly",
+            retry_after=float(max(1, math.ceil(timeout))),
+        )
+    elif exchange.outcome is Outcome.TIMED_OUT:
+        rest = Missing(f"git timed out after {timeout:g}s")
+    elif exchange.outcome is Outcome.FAILED:
+        rest = Missing(f"the repository cannot be read: {exchange.reason}")
+    else:
+        rest = Missing("the git reader gave no value")
+    return {name: values.get(name, rest) for name in names}
+
+
 class GitResolver(Resolver):
-    """Reads ``git:`` values in worker threads; at most ``max_running`` at once."""
+    """Reads ``git:`` values in the worker processes of its pool (step 3)."""
 
     type = "git"
     batch = True
 
-    def __init__(self, max_running: int = MAX_RUNNING) -> None:
-        self.max_running = max_running
-        self._slots = threading.BoundedSemaphore(max_running)
+    def __init__(self, pool: WorkerPool | None = None) -> None:
+        self.pool = WorkerPool() if pool is None else pool
 
     def variables(self) -> Sequence[VariableInfo]:
         return VARIABLES
@@ -851,39 +1179,25 @@ class GitResolver(Resolver):
         directory = _directory(context)
         if isinstance(directory, Missing):
             return dict.fromkeys(names, directory)
-        if not self._slots.acquire(blocking=False):
-            return dict.fromkeys(
-                names,
-                Missing(
-                    f"busy: {self.max_running} earlier git reads are still running "
-                    "(they outlived their time limit); try again shortly"
-                ),
-            )
         options = context.options
-        values: dict[str, Value] = {}
-        lock = threading.Lock()
-        finished = threading.Event()
+        deadline = time.monotonic() + options.git_timeout
+        request = {
+            "names": list(names),
+            "directory": directory,
+            "max_file_bytes": options.max_file_bytes,
+        }
+        exchange = self.pool.run(
+            worker_spec(directory, options),
+            request,
+            size=options.git_workers,
+            deadline=deadline,
+            max_message_bytes=_MESSAGE_BYTES_PER_FILE_BYTE * options.max_file_bytes + 65536,
+        )
+        return _values(names, exchange, options)
 
-        def publish(name: str, value: Value) -> None:
-            with lock:
-                values[name] = value
 
-        def work() -> None:
-            try:
-                read_repository(names, directory, options, publish)
-            except Exception as exc:  # a worker must never die with an exception
-                reason = f"the repository cannot be read: {describe_error(exc)}"
-                for name in names:
-                    publish(name, Missing(reason))
-            finally:
-                self._slots.release()
-                finished.set()
-
-        threading.Thread(target=work, name="sysprompt-git-read", daemon=True).start()
-        finished.wait(options.git_timeout)
-        timed_out = Missing(f"git timed out after {options.git_timeout:g}s")
-        with lock:
-            return {name: values.get(name, timed_out) for name in names}
+# A status of max_file_bytes bytes in JSON: at most six bytes per byte (\u00XX).
+_MESSAGE_BYTES_PER_FILE_BYTE = 6
 
 
 def register(registry_builder: RegistryBuilder) -> None:

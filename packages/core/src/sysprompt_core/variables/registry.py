@@ -21,6 +21,7 @@ from sysprompt_core.variables.context import ResolveContext, ResolverOptions
 
 __all__ = [
     "BUILTIN_MODULES",
+    "Busy",
     "Missing",
     "Registry",
     "RegistryBuilder",
@@ -65,6 +66,17 @@ class Missing:
     """A value that does not exist, and why (for people: the preview shows it)."""
 
     reason: str
+
+
+@dataclass(frozen=True)
+class Busy(Missing):
+    """A value that does not exist *now* because the machinery was busy, not because of
+    anything about the conversation (every git reader was reading until the deadline):
+    asking again in about ``retry_after`` seconds may give it. Rendering treats it as
+    any other :class:`Missing`; a server should not freeze a prompt built without it
+    (``Resolution.busy`` lists such keys)."""
+
+    retry_after: float = 1.0
 
 
 Value = str | Missing

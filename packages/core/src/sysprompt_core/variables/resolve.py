@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, TypeVar, overload
 from sysprompt_core import template as engine
 from sysprompt_core.variables.context import ReadAccount
 from sysprompt_core.variables.registry import (
+    Busy,
     Missing,
     Registry,
     ResolveContext,
@@ -68,6 +69,7 @@ __all__ = [
     "LazyValues",
     "Resolution",
     "ResolutionState",
+    "busy_keys",
     "host_value",
     "render_nested",
     "resolution_state",
@@ -375,6 +377,9 @@ class Resolution:
 
     ``dropped``: the keys that do not exist because their value would have taken the
     prompt past ``max_prompt_bytes`` (their values are :class:`Missing` with why).
+    ``busy``: the keys, among those the resolution read (in fragments too), that do
+    not exist only because a resolver was busy (:class:`Busy`): asked again later,
+    they may; a server should not freeze this prompt.
     ``fragments_used``: the fragment variants whose rendering the resolution reached
     (included ones too), each once, in first-use order.
 
@@ -392,6 +397,7 @@ class Resolution:
     fragments_used: tuple[FragmentUse, ...] = ()
     shared_prefix: int | None = None
     prefix_end: engine.PrefixEnd | None = None
+    busy: frozenset[str] = frozenset()
 
     @property
     def shared_prefix_chars(self) -> int:
@@ -442,4 +448,10 @@ def resolve_prompt(
         fragments_used=values.fragments_used,
         shared_prefix=prefix,
         prefix_end=end,
+        busy=busy_keys(values.state.shared),
     )
+
+
+def busy_keys(values: Mapping[str, Value]) -> frozenset[str]:
+    """The keys of ``values`` that are :class:`Busy`."""
+    return frozenset(key for key, value in values.items() if isinstance(value, Busy))

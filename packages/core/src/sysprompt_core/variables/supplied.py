@@ -22,6 +22,7 @@ limit still applies to it, like to any value.
 
 from __future__ import annotations
 
+from sysprompt_core._json import json_type
 from sysprompt_core.errors import CoreError
 from sysprompt_core.limits import (
     DEFAULT_MAX_FILE_BYTES,
@@ -62,7 +63,7 @@ def check_supplied(
         raise InvalidHostValues(
             field,
             f'values are an object of "type:name" keys ({_HOST_LOCAL}) to a string, or '
-            f"null for a value that does not exist; got {_json_type(values)}.",
+            f"null for a value that does not exist; got {json_type(values)}.",
         )
     if len(values) > HOST_VALUES_MAX_COUNT:
         raise InvalidHostValues(
@@ -85,7 +86,7 @@ def check_supplied(
 
 def _check_key(key: object, field: str) -> str:
     if not isinstance(key, str):
-        raise InvalidHostValues(field, f'a key is a "type:name" string; got {_json_type(key)}.')
+        raise InvalidHostValues(field, f'a key is a "type:name" string; got {json_type(key)}.')
     shown = key if len(key) <= 60 else key[:60] + "…"
     if len(key) > HOST_VALUE_KEY_MAX_LENGTH:
         raise InvalidHostValues(
@@ -117,7 +118,7 @@ def _check_value(value: object, field: str, limit: int) -> tuple[str | None, int
     if not isinstance(value, str):
         raise InvalidHostValues(
             field,
-            f"a value is a string, or null when it does not exist; got {_json_type(value)}.",
+            f"a value is a string, or null when it does not exist; got {json_type(value)}.",
         )
     if "\0" in value:
         raise InvalidHostValues(field, "a value holds no NUL character.")
@@ -138,19 +139,3 @@ def _check_value(value: object, field: str, limit: int) -> tuple[str | None, int
 
 def _size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8"))
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
