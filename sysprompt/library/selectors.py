@@ -419,30 +419,74 @@ def _live_variants(names: Sequence[str]) -> dict[str, Mapping[VariantKey, Fragme
     Every construct that includes fragments comes here, so the query is written once
     instead of compiled by the ORM on each call (which cost ten times the query); the
     unique (fragment, provider, model, number) index answers both the join and the "no
-    newer version" test."""
+    newer version" test. A resolution uses one variant of each fragment: the rows are
+    kept as read, and a row becomes its :class:`FragmentVariant` only when it is looked
+    up (:class:`_LiveVariants`)."""
     versions = _quoted(FragmentVersion)
     fragments = _quoted(Fragment)
     sql = (
         "SELECT f.name, v.provider, v.model, v.number, v.text, v.compress, v.defaults, "
-        f"v.strategy, v.deleted FROM {versions} v JOIN {fragments} f ON f.id = v.fragment_id "
-        f"WHERE f.name IN ({', '.join(['%s'] * len(names))}) AND NOT EXISTS (SELECT 1 "
-        f"FROM {versions} n WHERE n.fragment_id = v.fragment_id AND n.provider = v.provider "
-        "AND n.model = v.model AND n.number > v.number)"
+        f"v.strategy FROM {versions} v JOIN {fragments} f ON f.id = v.fragment_id "
+        f"WHERE f.name IN ({', '.join(['%s'] * len(names))}) AND NOT v.deleted AND NOT "
+        f"EXISTS (SELECT 1 FROM {versions} n WHERE n.fragment_id = v.fragment_id AND "
+        "n.provider = v.provider AND n.model = v.model AND n.number > v.number)"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, list(names))
-        rows = cursor.fetchall()
-    found: dict[str, dict[VariantKey, FragmentVariant]] = {}
+        rows: list[_Row] = cursor.fetchall()
+    found: dict[str, dict[tuple[str, str], _Row]] = {}
     keys: dict[tuple[str, str], VariantKey] = {}  # a library has few distinct keys
-    for name, provider, model, number, text, compress, defaults, strategy, deleted in rows:
-        if deleted:
-            continue
-        key = keys.get((provider, model))
-        if key is None:
-            key = keys[provider, model] = VariantKey(provider or None, model or None)
-        settings = (bool(compress), _json_object(defaults), check_strategy(strategy))
-        found.setdefault(name, {})[key] = FragmentVariant(name, key, number, text, *settings)
-    return {name: MappingProxyType(variants) for name, variants in found.items()}
+    for row in rows:
+        if (row[1], row[2]) not in keys:
+            keys[row[1], row[2]] = VariantKey(row[1] or None, row[2] or None)
+        variants = found.get(row[0])
+        if variants is None:
+            variants = found[row[0]] = {}
+        variants[row[1], row[2]] = row
+    return {name: _LiveVariants(variants, keys) for name, variants in found.items()}
+
+
+_Row = tuple[Any, ...]
+"""A variant's newest version as :func:`_live_variants` reads it: fragment name,
+provider and model (normalised, ``""`` for any), number, text, compress, defaults (JSON
+text, as Django sets the backends up) and strategy."""
+
+
+class _LiveVariants(Mapping[VariantKey, FragmentVariant]):
+    """One fragment's live variants as read: a read-only mapping whose values are made
+    from their rows when first looked up; inside, the rows are keyed by provider and
+    model as stored (``""`` for any), which hash and compare as plain strings."""
+
+    __slots__ = ("_keys", "_made", "_rows")
+
+    def __init__(
+        self, rows: dict[tuple[str, str], _Row], keys: Mapping[tuple[str, str], VariantKey]
+    ) -> None:
+        self._rows = rows
+        self._keys = keys
+        self._made: dict[tuple[str, str], FragmentVariant] = {}
+
+    def __repr__(self) -> str:
+        return f"_LiveVariants({list(self)})"
+
+    def __getitem__(self, key: VariantKey) -> FragmentVariant:
+        stored = (key.provider or "", key.model or "")
+        made = self._made.get(stored)
+        if made is None:
+            name, _, _, number, text, compress, defaults, strategy = self._rows[stored]
+            settings = (bool(compress), _json_object(defaults), check_strategy(strategy))
+            made = FragmentVariant(name, self._keys[stored], number, text, *settings)
+            self._made[stored] = made
+        return made
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, VariantKey) and (key.provider or "", key.model or "") in self._rows
+
+    def __iter__(self) -> Iterator[VariantKey]:
+        return (self._keys[stored] for stored in self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 def _quoted(model: type[models.Model]) -> str:

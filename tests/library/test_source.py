@@ -82,3 +82,34 @@ def test_source_is_a_fragment_source() -> None:
     source: FragmentSource = DatabaseSource()
 
     assert source.variants("Not A Name") == {}
+
+
+def test_source_makes_a_variant_once_and_only_the_ones_looked_up() -> None:
+    save("core", "first")
+    save("core", "claude", "anthropic")
+    variants = library_source().variants("core")
+
+    first = variants[VariantKey()]
+    save("core", "second")
+    newer = library_source().variants("core")[VariantKey()]
+
+    assert variants[VariantKey()] is first  # made once
+    assert (first.version, first.text) == (1, "first")
+    assert (newer.version, newer.text) == (2, "second")
+    assert variants[VariantKey("anthropic")].text == "claude"
+
+
+def test_source_variants_answer_as_a_read_only_mapping() -> None:
+    save("core", "x")
+    save("core", "y", "OpenAI", "GPT 5")
+    variants = library_source().variants("core")
+
+    assert len(variants) == 2
+    assert set(variants) == {VariantKey(), VariantKey("openai", "gpt-5")}
+    assert VariantKey("OpenAI", "GPT 5") in variants
+    assert VariantKey("anthropic") not in variants
+    stored: object = ("openai", "gpt-5")  # how the row is keyed inside
+    assert stored not in variants  # only a VariantKey is a key
+    assert variants.get(VariantKey("anthropic")) is None
+    with pytest.raises(KeyError):
+        variants[VariantKey("anthropic")]

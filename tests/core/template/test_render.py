@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sysprompt_core.template import Bounded, PromptTooLarge, compile, references, render
-from sysprompt_core.template.nodes import utf8_size
+from sysprompt_core.template.nodes import literal_size, render_nodes_within, utf8_size
 
 DEFAULT = (
     "You are a helpful coding assistant.\n"
@@ -264,3 +264,42 @@ def test_render_within_when_26000_references_to_one_large_value() -> None:
     template = "[file:big]" * 26_000
     result = compile(template).render_within({"file:big": "x" * 1_000_000}, 1_048_576)
     assert (result.text, result.dropped) == ("", frozenset({"file:big"}))
+
+
+BOUND_PIECES = [
+    *("[a:b]", "[c:d]", "[u:v]", "[if a:b]", "[if !c:d]", "[if u:v]", "[else]", "[endif]"),
+    *("x", "xxxxxxxx", "é✓", "\n", "[a:"),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(BOUND_PIECES), max_size=14).map("".join),
+    st.dictionaries(
+        st.sampled_from(["a:b", "c:d", "u:v"]), st.none() | st.text(alphabet="xé✓", max_size=6)
+    ),
+    st.integers(min_value=0, max_value=40),
+    st.frozensets(st.sampled_from(["a:b", "c:d", "u:v"])),
+)
+# A value that fits only in what an untaken branch's text leaves, while the prefix is
+# still shared and after it ended.
+@example("[if c:d]xxxxxxxx[endif][a:b][u:v]", {"a:b": "x", "u:v": "xxxxxx"}, 10, frozenset())
+@example("[a:b][if c:d]xxxxxxxx[endif][u:v]", {"a:b": "x", "u:v": "xxxxxx"}, 10, frozenset({"a:b"}))
+def test_render_within_when_literal_size_known_equals_counting_every_pass(
+    template: str, values: dict[str, str | None], limit: int, varying: frozenset[str]
+) -> None:
+    """``Template.render_within`` reserves the literal text of every branch and counts
+    what a walk reached only when a value comes near the limit: it gives exactly what
+    counting on every pass gives (text, dropped keys, shared prefix), or the same error."""
+    compiled = compile(template)
+    assert compiled.literal_bytes == literal_size(compiled.nodes)
+
+    def within(literal_bytes: int | None) -> Bounded | tuple[int, int]:
+        try:
+            return render_nodes_within(
+                compiled.nodes, values, limit, varying.__contains__, literal_bytes
+            )
+        except PromptTooLarge as error:
+            return (error.size, error.limit)
+
+    assert within(compiled.literal_bytes) == within(None)

@@ -177,6 +177,27 @@ def test_lazy_failing_resolver_gives_missing(project: Path) -> None:
     assert values.reason("broken:forget") == "the resolver gave no value"
 
 
+class Raising(Resolver):
+    """A resolver that keeps the default ``resolve`` and whose ``value`` raises."""
+
+    type = "raising"
+
+    def variables(self) -> Sequence[VariableInfo]:
+        return (VariableInfo("raising", "<any>", "Raises.", dynamic=True),)
+
+    def names(self) -> frozenset[str] | None:
+        return None
+
+    def value(self, name: str, context: ResolveContext) -> Value:
+        raise RuntimeError(f"no {name}")
+
+
+def test_lazy_failing_value_gives_missing(project: Path) -> None:
+    values = values_for(project, "raising:x", resolvers=[Raising()])
+    assert values.get("raising:x") is None
+    assert values.reason("raising:x") == "the raising resolver failed: no x"
+
+
 def test_lazy_reason_of_existing_value_is_none(project: Path) -> None:
     values = values_for(project, "prompt:cwd")
     assert values.reason("prompt:cwd") is None

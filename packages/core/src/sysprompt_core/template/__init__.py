@@ -31,6 +31,7 @@ from sysprompt_core.template.nodes import (
     Bounded,
     Node,
     Values,
+    literal_size,
     render_nodes,
     render_nodes_within,
 )
@@ -63,6 +64,8 @@ class Template:
     nodes: tuple[Node, ...]
     references: frozenset[str]
     findings: tuple[Finding, ...]
+    literal_bytes: int
+    """The UTF-8 bytes of the literal text of every branch (``literal_size``)."""
 
     def render(self, values: Values) -> str:
         """The rendered text; ``values`` is keyed ``"type:name"``, ``None`` = absent."""
@@ -79,7 +82,7 @@ class Template:
         included (see ``render_nodes_within``); :class:`PromptTooLarge` when the
         literal text alone is over the limit. With it, the shared prefix, ``varies``
         saying which keys differ between conversations."""
-        return render_nodes_within(self.nodes, values, limit, varies)
+        return render_nodes_within(self.nodes, values, limit, varies, self.literal_bytes)
 
     def prefix_end(self, rendered: Bounded, values: Values) -> PrefixEnd | None:
         """Where in :attr:`source` the shared prefix of ``rendered`` (a
@@ -100,7 +103,7 @@ class Template:
 def compile(source: str) -> Template:  # noqa: A001 - the name the language gives it
     """Parse ``source`` once into a ``Template``."""
     nodes, refs, findings = parse(source)
-    return Template(source, nodes, refs, findings)
+    return Template(source, nodes, refs, findings, literal_size(nodes))
 
 
 def render(template: str, values: Values) -> str:

@@ -98,8 +98,26 @@ def utf8_size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
+def literal_size(nodes: tuple[Node, ...]) -> int:
+    """The UTF-8 bytes of all the literal text of ``nodes``, in every branch: the most
+    literal text any walk of them reaches."""
+    total = 0
+    pending = [nodes]
+    while pending:
+        for node in pending.pop():
+            if type(node) is str:
+                total += utf8_size(node)
+            elif type(node) is Block:
+                pending += (node.then, node.otherwise)
+    return total
+
+
 def render_nodes_within(
-    nodes: tuple[Node, ...], values: Values, limit: int, varies: Varies | None = None
+    nodes: tuple[Node, ...],
+    values: Values,
+    limit: int,
+    varies: Varies | None = None,
+    literal_bytes: int | None = None,
 ) -> Bounded:
     """Render ``nodes`` to at most ``limit`` UTF-8 bytes, never cutting a value.
 
@@ -113,11 +131,17 @@ def render_nodes_within(
     The same walk measures the shared prefix, with ``varies`` telling which keys differ
     between conversations (``None``: none does; :class:`Prefixed` values and dropped
     keys still end it): see ``sysprompt_core.template.prefix``.
+
+    ``literal_bytes`` is :func:`literal_size` of ``nodes`` when the caller knows it (a
+    ``Template`` does): with it, the text a walk reached is counted only when a value
+    comes near the limit, not on every render; the result is the same.
     """
     varies = _NOTHING_VARIES if varies is None else varies
     dropped: frozenset[str] = frozenset()
     for _ in range(MAX_PASSES):
-        text, new, prefix, stop = _bounded_pass(nodes, values, limit, dropped, varies)
+        text, new, prefix, stop = _bounded_pass(
+            nodes, values, limit, dropped, varies, literal_bytes
+        )
         if not new:
             break
         dropped |= new
@@ -125,18 +149,33 @@ def render_nodes_within(
 
 
 def _bounded_pass(
-    nodes: tuple[Node, ...], values: Values, limit: int, absent: frozenset[str], varies: Varies
+    nodes: tuple[Node, ...],
+    values: Values,
+    limit: int,
+    absent: frozenset[str],
+    varies: Varies,
+    literal_bytes: int | None,
 ) -> tuple[str, set[str], int | None, PrefixStop | None]:
     """One render with the keys of ``absent`` not existing: the literal text the walk
     reaches is counted first, then the values fill what is left in the order reached.
+
+    When the literal text of every branch fits (``literal_bytes``), all of it is
+    reserved instead, and what the walk reached is counted only when a value does not
+    fit in what that leaves (``room`` then grows by what was reserved but not
+    reached): a value that fits the smaller room fits the exact one, so every value
+    fits, or not, as with the exact count.
 
     Two loops over the one walk: the first, while the text is still shared, also asks
     whether each variable ends the shared prefix; the second, after it ends, is the
     plain fill."""
     reached, block = _reached(nodes, values, absent, varies)
-    room = limit - sum(utf8_size(node) for node in reached if type(node) is str)
-    if room < 0:
-        raise PromptTooLarge(limit - room, limit)
+    if literal_bytes is not None and literal_bytes <= limit:
+        reserved, counted = literal_bytes, False
+    else:
+        reserved, counted = _reached_size(reached), True
+        if reserved > limit:
+            raise PromptTooLarge(reserved, limit)
+    room = limit - reserved
     out: list[str] = []
     append = out.append
     get = values.get
@@ -153,6 +192,9 @@ def _bounded_pass(
         value = None if key in absent or key in new else get(key)
         if value:
             size = utf8_size(value)
+            if size > room and not counted:
+                room += reserved - _reached_size(reached)
+                counted = True
             if size > room:
                 new.add(key)
                 end = (len(out), 0)
@@ -183,6 +225,9 @@ def _bounded_pass(
         value = None if key in absent or key in new else get(key)
         if value:
             size = utf8_size(value)
+            if size > room and not counted:
+                room += reserved - _reached_size(reached)
+                counted = True
             if size <= room:
                 room -= size
                 append(value)
@@ -190,6 +235,11 @@ def _bounded_pass(
                 new.add(key)
     prefix = None if end is None else sum(map(len, islice(out, end[0]))) + end[1]
     return "".join(out), new, prefix, stop
+
+
+def _reached_size(reached: list[str | Variable]) -> int:
+    """The UTF-8 bytes of the literal text in ``reached``."""
+    return sum(utf8_size(node) for node in reached if type(node) is str)
 
 
 def _reached(

@@ -76,8 +76,9 @@ VARIABLES: tuple[VariableInfo, ...] = (
 
 NO_LIBRARY = Missing("there is no fragment library")
 
-# A rendered fragment: its name, its variant, and the fragments including it.
-RenderKey = tuple[str, VariantKey, frozenset[str]]
+# A rendered fragment: its name and the provider and model its variant is chosen for
+# (in one resolution, they name one variant), and the fragments including it.
+RenderKey = tuple[tuple[str, str | None, str | None], frozenset[str]]
 
 
 def chain_text(chain: Sequence[str]) -> str:
@@ -96,18 +97,35 @@ def depth_reason(chain: Sequence[str], name: str) -> str:
     return f"fragments nest deeper than {FRAGMENT_MAX_DEPTH} levels: {chain_text([*chain, name])}"
 
 
+# What a fragment name gives for a provider and model: the variant chosen and the use
+# a resolution records for it (or, in ``Fragments.picks``, why there is none).
+Picked = tuple[FragmentVariant, FragmentUse]
+
+
 class Fragments:
     """What the fragment resolver keeps for one resolution: the include chain being
-    rendered, the variants and parsed templates seen, the renders made (memoised by
+    rendered, the variants seen and what each name gives for a provider and model
+    (``picks``: a name is looked up, checked and its variant chosen once, however
+    often it is included), the parsed templates, the renders made (memoised by
     :data:`RenderKey`), and how much of the bounds is spent."""
 
-    __slots__ = ("candidates", "chain", "memo", "parsed", "renders", "spent", "variants")
+    __slots__ = (
+        "candidates",
+        "chain",
+        "memo",
+        "parsed",
+        "picks",
+        "renders",
+        "spent",
+        "variants",
+    )
 
     def __init__(self) -> None:
         self.candidates: dict[tuple[str | None, str | None], tuple[VariantKey, ...]] = {}
         self.chain: list[str] = []
         self.memo: dict[RenderKey, Value] = {}
         self.parsed: dict[str, engine.Template] = {}
+        self.picks: dict[tuple[str, str | None, str | None], Picked | Missing] = {}
         self.variants: dict[str, Mapping[VariantKey, FragmentVariant]] = {}
         self.renders = 0
         self.spent = 0
@@ -115,13 +133,18 @@ class Fragments:
     def __repr__(self) -> str:
         return f"Fragments(renders={self.renders}, spent={self.spent}, chain={self.chain})"
 
-    def variants_of(
-        self, name: str, library: FragmentSource
-    ) -> Mapping[VariantKey, FragmentVariant]:
-        found = self.variants.get(name)
-        if found is None:
-            found = self.variants[name] = library.variants(name)
-        return found
+    def pick(self, name: str, context: ResolveContext, library: FragmentSource) -> Picked | Missing:
+        """The variant of the valid fragment name ``name`` for the provider and model
+        of ``context``, and its use (or why there is none); the library is asked once
+        per name in a resolution."""
+        variants = self.variants.get(name)
+        if variants is None:
+            variants = self.variants[name] = library.variants(name)
+        key = self.choose(variants, context.provider, context.model)
+        if key is None:
+            return Missing(_absent(name, variants, context))
+        variant = variants[key]
+        return variant, FragmentUse.of(variant)
 
     def choose(
         self,
@@ -134,7 +157,10 @@ class Fragments:
         candidates = self.candidates.get((provider, model))
         if candidates is None:
             candidates = self.candidates[provider, model] = variant_candidates(provider, model)
-        return next((key for key in candidates if key in variants), None)
+        for key in candidates:
+            if key in variants:
+                return key
+        return None
 
     def template(self, source: str, library: FragmentSource) -> engine.Template:
         found = self.parsed.get(source)
@@ -149,24 +175,27 @@ def fragment_value(name: str, context: ResolveContext) -> Value:
     library = context.library
     if library is None:
         return NO_LIBRARY
-    try:
-        fragment_name_check(name)
-    except InvalidFragmentName as error:
-        return Missing(str(error))
     context, state = resolution_state(context)
     book = state.local(Fragments)
+    lookup = (name, context.provider, context.model)
+    picked = book.picks.get(lookup)
+    if picked is None:  # the first include of the name for this provider and model
+        try:
+            fragment_name_check(name)
+        except InvalidFragmentName as error:
+            return Missing(str(error))
     chain = book.chain
     if name in chain:
         return Missing(cycle_reason(chain, name))
     if len(chain) >= FRAGMENT_MAX_DEPTH:
         return Missing(depth_reason(chain, name))
-    variants = book.variants_of(name, library)
-    key = book.choose(variants, context.provider, context.model)
-    if key is None:
-        return Missing(_absent(name, variants, context))
-    variant = variants[key]
-    state.fragments.setdefault(FragmentUse.of(variant))
-    memo_key = (name, key, frozenset(chain))
+    if picked is None:
+        picked = book.picks[lookup] = book.pick(name, context, library)
+    if isinstance(picked, Missing):
+        return picked
+    variant, use = picked
+    state.fragments.setdefault(use)
+    memo_key = (lookup, frozenset(chain))
     value = book.memo.get(memo_key)
     if value is None:
         value = book.memo[memo_key] = _render(variant, context, book)
@@ -197,13 +226,9 @@ def _render(variant: FragmentVariant, context: ResolveContext, book: Fragments) 
         )
     book.renders += 1
     source = compress(variant.text) if variant.compress else variant.text
-    over_budget = Missing(
-        f"the fragments of one resolution render at most {budget:,} bytes of source and "
-        f"output together ({FRAGMENT_MAX_BYTES_FACTOR} × the prompt limit)"
-    )
     cost = utf8_size(source)
     if book.spent + cost > budget:
-        return over_budget
+        return _over_budget(budget)
     book.spent += cost
     assert context.library is not None  # fragment_value returns early without one
     template = book.template(source, context.library)
@@ -220,9 +245,16 @@ def _render(variant: FragmentVariant, context: ResolveContext, book: Fragments) 
     text = strip_line_ending(rendered.text)
     cost = utf8_size(text)
     if book.spent + cost > budget:
-        return over_budget
+        return _over_budget(budget)
     book.spent += cost
     return text if rendered.prefix is None else engine.Prefixed(text, rendered.prefix)
+
+
+def _over_budget(budget: int) -> Missing:
+    return Missing(
+        f"the fragments of one resolution render at most {budget:,} bytes of source and "
+        f"output together ({FRAGMENT_MAX_BYTES_FACTOR} × the prompt limit)"
+    )
 
 
 class FragmentResolver(Resolver):

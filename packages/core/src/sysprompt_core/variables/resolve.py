@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from sysprompt_core import template as engine
 from sysprompt_core.variables.context import ReadAccount
@@ -83,8 +83,11 @@ UNSHARED_TYPES = frozenset({"fragment"})
 fragment's on the fragments that include it): never shared between renders."""
 
 SUPPLIED_ABSENT = Missing("the host supplied it as not existing")
+UNKNOWN_NAME = Missing("unknown variable")
+NO_VALUE_GIVEN = Missing("the resolver gave no value")
 
 _Local = TypeVar("_Local")
+_Default = TypeVar("_Default")
 
 
 class ResolutionState(ReadAccount):
@@ -156,17 +159,24 @@ class LazyValues(Mapping[str, "str | None"]):
     def nested(cls, references: Iterable[str], context: ResolveContext) -> LazyValues:
         """The values of a template rendered inside the resolution of ``context`` (a
         fragment): the same context and :class:`ResolutionState`, so what the
-        resolution already resolved or read is not resolved or read again."""
+        resolution already resolved or read is not resolved or read again (it is
+        there from the start)."""
         values = cls.__new__(cls)
         context, state = resolution_state(context)
         values._start(references, context, state)
+        shared = state.shared
+        values._resolved = {key: shared[key] for key in values._referenced if key in shared}
         return values
 
     def _start(
         self, references: Iterable[str], context: ResolveContext, state: ResolutionState
     ) -> None:
-        self._references = tuple(dict.fromkeys(references))
-        self._referenced = frozenset(self._references)
+        if isinstance(references, frozenset):  # a parsed template's: unique already
+            self._references = tuple(references)
+            self._referenced = references
+        else:
+            self._references = tuple(dict.fromkeys(references))
+            self._referenced = frozenset(self._references)
         self._context = context
         self._state = state
         self._registry = state.registry
@@ -174,6 +184,26 @@ class LazyValues(Mapping[str, "str | None"]):
 
     def __getitem__(self, key: str) -> str | None:
         value = self.value(key)
+        return None if isinstance(value, Missing) else value
+
+    @overload
+    def get(self, key: str, /) -> str | None: ...
+
+    @overload
+    def get(self, key: str, /, default: str | None) -> str | None: ...
+
+    @overload
+    def get(self, key: str, /, default: _Default) -> str | None | _Default: ...
+
+    def get(self, key: str, /, default: object = None) -> object:
+        """``self[key]``, or ``default`` for a key that is not referenced (what
+        ``Mapping.get`` does, without its detour through an exception: the renderer
+        looks every key up this way)."""
+        value = self._resolved.get(key)
+        if value is None:
+            if key not in self._referenced:
+                return default
+            value = self._first(key)
         return None if isinstance(value, Missing) else value
 
     def __contains__(self, key: object) -> bool:
@@ -190,15 +220,22 @@ class LazyValues(Mapping[str, "str | None"]):
 
     def value(self, key: str) -> Value:
         """The resolved value of a referenced key; :class:`KeyError` for any other key."""
-        if key not in self._referenced:
-            raise KeyError(key)
-        if key not in self._resolved:
-            known = self._state.shared.get(key)
-            if known is None:
-                self._resolve(key)
-            else:
-                self._resolved[key] = known
-        return self._resolved[key]
+        value = self._resolved.get(key)
+        if value is None:
+            if key not in self._referenced:
+                raise KeyError(key)
+            value = self._first(key)
+        return value
+
+    def _first(self, key: str) -> Value:
+        """A referenced key's value the first time this mapping is asked: what another
+        render of the resolution resolved, or resolved now."""
+        value = self._state.shared.get(key)
+        if value is None:
+            self._resolve(key)
+            return self._resolved[key]
+        self._resolved[key] = value
+        return value
 
     def reason(self, key: str) -> str | None:
         """Why a referenced variable does not exist, or None when it does."""
@@ -244,12 +281,15 @@ class LazyValues(Mapping[str, "str | None"]):
             self._resolved[key] = self._state.shared[key] = given
         elif resolver is None:
             self._resolved[key] = Missing(f"unknown variable type '{kind}'")
-        else:
-            names = self._pending_names(kind) if resolver.batch else [name]
-            values = _run(resolver, kind, names, self._context)
+        elif resolver.batch:
+            values = _run(resolver, kind, self._pending_names(kind), self._context)
             self._resolved.update(values)
             if kind not in UNSHARED_TYPES:
                 self._state.shared.update(values)
+        else:
+            value = self._resolved[key] = _run_one(resolver, name, self._context)
+            if kind not in UNSHARED_TYPES:
+                self._state.shared[key] = value
 
     def _pending_names(self, kind: str) -> list[str]:
         prefix = f"{kind}:"
@@ -288,22 +328,38 @@ def _run(
 ) -> dict[str, Value]:
     """Values keyed ``"type:name"``; unknown names never reach the resolver."""
     fixed = resolver.names()
-    unknown = Missing("unknown variable")
-    values: dict[str, Value] = {
-        name: unknown for name in names if fixed is not None and name not in fixed
-    }
+    values: dict[str, Value] = (
+        {} if fixed is None else {name: UNKNOWN_NAME for name in names if name not in fixed}
+    )
     wanted = [name for name in names if name not in values]
     if wanted:
         values.update(_call(resolver, wanted, context))
-    lost = Missing("the resolver gave no value")
-    return {f"{kind}:{name}": values.get(name, lost) for name in names}
+    return {f"{kind}:{name}": values.get(name, NO_VALUE_GIVEN) for name in names}
+
+
+def _run_one(resolver: Resolver, name: str, context: ResolveContext) -> Value:
+    """:func:`_run` for one name (a resolver that is not a batch one): its ``value``
+    asked directly when it keeps the default ``resolve``, which only asks that."""
+    fixed = resolver.names()
+    if fixed is not None and name not in fixed:
+        return UNKNOWN_NAME
+    if type(resolver).resolve is not Resolver.resolve:
+        return _call(resolver, [name], context).get(name, NO_VALUE_GIVEN)
+    try:
+        return resolver.value(name, context)
+    except Exception as exc:  # a resolver must not break rendering
+        return _failed(resolver, exc)
 
 
 def _call(resolver: Resolver, names: list[str], context: ResolveContext) -> Mapping[str, Value]:
     try:
         return resolver.resolve(names, context)
     except Exception as exc:  # a resolver must not break rendering
-        return dict.fromkeys(names, Missing(f"the {resolver.type} resolver failed: {exc}"))
+        return dict.fromkeys(names, _failed(resolver, exc))
+
+
+def _failed(resolver: Resolver, exc: Exception) -> Missing:
+    return Missing(f"the {resolver.type} resolver failed: {exc}")
 
 
 def render_nested(template: engine.Template, context: ResolveContext) -> engine.Bounded:
