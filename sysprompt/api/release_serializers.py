@@ -34,8 +34,11 @@ from sysprompt.api.serializers import (
     VariablesField,
     cwd_field,
 )
-from sysprompt.releases.models import MESSAGE_MAX_LENGTH
-from sysprompt.releases.validation import WINDOW_DAYS_DEFAULT, WINDOW_DAYS_MAX
+from sysprompt.releases.validation import (
+    MESSAGE_MAX_LENGTH,
+    WINDOW_DAYS_DEFAULT,
+    WINDOW_DAYS_MAX,
+)
 from sysprompt_core.limits import MODEL_MAX_LENGTH
 from sysprompt_core.releases import (
     LABEL_NAME_MAX_LENGTH,

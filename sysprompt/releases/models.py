@@ -30,9 +30,6 @@ from sysprompt.releases.permissions import PUBLISH_CODENAME
 from sysprompt_core.limits import CWD_MAX_LENGTH, MODEL_MAX_LENGTH
 from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH
 
-MESSAGE_MAX_LENGTH = 4000
-"""The longest message of a release or a label move, in characters."""
-
 
 class Release(models.Model):
     """One snapshot of the working copy; see the module docstring."""

@@ -48,7 +48,7 @@ from sysprompt.releases.models import (
     ReleaseFragment,
     TestContext,
 )
-from sysprompt_core.library import FragmentVariant, VariantKey, check_strategy
+from sysprompt_core.library import FragmentSource, FragmentVariant, VariantKey, check_strategy
 from sysprompt_core.releases import (
     LATEST,
     PRODUCTION,
@@ -434,6 +434,16 @@ def conversation_build(label: str | None = None) -> Chooser:
         return Build(template=template, library=library, label=name, release=release, arm=arm)
 
     return choose
+
+
+def label_builds(
+    label: str | None, owner_id: int | None
+) -> list[tuple[CurrentTemplate, FragmentSource]]:
+    """The template and library of every pointer the label serves (the call's
+    ``label``, else the agent host ``owner_id``'s, else production): one, or one per
+    arm of a split (what a host must be ready to resolve for any conversation)."""
+    _, target = _label_for(label, owner_id)
+    return [pointer_build(pointer)[:2] for pointer in target.pointers]
 
 
 def _label_for(label: str | None, owner_id: int | None) -> tuple[str, Target]:

@@ -12,7 +12,6 @@ from typing import Any
 
 from sysprompt.errors import InvalidInput
 from sysprompt.prompts.validation import CheckedCwd, HostContext, cwd_check, host_context_check
-from sysprompt.releases.models import MESSAGE_MAX_LENGTH
 from sysprompt_core.errors import InvalidTarget
 from sysprompt_core.limits import MODEL_MAX_LENGTH
 from sysprompt_core.releases import (
@@ -23,6 +22,8 @@ from sysprompt_core.releases import (
     parse_target,
 )
 
+MESSAGE_MAX_LENGTH = 4000
+"""The longest message of a release or a label move, in characters."""
 WINDOW_DAYS_DEFAULT = 7
 WINDOW_DAYS_MAX = 365
 TEST_CONTEXTS_MAX = 100
