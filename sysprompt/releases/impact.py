@@ -156,7 +156,11 @@ def impact_report(
     since = now - timedelta(days=days)
     template, library, _ = pointer_build(pointer)
     after = Side(template.text, library, template.compress)
-    contexts = [*_recorded(name, since, now), *_tests(now, start=IMPACT_MAX_CONTEXTS)]
+    places = _Places()
+    contexts = [
+        *_recorded(name, since, now, places),
+        *_tests(now, places, start=IMPACT_MAX_CONTEXTS),
+    ]
     arms: list[tuple[int | None, Pointer, int]] = (
         [(index, arm.pointer, arm.weight) for index, arm in enumerate(current.arms)]
         if isinstance(current, Split)
@@ -217,7 +221,7 @@ def _apportioned(count: int, weights: Sequence[int]) -> list[int]:
     return shares
 
 
-def _recorded(label: str, since: datetime, now: datetime) -> list[_Context]:
+def _recorded(label: str, since: datetime, now: datetime, places: _Places) -> list[_Context]:
     """The label's most frequent contexts in the window, with their newest conversation."""
     fields = ("owner_id", "provider", "model", "tools", "variables", "override")
     groups = list(
@@ -243,6 +247,7 @@ def _recorded(label: str, since: datetime, now: datetime) -> list[_Context]:
         tools = tuple(str(tool) for tool in group["tools"] or ())
         variables = {str(k): str(v) for k, v in (group["variables"] or {}).items()}
         context, note = _resolve_context(
+            places,
             cwd=representative["cwd"],
             model=group["model"],
             conversation_id=representative["conversation_id"],
@@ -285,12 +290,13 @@ def _recorded(label: str, since: datetime, now: datetime) -> list[_Context]:
     return contexts
 
 
-def _tests(now: datetime, *, start: int) -> list[_Context]:
+def _tests(now: datetime, places: _Places, *, start: int) -> list[_Context]:
     contexts = []
     for order, test in enumerate(test_contexts_list(), start=start):
         tools = tuple(str(tool) for tool in test.tools or ())
         variables = {str(k): str(v) for k, v in (test.variables or {}).items()}
         context, note = _resolve_context(
+            places,
             cwd=test.cwd,
             model=test.model,
             conversation_id=None,
@@ -324,7 +330,23 @@ def _tests(now: datetime, *, start: int) -> list[_Context]:
     return contexts
 
 
+class _Places(dict[str, tuple[str, str | None, str | None]]):
+    """Each working directory of a report checked once: its path as checked, its real
+    path (``None``: only a value) and why not, when it failed the check."""
+
+    def checked(self, cwd: str) -> tuple[str, str | None, str | None]:
+        if cwd not in self:
+            try:
+                checked = cwd_check(cwd)
+                self[cwd] = (str(checked), checked.real, None)
+            except InvalidInput as error:
+                note = f"{error.message} Its git: and file: values do not exist here."
+                self[cwd] = (os.path.normpath(cwd), None, note)
+        return self[cwd]
+
+
 def _resolve_context(
+    places: _Places,
     *,
     cwd: str,
     model: str,
@@ -341,13 +363,7 @@ def _resolve_context(
     only a value, and the note says why)."""
     conf = app_settings()
     resolves = conf.server_resolves
-    note = None
-    try:
-        checked = cwd_check(cwd)
-        path, real = str(checked), checked.real
-    except InvalidInput as error:
-        path, real = os.path.normpath(cwd), None
-        note = f"{error.message} Its git: and file: values do not exist here."
+    path, real, note = places.checked(cwd)
     if real is None:
         resolves -= DIRECTORY_TYPES
     context = ResolveContext(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -178,3 +179,36 @@ def test_impact_matrix_compresses_a_side_that_says_so() -> None:
 
 def test_estimated_tokens_rounds_up_four_characters_a_token() -> None:
     assert [estimated_tokens(n) for n in (0, 1, 4, 5, 400)] == [0, 1, 1, 2, 100]
+
+
+class CountingRewriter(MemorySource):
+    """A source that rewrites ``path`` at every fragment look-up from the second on."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        super().__init__([variant("core", text)])
+        self.path = path
+        self.lookups = 0
+
+    def variants(self, name: str) -> Mapping[VariantKey, FragmentVariant]:
+        self.lookups += 1
+        if self.lookups > 1:
+            self.path.write_text(f"read {self.lookups}\n")
+        return super().variants(name)
+
+
+def test_impact_matrix_reads_a_place_once_for_every_context_there(tmp_path: Path) -> None:
+    notes = tmp_path / "NOTES.md"
+    notes.write_text("first read\n")
+    options = ResolverOptions(allowed_roots=(str(tmp_path),))
+    here = ResolveContext(cwd=str(tmp_path), now=NOW, options=options)
+    contexts = [
+        ImpactContext("own", dataclasses.replace(here, supplied={"file:NOTES.md": "mine"})),
+        ImpactContext("a", dataclasses.replace(here, model="a")),
+        ImpactContext("b", dataclasses.replace(here, model="b")),
+    ]
+    before = Side("[fragment:core]", CountingRewriter(notes, "[file:NOTES.md]"))
+
+    rows = impact_matrix(contexts, before, side("[fragment:core]", {"core": "x"})).contexts
+
+    assert notes.read_text() == "read 3\n"
+    assert [row.prompt_before for row in rows] == ["mine", "read 2", "read 2"]

@@ -12,6 +12,13 @@ a :class:`~sysprompt_core.library.FragmentSource` — and for every context::
     context ──resolve_prompt(after.template, …) ──layered_prompt──────────▶ prompt after
             ──unified_diff, sizes, shared prefixes, library_lint(after)──▶ ContextImpact
 
+Host-local values (``prompt:cwd``, ``git:``, ``file:``, ``system:``) depend on nothing
+but the place they are read in — the working directory as checked, what the server may
+resolve, the instant — so what one context's rendering read there is supplied to the
+next context of the same place too: a repository shared by many contexts is read
+once per report, not once per context. What a context supplies itself (a test
+context's own values) stays its own.
+
 then sums the :class:`ImpactSummary`: how many contexts changed of how many rendered,
 and the share of the conversations they stand for. Nothing here reads a database or
 stores anything; the server feeds it (its contexts from stored conversations and test
@@ -36,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sysprompt_core import template as engine
 from sysprompt_core.library import FragmentSource, Override, compress, layered_prompt
@@ -203,9 +211,18 @@ def impact_matrix(
     parsed_before = _parsed(before)
     parsed_after = _parsed(after)
     lints: dict[tuple[str | None, str | None], tuple[engine.Diagnostic, ...]] = {}
+    places: dict[_Place, dict[str, str | None]] = {}
     rows = []
     for item in contexts:
-        old = _build(item, before, parsed_before, registry, item.context.supplied)
+        place = _place(item.context)
+        read_here = places.setdefault(place, {})
+        supplied = {**read_here, **item.context.supplied}
+        old = _build(item, before, parsed_before, registry, supplied)
+        read_here.update(
+            (key, value)
+            for key, value in old.host_values.items()
+            if key not in item.context.supplied
+        )
         new = _build(item, after, parsed_after, registry, {**old.host_values})
         diff = unified_diff(old.prompt, new.prompt, max_chars=max_diff_chars)
         where = (item.context.provider, item.context.model)
@@ -239,6 +256,14 @@ def impact_matrix(
             )
         )
     return Impact(tuple(rows))
+
+
+_Place = tuple[str | None, str | None, frozenset[str] | None, datetime, object]
+
+
+def _place(context: ResolveContext) -> _Place:
+    """Where a context's host-local values are read: what they depend on."""
+    return (context.cwd, context.directory, context.server_resolves, context.now, context.options)
 
 
 def _parsed(side: Side) -> engine.Template:
