@@ -27,11 +27,12 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from types import MappingProxyType
 
+from django.contrib.auth import get_user_model
 from django.db import connection, models
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, LabelNotFound, ReleaseNotFound, TestContextNotFound
@@ -39,7 +40,7 @@ from sysprompt.library.models import Fragment, FragmentVersion
 from sysprompt.library.selectors import DatabaseSource, agent_host_id, library_source
 from sysprompt.prompts.builds import Build, Chooser
 from sysprompt.prompts.models import TemplateVersion
-from sysprompt.prompts.selectors import CurrentTemplate, template_current, template_of
+from sysprompt.prompts.selectors import CurrentTemplate, template_current
 from sysprompt.releases.models import (
     HostLabel,
     Label,
@@ -400,21 +401,52 @@ def _json_object(value: object) -> dict[str, str]:
     return {str(k): str(v) for k, v in decoded.items()} if isinstance(decoded, dict) else {}
 
 
-def release_template(release: Release) -> CurrentTemplate:
-    """The root template a release holds (the built-in default when it holds none)."""
-    if release.template_version is None:
-        default = CurrentTemplate(text=_default_text(), version=0, updated_at=None, author=None)
-        return default
-    return template_of(release.template_version)
-
-
 def pointer_build(pointer: Pointer) -> tuple[CurrentTemplate, DatabaseSource, int | None]:
     """The template and library ``pointer`` builds from, and the release number to
     record (``None`` for latest). :class:`ReleaseNotFound` for an unknown release."""
     if pointer == LATEST:
         return template_current(), library_source(), None
-    release = release_row(pointer)
-    return release_template(release), ReleaseSource(release.pk), release.number
+    release_id, template = _release_template(pointer)
+    return template, ReleaseSource(release_id), pointer
+
+
+def _release_template(number: int) -> tuple[int, CurrentTemplate]:
+    """The row id of release ``number`` and the template it holds, in one query written
+    once: every construct from a release comes here, and compiling the ORM's query
+    would cost more than running it (as ``prompts.selectors.conversation_prompt_get``
+    says of its own)."""
+    if not 1 <= number <= RELEASE_NUMBER_MAX:
+        raise ReleaseNotFound(number)
+    users = get_user_model()
+    field = users._meta.get_field(users.USERNAME_FIELD)
+    assert isinstance(field, models.Field) and field.column is not None
+    username = connection.ops.quote_name(field.column)
+    sql = (
+        f"SELECT r.id, t.number, t.text, t.compress, t.created_at, u.{username} "
+        f"FROM {_quoted(Release)} r "
+        f"LEFT JOIN {_quoted(TemplateVersion)} t ON t.number = r.template_version "
+        f"LEFT JOIN {_quoted(users)} u ON u.id = t.author_id WHERE r.number = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [number])
+        row = cursor.fetchone()
+    if row is None:
+        raise ReleaseNotFound(number)
+    release_id, version, text, compress, created_at, author = row
+    if version is None:
+        return release_id, CurrentTemplate(
+            text=_default_text(), version=0, updated_at=None, author=None
+        )
+    if isinstance(created_at, datetime) and created_at.tzinfo is None:  # SQLite
+        created_at = created_at.replace(tzinfo=UTC)
+    template = CurrentTemplate(
+        text=text,
+        version=version,
+        updated_at=created_at,
+        author=author,
+        compress=bool(compress),
+    )
+    return release_id, template
 
 
 def conversation_build(label: str | None = None) -> Chooser:
@@ -447,29 +479,31 @@ def label_builds(
 
 
 def _label_for(label: str | None, owner_id: int | None) -> tuple[str, Target]:
-    """The label a conversation uses and its target now (one query): the call's
-    ``label``, else the owner's agent host label, else ``production``."""
-    if label is not None:
-        stored = Label.objects.filter(name=label).values_list("target", flat=True).first()
-        if stored is not None:
-            return label, parse_target(stored)
-        if label == PRODUCTION:
-            return PRODUCTION, PRODUCTION_DEFAULT
-        raise InvalidInput("label", f"There is no label {label!r}; GET /api/labels lists them.")
-    if owner_id is None:
-        stored = Label.objects.filter(name=PRODUCTION).values_list("target", flat=True).first()
-        return PRODUCTION, PRODUCTION_DEFAULT if stored is None else parse_target(stored)
-    hosts = HostLabel.objects.filter(user_id=owner_id)
-    rows = (
-        Label.objects.filter(Q(name=PRODUCTION) | Q(pk__in=hosts.values("label_id")))
-        .annotate(is_host=Exists(hosts.filter(label_id=OuterRef("pk"))))
-        .values_list("name", "target", "is_host")
+    """The label a conversation uses and its target now: the call's ``label``, else
+    the owner's agent host label, else ``production``. One query, written once (every
+    build comes here): the label wanted and production, with whether the host's label
+    is the row."""
+    sql = (
+        f"SELECT l.name, l.target, h.user_id FROM {_quoted(Label)} l "
+        f"LEFT JOIN {_quoted(HostLabel)} h ON h.label_id = l.id AND h.user_id = %s "
+        "WHERE l.name = %s OR h.user_id IS NOT NULL"
     )
-    found = {is_host: (name, target) for name, target, is_host in rows}
-    chosen = found.get(True) or found.get(False)
-    if chosen is None:
-        return PRODUCTION, PRODUCTION_DEFAULT
-    return chosen[0], parse_target(chosen[1])
+    host = -1 if label is not None or owner_id is None else owner_id  # -1: no user's id
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [host, label or PRODUCTION])
+        rows = cursor.fetchall()
+    by_host = {user is not None: (name, _json(target)) for name, target, user in rows}
+    found = by_host.get(True) or by_host.get(False)
+    if found is not None:
+        return found[0], parse_target(found[1])
+    if label is None or label == PRODUCTION:
+        return PRODUCTION, PRODUCTION_DEFAULT  # its row is missing: as installed
+    raise InvalidInput("label", f"There is no label {label!r}; GET /api/labels lists them.")
+
+
+def _json(value: object) -> object:
+    """A JSON column as the cursor gives it: text (as Django sets the backends up)."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
 
 
 # --- labels ------------------------------------------------------------------------------
