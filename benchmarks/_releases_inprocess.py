@@ -103,8 +103,10 @@ def main() -> None:
         raise SystemExit(f"the paths do not build the same prompt: {list(prompts)}")
 
     figures: dict[str, list[float]] = {}
+    order = list(paths)
     for sample in range(args.samples):
-        for path in paths:
+        order = order[1:] + order[:1]  # each path takes each place in turn
+        for path in order:
             start = time.perf_counter()
             construct(path, f"construct-{path}")
             figures.setdefault(f"construct_{path}", []).append(time.perf_counter() - start)

@@ -8,7 +8,8 @@ and reads ``git:branch`` and ``file:AGENTS.md`` in a real repository), released 
 release 1, with ``production → release 1``, ``staging → latest`` and ``ab`` split
 50/50 between them. Then, in one process, interleaved sample by sample:
 
-* ``construct`` and a **first turn** (``resolve`` of a new conversation) through
+* ``construct`` and a **first turn** (``resolve`` of a new conversation), the paths
+  taking turns at going first, through
   **today's** path (no label, the working copy: the services' default) and through the
   label paths: ``production → release 1``, a call label following ``latest``, a split.
   The four build the same prompt (checked). Target: a first turn with releases ≤ 1.05 ×
