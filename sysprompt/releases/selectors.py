@@ -558,20 +558,10 @@ def label_get(name: str) -> LabelState:
     raise LabelNotFound(name)
 
 
-def label_exists(name: str) -> bool:
-    return name == PRODUCTION or Label.objects.filter(name=name).exists()
-
-
 def label_history(name: str) -> QuerySet[LabelMove]:
     """The label's moves, newest first, with their authors; :class:`LabelNotFound`."""
     label_get(name)
     return LabelMove.objects.select_related("author").filter(label__name=name).order_by("-id")
-
-
-def label_serves(name: str) -> LabelState:
-    """What ``production`` (or any label) serves now: :func:`label_get`, for the pages
-    that save (which say whether a save reaches it: ``follows_latest``)."""
-    return label_get(name)
 
 
 @dataclass(frozen=True)
