@@ -212,17 +212,19 @@ def _label_write(
     author: Actor,
     rollback: bool,
 ) -> LabelSet:
-    for pointer in target.pointers:
-        if pointer != LATEST:
-            release_row(pointer)  # ReleaseNotFound before anything is written
     now = timezone.now()
     label = _locked(name)
     created = label is None
+    if label is not None:
+        _check_may_change(label, author)  # who may, before what: 403 before a 404
+    elif name == PRODUCTION:  # its row is missing: it is protected all the same
+        protected = True
+        if not author.has_perm(PUBLISH_PERMISSION):
+            raise LabelProtected(name, PUBLISH_PERMISSION)
+    for pointer in target.pointers:
+        if pointer != LATEST:
+            release_row(pointer)  # ReleaseNotFound before anything is written
     if label is None:
-        if name == PRODUCTION:  # its row is missing: it is protected all the same
-            protected = True
-            if not author.has_perm(PUBLISH_PERMISSION):
-                raise LabelProtected(name, PUBLISH_PERMISSION)
         try:
             with transaction.atomic():
                 label = Label.objects.create(

@@ -118,3 +118,11 @@ def test_put_the_same_target_writes_nothing(author_client: APIClient) -> None:
 
     assert again.status_code == 200
     assert tables() == before
+
+
+def test_protected_label_answers_403_before_looking_at_the_release(
+    author_client: APIClient,
+) -> None:
+    response = put_label(author_client, "production", {"release": 99})
+
+    assert response.status_code == 403
