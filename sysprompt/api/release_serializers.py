@@ -28,6 +28,7 @@ from sysprompt.api.serializers import (
     HostValuesField,
     JsonValueField,
     OverrideField,
+    PageOutputSerializer,
     StrictBooleanField,
     StrictCharField,
     ToolsField,
@@ -150,13 +151,9 @@ class ReleaseDetailOutputSerializer(ReleaseOutputSerializer):
 
 
 @extend_schema_serializer(component_name="ReleasePage")
-class ReleasePageOutputSerializer(serializers.Serializer[Any]):
+class ReleasePageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/releases`` (cursor pagination, newest first)."""
 
-    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
-    previous = serializers.URLField(
-        allow_null=True, help_text="The previous page; null on the first."
-    )
     results = ReleaseOutputSerializer(many=True)
 
 
@@ -239,13 +236,9 @@ class LabelOutputSerializer(serializers.Serializer[Any]):
 
 
 @extend_schema_serializer(component_name="LabelPage")
-class LabelPageOutputSerializer(serializers.Serializer[Any]):
+class LabelPageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/labels`` (cursor pagination, by name)."""
 
-    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
-    previous = serializers.URLField(
-        allow_null=True, help_text="The previous page; null on the first."
-    )
     results = LabelOutputSerializer(many=True)
 
 
@@ -279,13 +272,9 @@ class LabelMoveOutputSerializer(serializers.Serializer[Any]):
 
 
 @extend_schema_serializer(component_name="LabelMovePage")
-class LabelMovePageOutputSerializer(serializers.Serializer[Any]):
+class LabelMovePageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/labels/{name}/history`` (cursor pagination, newest first)."""
 
-    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
-    previous = serializers.URLField(
-        allow_null=True, help_text="The previous page; null on the first."
-    )
     results = LabelMoveOutputSerializer(many=True)
 
 
@@ -442,13 +431,9 @@ class TestContextOutputSerializer(serializers.Serializer[Any]):
 
 
 @extend_schema_serializer(component_name="TestContextPage")
-class TestContextPageOutputSerializer(serializers.Serializer[Any]):
+class TestContextPageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/test-contexts`` (cursor pagination, by name)."""
 
-    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last.")
-    previous = serializers.URLField(
-        allow_null=True, help_text="The previous page; null on the first."
-    )
     results = TestContextOutputSerializer(many=True)
 
 
