@@ -37,7 +37,12 @@ from django.db.models import Exists, OuterRef, QuerySet
 from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, LabelNotFound, ReleaseNotFound, TestContextNotFound
 from sysprompt.library.models import Fragment, FragmentVersion
-from sysprompt.library.selectors import DatabaseSource, agent_host_id, library_source
+from sysprompt.library.selectors import (
+    DatabaseSource,
+    agent_host_id,
+    library_source,
+    variants_of_rows,
+)
 from sysprompt.prompts.builds import Build, Chooser
 from sysprompt.prompts.models import TemplateVersion
 from sysprompt.prompts.selectors import CurrentTemplate, template_current
@@ -49,7 +54,7 @@ from sysprompt.releases.models import (
     ReleaseFragment,
     TestContext,
 )
-from sysprompt_core.library import FragmentSource, FragmentVariant, VariantKey, check_strategy
+from sysprompt_core.library import FragmentSource, FragmentVariant, VariantKey
 from sysprompt_core.releases import (
     LATEST,
     PRODUCTION,
@@ -376,7 +381,7 @@ def _release_variants(
 ) -> dict[str, Mapping[VariantKey, FragmentVariant]]:
     """The variants of ``names`` in the release, by name: one query, written once (a
     construct from a release comes here, as one from the working copy reads
-    ``library.selectors._live_variants``)."""
+    ``library.selectors._live_variants``), its rows made into variants the same way."""
     sql = (
         "SELECT f.name, v.provider, v.model, v.number, v.text, v.compress, v.defaults, "
         f"v.strategy FROM {_quoted(ReleaseFragment)} r "
@@ -386,19 +391,7 @@ def _release_variants(
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [release_id, *names])
-        rows = cursor.fetchall()
-    found: dict[str, dict[VariantKey, FragmentVariant]] = {}
-    for name, provider, model, number, text, compress, defaults, strategy in rows:
-        key = VariantKey(provider or None, model or None)
-        settings = (bool(compress), _json_object(defaults), check_strategy(strategy))
-        found.setdefault(name, {})[key] = FragmentVariant(name, key, number, text, *settings)
-    return {name: MappingProxyType(variants) for name, variants in found.items()}
-
-
-def _json_object(value: object) -> dict[str, str]:
-    """A JSON column as the cursor gives it (text, as Django sets the backends up)."""
-    decoded = json.loads(value) if isinstance(value, str | bytes) else value
-    return {str(k): str(v) for k, v in decoded.items()} if isinstance(decoded, dict) else {}
+        return variants_of_rows(cursor.fetchall())
 
 
 def pointer_build(pointer: Pointer) -> tuple[CurrentTemplate, DatabaseSource, int | None]:
