@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection, models
@@ -394,11 +395,14 @@ def _release_variants(
         return variants_of_rows(cursor.fetchall())
 
 
-def pointer_build(pointer: Pointer) -> tuple[CurrentTemplate, DatabaseSource, int | None]:
+def pointer_build(
+    pointer: Pointer, latest: CurrentTemplate | None = None
+) -> tuple[CurrentTemplate, DatabaseSource, int | None]:
     """The template and library ``pointer`` builds from, and the release number to
-    record (``None`` for latest). :class:`ReleaseNotFound` for an unknown release."""
+    record (``None`` for latest). :class:`ReleaseNotFound` for an unknown release.
+    ``latest``: the current template, when the caller read it already."""
     if pointer == LATEST:
-        return template_current(), library_source(), None
+        return latest or template_current(), library_source(), None
     release_id, template = _release_template(pointer)
     return template, ReleaseSource(release_id), pointer
 
@@ -411,11 +415,8 @@ def _release_template(number: int) -> tuple[int, CurrentTemplate]:
     if not 1 <= number <= RELEASE_NUMBER_MAX:
         raise ReleaseNotFound(number)
     users = get_user_model()
-    field = users._meta.get_field(users.USERNAME_FIELD)
-    assert isinstance(field, models.Field) and field.column is not None
-    username = connection.ops.quote_name(field.column)
     sql = (
-        f"SELECT r.id, t.number, t.text, t.compress, t.created_at, u.{username} "
+        f"SELECT r.id, t.number, t.text, t.compress, t.created_at, u.{_username_column()} "
         f"FROM {_quoted(Release)} r "
         f"LEFT JOIN {_quoted(TemplateVersion)} t ON t.number = r.template_version "
         f"LEFT JOIN {_quoted(users)} u ON u.id = t.author_id WHERE r.number = %s"
@@ -425,21 +426,20 @@ def _release_template(number: int) -> tuple[int, CurrentTemplate]:
         row = cursor.fetchone()
     if row is None:
         raise ReleaseNotFound(number)
-    release_id, version, text, compress, created_at, author = row
+    return row[0], _template_of_row(row[1:])
+
+
+def _template_of_row(row: Sequence[Any]) -> CurrentTemplate:
+    """A template version read by hand — number, text, compress, created_at, author's
+    name — as a :class:`CurrentTemplate`; no version (``None``) is the built-in default."""
+    version, text, compress, created_at, author = row
     if version is None:
-        return release_id, CurrentTemplate(
-            text=_default_text(), version=0, updated_at=None, author=None
-        )
+        return CurrentTemplate(text=_default_text(), version=0, updated_at=None, author=None)
     if isinstance(created_at, datetime) and created_at.tzinfo is None:  # SQLite
         created_at = created_at.replace(tzinfo=UTC)
-    template = CurrentTemplate(
-        text=text,
-        version=version,
-        updated_at=created_at,
-        author=author,
-        compress=bool(compress),
+    return CurrentTemplate(
+        text=text, version=version, updated_at=created_at, author=author, compress=bool(compress)
     )
-    return release_id, template
 
 
 def conversation_build(label: str | None = None) -> Chooser:
@@ -448,14 +448,14 @@ def conversation_build(label: str | None = None) -> Chooser:
     the field ``label``."""
 
     def choose(*, conversation_id: str, owner_id: int | None) -> Build:
-        name, target = _label_for(label, owner_id)
+        name, target, latest = _label_for(label, owner_id)
         arm: int | None = None
         if isinstance(target, Split):
             arm = choose_arm(target, name, conversation_id)
             pointer = target.arms[arm].pointer
         else:
             pointer = target.pointer
-        template, library, release = pointer_build(pointer)
+        template, library, release = pointer_build(pointer, latest)
         return Build(template=template, library=library, label=name, release=release, arm=arm)
 
     return choose
@@ -467,31 +467,49 @@ def label_builds(
     """The template and library of every pointer the label serves (the call's
     ``label``, else the agent host ``owner_id``'s, else production): one, or one per
     arm of a split (what a host must be ready to resolve for any conversation)."""
-    _, target = _label_for(label, owner_id)
-    return [pointer_build(pointer)[:2] for pointer in target.pointers]
+    _, target, latest = _label_for(label, owner_id)
+    return [pointer_build(pointer, latest)[:2] for pointer in target.pointers]
 
 
-def _label_for(label: str | None, owner_id: int | None) -> tuple[str, Target]:
+def _label_for(
+    label: str | None, owner_id: int | None
+) -> tuple[str, Target, CurrentTemplate | None]:
     """The label a conversation uses and its target now: the call's ``label``, else
-    the owner's agent host label, else ``production``. One query, written once (every
-    build comes here): the label wanted and production, with whether the host's label
-    is the row."""
+    the owner's agent host label, else ``production``; and the current template (what
+    ``latest`` builds from; ``None`` when no label row was read).
+
+    One query, written once (every build comes here): the label wanted and production,
+    with whether the host's label is the row, and beside them the newest template
+    version (by the unique index on its number) — so that a label following ``latest``,
+    a fresh install's production, costs a first turn no query more than before labels."""
+    users = get_user_model()
     sql = (
-        f"SELECT l.name, l.target, h.user_id FROM {_quoted(Label)} l "
+        f"SELECT l.name, l.target, h.user_id, t.number, t.text, t.compress, t.created_at, "
+        f"u.{_username_column()} FROM {_quoted(Label)} l "
         f"LEFT JOIN {_quoted(HostLabel)} h ON h.label_id = l.id AND h.user_id = %s "
+        f"LEFT JOIN (SELECT number, text, compress, created_at, author_id "
+        f"FROM {_quoted(TemplateVersion)} ORDER BY number DESC LIMIT 1) t ON 1 = 1 "
+        f"LEFT JOIN {_quoted(users)} u ON u.id = t.author_id "
         "WHERE l.name = %s OR h.user_id IS NOT NULL"
     )
     host = -1 if label is not None or owner_id is None else owner_id  # -1: no user's id
     with connection.cursor() as cursor:
         cursor.execute(sql, [host, label or PRODUCTION])
         rows = cursor.fetchall()
-    by_host = {user is not None: (name, _json(target)) for name, target, user in rows}
+    by_host = {row[2] is not None: row for row in rows}
     found = by_host.get(True) or by_host.get(False)
     if found is not None:
-        return found[0], parse_target(found[1])
+        return found[0], parse_target(_json(found[1])), _template_of_row(found[3:])
     if label is None or label == PRODUCTION:
-        return PRODUCTION, PRODUCTION_DEFAULT  # its row is missing: as installed
+        return PRODUCTION, PRODUCTION_DEFAULT, None  # its row is missing: as installed
     raise InvalidInput("label", f"There is no label {label!r}; GET /api/labels lists them.")
+
+
+def _username_column() -> str:
+    users = get_user_model()
+    field = users._meta.get_field(users.USERNAME_FIELD)
+    assert isinstance(field, models.Field) and field.column is not None
+    return connection.ops.quote_name(field.column)
 
 
 def _json(value: object) -> object:

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from sysprompt.accounts.services import agent_host_ensure
 from sysprompt.errors import InvalidInput, ReleaseNotFound
+from sysprompt.prompts.selectors import template_current
 from sysprompt.releases import selectors, services
 from sysprompt.releases.models import Label
 from sysprompt_core.releases import choose_arm, parse_target
@@ -123,6 +124,26 @@ def test_conversation_build_reads_the_label_and_the_host_label_in_one_query(
         selectors._label_for(None, owner)
 
     assert len(queries.captured_queries) == 1
+
+
+@pytest.mark.parametrize(("target", "queries"), [("latest", 1), ({"release": 1}, 2)])
+def test_conversation_build_reads_the_label_with_the_template_it_needs(
+    releases: tuple[int, int], publisher: User, target: object, queries: int
+) -> None:
+    services.label_set(name="production", target=target, author=publisher)
+    chooser = selectors.conversation_build(None)
+
+    with CaptureQueriesContext(connection) as captured:
+        build = chooser(conversation_id="c1", owner_id=None)
+
+    # latest: the label and the current template in one query; a release: and its row
+    assert len(captured.captured_queries) == queries
+    assert build.template.text == (
+        "Root v3 [fragment:core]" if target == "latest" else "Root v1 [fragment:core]"
+    )
+    assert build.template.version == (3 if target == "latest" else 1)
+    if target == "latest":
+        assert build.template == template_current()  # read by hand, the same value
 
 
 def test_conversation_build_release_gone_from_a_hand_edited_label_is_not_found(
