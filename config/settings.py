@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "sysprompt.events.apps.EventsConfig",
     "sysprompt.library.apps.LibraryConfig",
     "sysprompt.prompts.apps.PromptsConfig",
+    "sysprompt.releases.apps.ReleasesConfig",
     "sysprompt.transfer.apps.TransferConfig",
     "sysprompt.accounts.apps.AccountsConfig",
     "sysprompt.editor.apps.EditorConfig",

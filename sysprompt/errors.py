@@ -167,3 +167,43 @@ class WebhookNotFound(SyspromptError):
 
 class AuditRecordImmutable(SyspromptError):
     """An attempt to change or delete a record of the audit log, which only grows."""
+
+
+class ReleaseNotFound(SyspromptError):
+    """No release has that number (the API's 404)."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(f"There is no release {number}; GET /api/releases lists them.")
+        self.number = number
+
+
+class LabelNotFound(SyspromptError):
+    """No label has that name (the API's 404 for a label in the path)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"There is no label {name!r}; GET /api/labels lists them.")
+        self.name = name
+
+
+class LabelProtected(SyspromptError):
+    """A protected label, and a user without the permission to move it (the API's 403);
+    nothing was changed."""
+
+    def __init__(self, name: str, permission: str) -> None:
+        super().__init__(
+            f"Label {name!r} is protected: changing it needs the permission {permission} "
+            '(the "Prompt publishers" group). Ask a publisher, or point an unprotected '
+            "label at the release."
+        )
+        self.name = name
+        self.permission = permission
+
+
+class TestContextNotFound(SyspromptError):
+    """No test context has that name (the API's 404)."""
+
+    __test__ = False  # not a pytest test class, whatever its name says
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"There is no test context {name!r}; GET /api/test-contexts lists them.")
+        self.name = name

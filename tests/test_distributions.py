@@ -98,6 +98,13 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "import sysprompt.events.models",
             {"views-through-services"},
         ),
+        ("sysprompt/prompts/services.py", "import sysprompt.releases.selectors", {"app-layers"}),
+        ("sysprompt/releases/services.py", "import sysprompt.accounts.services", {"app-layers"}),
+        (
+            "sysprompt/api/views.py",
+            "import sysprompt.releases.models",
+            {"views-through-services"},
+        ),
         ("sysprompt/prompts/services.py", "import sysprompt.transfer.services", {"app-layers"}),
         ("sysprompt/prompts/services.py", "import config.settings", {"apps-without-project"}),
     ],

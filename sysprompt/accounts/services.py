@@ -1,4 +1,12 @@
-"""Accounts: the first administrator, the two groups, and agent hosts with their tokens."""
+"""Accounts: the first administrator, the three groups, and agent hosts with their tokens.
+
+The groups: "Prompt authors" (edit the template and the library, see and change every
+conversation, manage agent hosts, create releases, move unprotected labels), "Prompt
+publishers" (move protected labels such as ``production``: publish) and "Agent hosts"
+(no permission: they resolve their own conversations). The first admin is put in
+"Prompt publishers" when it is created (a superuser has every permission anyway; the
+membership shows it in the admin and stays if the flag is ever taken away).
+"""
 
 from __future__ import annotations
 
@@ -22,12 +30,14 @@ from sysprompt.events.services import Actor
 # The group names live below every app; re-exported for the callers of this module.
 from sysprompt.groups import AGENT_HOSTS_GROUP as AGENT_HOSTS_GROUP
 from sysprompt.groups import PROMPT_AUTHORS_GROUP as PROMPT_AUTHORS_GROUP
+from sysprompt.groups import PROMPT_PUBLISHERS_GROUP as PROMPT_PUBLISHERS_GROUP
 from sysprompt.prompts.permissions import (
     CONVERSATION_CHANGE_PERMISSION,
     CONVERSATION_DELETE_PERMISSION,
     CONVERSATION_VIEW_PERMISSION,
     TEMPLATE_EDIT_PERMISSION,
 )
+from sysprompt.releases.permissions import PUBLISH_PERMISSION
 
 ADMIN_USERNAME = "admin"
 
@@ -58,7 +68,11 @@ def admin_ensure(*, password: str | None = None) -> AdminBootstrap:
             "create one with `manage.py createsuperuser`."
         )
     password = password or secrets.token_urlsafe(12)
-    user_model.objects.create_superuser(username=ADMIN_USERNAME, email="", password=password)
+    admin = user_model.objects.create_superuser(
+        username=ADMIN_USERNAME, email="", password=password
+    )
+    groups_ensure()
+    admin.groups.add(Group.objects.get(name=PROMPT_PUBLISHERS_GROUP))
     return AdminBootstrap(username=ADMIN_USERNAME, password=password)
 
 
@@ -75,6 +89,7 @@ GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
         CONVERSATION_DELETE_PERMISSION,
         AGENT_HOSTS_PERMISSION,
     ),
+    PROMPT_PUBLISHERS_GROUP: (PUBLISH_PERMISSION,),
     AGENT_HOSTS_GROUP: (),
 }
 
@@ -85,7 +100,7 @@ def groups_ensure() -> list[Group]:
 
     Idempotent and additive: permissions an administrator granted a group since stay.
     """
-    for label in ("sysprompt", "authtoken"):
+    for label in ("sysprompt", "releases", "authtoken"):
         create_permissions(apps.get_app_config(label), verbosity=0)
     groups = []
     for name, wanted in GROUP_PERMISSIONS.items():

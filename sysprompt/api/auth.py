@@ -68,3 +68,14 @@ class CanExportLibrary(BasePermission):
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         return bool(request.user and request.user.has_perm(TEMPLATE_EDIT_PERMISSION))
+
+
+class IsReleaseAuthor(IsPromptAuthor):
+    """Releases, labels, test contexts and impact: prompt authors only, reads too (agent
+    hosts get their label's prompt, never the machinery). Moving a protected label
+    needs more (``releases.publish_release``), which the service checks."""
+
+    message = (
+        "Releases and labels are for prompt authors: they need the 'Can change template "
+        f"version' permission ({TEMPLATE_EDIT_PERMISSION})."
+    )

@@ -93,3 +93,19 @@ class NamePagination(StrictPageSizePagination):
         if self._before is None:
             return None
         return self.encode_cursor(Cursor(offset=0, reverse=True, position=self._before))
+
+
+class ReleasePagination(StrictPageSizePagination):
+    """Releases, newest first."""
+
+    ordering = "-number"
+    page_size = 20
+    max_page_size = 100
+
+
+class MovePagination(StrictPageSizePagination):
+    """A label's history, newest move first."""
+
+    ordering = "-id"
+    page_size = 20
+    max_page_size = 100

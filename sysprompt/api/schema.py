@@ -22,6 +22,7 @@ from sysprompt.api.serializers import (
     OVERRIDE_TEXT_SCHEMA,
     OverrideField,
 )
+from sysprompt_core.releases import RELEASE_NUMBER_MAX
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
@@ -84,3 +85,36 @@ def _component(auto_schema: Any, name: str, schema: dict[str, Any]) -> dict[str,
     auto_schema.registry.register_on_missing(component)
     ref: dict[str, Any] = component.ref
     return ref
+
+
+class LatestTargetScheme(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
+    """``"latest"``: a target or an arm's pointer naming the working copy."""
+
+    target_class = "sysprompt.api.release_serializers.LatestTargetSchema"
+
+    def get_name(self, auto_schema: Any, direction: Any) -> str:
+        return "LatestTarget"
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        return {
+            "type": "string",
+            "enum": ["latest"],
+            "description": "The working copy itself, moving with every save.",
+        }
+
+
+class ReleaseNumberScheme(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
+    """A release's number: a target's arm or an impact's candidate."""
+
+    target_class = "sysprompt.api.release_serializers.ReleaseNumberSchema"
+
+    def get_name(self, auto_schema: Any, direction: Any) -> str:
+        return "ReleaseNumber"
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        return {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": RELEASE_NUMBER_MAX,
+            "description": "A release's number.",
+        }

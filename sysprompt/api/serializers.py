@@ -21,6 +21,7 @@ from sysprompt_core.limits import (
     HOST_VARIABLES_MAX_COUNT,
     MODEL_MAX_LENGTH,
 )
+from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH
 
 
 class StrictCharField(serializers.CharField):
@@ -395,10 +396,25 @@ class PreviewOutputSerializer(serializers.Serializer[Any]):
     )
 
 
+def label_field() -> StrictCharField:
+    return StrictCharField(
+        required=False,
+        max_length=LABEL_NAME_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text=(
+            "The label to build from (releases): production, staging, a tenant's name. "
+            "Left out: the agent host's label, else production. Used when a prompt is "
+            "built (a first turn, construct, compact); a later turn answers the stored "
+            "prompt whatever it says."
+        ),
+    )
+
+
 @extend_schema_serializer(component_name="ConversationInput")
 class ConversationInputSerializer(HostContextInputSerializer):
     cwd = cwd_field()
     model = model_field()
+    label = label_field()  # type: ignore[assignment]  # a field named like Field's attribute
 
 
 @extend_schema_serializer(component_name="ResolveInput")
@@ -435,8 +451,26 @@ class HostContextOutputSerializer(serializers.Serializer[Any]):
     )
 
 
+class BuiltFromOutputSerializer(serializers.Serializer[Any]):
+    """What a stored prompt was built from (releases §2)."""
+
+    label = serializers.CharField(  # type: ignore[assignment]  # named like Field's attribute
+        help_text="The label it was built from (production for prompts stored before labels)."
+    )
+    release = serializers.IntegerField(
+        allow_null=True,
+        min_value=1,
+        help_text="The release that label served; null: latest (the working copy).",
+    )
+    arm = serializers.IntegerField(
+        allow_null=True,
+        min_value=0,
+        help_text="The arm of the label's split it got (from 0); null: no split.",
+    )
+
+
 @extend_schema_serializer(component_name="ConversationPrompt")
-class ConversationPromptOutputSerializer(HostContextOutputSerializer):
+class ConversationPromptOutputSerializer(HostContextOutputSerializer, BuiltFromOutputSerializer):
     conversation_id = serializers.CharField()
     system_prompt = serializers.CharField(allow_null=True)
     template_version = serializers.IntegerField(
@@ -506,7 +540,7 @@ class ResolveOutputSerializer(ConversationPromptOutputSerializer):
 
 
 @extend_schema_serializer(component_name="ConversationSummary")
-class ConversationListItemOutputSerializer(HostContextOutputSerializer):
+class ConversationListItemOutputSerializer(HostContextOutputSerializer, BuiltFromOutputSerializer):
     conversation_id = serializers.CharField()
     template_version = serializers.IntegerField(source="template_version_number")
     cwd = serializers.CharField()
@@ -519,13 +553,17 @@ class ConversationListItemOutputSerializer(HostContextOutputSerializer):
 
 
 class ReferencesQuerySerializer(serializers.Serializer[Any]):
-    """``?provider=&model=`` of the references: as an agent host sends them in its body."""
+    """``?provider=&model=&label=`` of the references: as an agent host sends them in
+    its body."""
 
     provider = StrictCharField(
         required=False, allow_blank=True, max_length=MODEL_MAX_LENGTH, trim_whitespace=False
     )
     model = StrictCharField(
         required=False, allow_blank=True, max_length=MODEL_MAX_LENGTH, trim_whitespace=False
+    )
+    label = StrictCharField(  # type: ignore[assignment]  # a field named like Field's attribute
+        required=False, allow_blank=True, max_length=LABEL_NAME_MAX_LENGTH, trim_whitespace=False
     )
 
 

@@ -6,7 +6,14 @@ from django.contrib.auth.decorators import login_required
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from sysprompt.api import event_views, host_views, library_views, transfer_views, views
+from sysprompt.api import (
+    event_views,
+    host_views,
+    library_views,
+    release_views,
+    transfer_views,
+    views,
+)
 
 app_name = "api"
 
@@ -52,6 +59,50 @@ class WebhookRoute(
     event_views.WebhookGetApi, event_views.WebhookUpdateApi, event_views.WebhookDeleteApi
 ):
     """GET, PUT and DELETE /api/webhooks/{id}."""
+
+
+class ReleaseRoute(release_views.ReleaseListApi, release_views.ReleaseCreateApi):
+    """GET and POST /api/releases."""
+
+
+class LabelRoute(release_views.LabelGetApi, release_views.LabelSetApi):
+    """GET and PUT /api/labels/{name}."""
+
+
+class TestContextsRoute(release_views.TestContextListApi, release_views.TestContextCreateApi):
+    """GET and POST /api/test-contexts."""
+
+    __test__ = False
+
+
+class TestContextRoute(
+    release_views.TestContextGetApi,
+    release_views.TestContextPutApi,
+    release_views.TestContextDeleteApi,
+):
+    """GET, PUT and DELETE /api/test-contexts/{name}."""
+
+    __test__ = False
+
+
+class AgentHostLabelRoute(release_views.AgentHostLabelGetApi, release_views.AgentHostLabelSetApi):
+    """GET and PUT /api/agent-hosts/{username}/label."""
+
+
+class DigitsConverter:
+    """A release number in a path: digits only (the view answers 404 beyond any release;
+    anything else is no route, 404 too)."""
+
+    regex = "[0-9]+"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(DigitsConverter, "digits")
 
 
 class AnyConversationIdConverter:
@@ -116,6 +167,31 @@ urlpatterns = [
     ),
     path("webhooks/<int:id>/test", event_views.WebhookTestApi.as_view(), name="webhook-test"),
     path("audit", event_views.AuditApi.as_view(), name="audit"),
+    path(
+        "agent-hosts/<str:username>/label",
+        AgentHostLabelRoute.as_view(),
+        name="agent-host-label",
+    ),
+    path("releases", ReleaseRoute.as_view(), name="releases"),
+    path("releases/impact", release_views.ImpactApi.as_view(), name="release-impact"),
+    path("releases/<digits:number>", release_views.ReleaseGetApi.as_view(), name="release"),
+    path(
+        "releases/<digits:number>/compare",
+        release_views.ReleaseCompareApi.as_view(),
+        name="release-compare",
+    ),
+    path("labels", release_views.LabelListApi.as_view(), name="labels"),
+    path("labels/<str:name>", LabelRoute.as_view(), name="label"),
+    path(
+        "labels/<str:name>/history", release_views.LabelHistoryApi.as_view(), name="label-history"
+    ),
+    path(
+        "labels/<str:name>/rollback",
+        release_views.LabelRollbackApi.as_view(),
+        name="label-rollback",
+    ),
+    path("test-contexts", TestContextsRoute.as_view(), name="test-contexts"),
+    path("test-contexts/<str:name>", TestContextRoute.as_view(), name="test-context"),
     path("health", views.HealthApi.as_view(), name="health"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path(

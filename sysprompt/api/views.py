@@ -38,6 +38,8 @@ from sysprompt.api.common import (
 from sysprompt.api.pagination import ConversationPagination, VersionPagination
 from sysprompt.prompts import rendering, selectors, services
 from sysprompt.prompts.validation import HostContext, host_context_check
+from sysprompt.releases.selectors import conversation_build, label_builds
+from sysprompt.releases.validation import label_name_valid
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CONVERSATION_ID_PATTERN
 from sysprompt_core.variables import variable_catalog
 
@@ -189,6 +191,9 @@ def prompt_payload(row: ConversationPrompt) -> dict[str, Any]:
         "override": row.override,
         "fragments_used": [dict(use) for use in row.fragments_used],
         "shared_prefix_chars": row.shared_prefix_chars,
+        "label": row.label,
+        "release": row.release,
+        "arm": row.arm,
     }
 
 
@@ -205,13 +210,16 @@ def _conversation_input(
     request: Request,
     serializer_class: type[serializers.Serializer[Any]] = s.ConversationInputSerializer,
 ) -> dict[str, Any]:
-    """The validated body of resolve, construct and compact: ``cwd``, ``model`` and the
-    checked host context as ``host``."""
+    """The validated body of resolve, construct and compact: ``cwd``, ``model``, the
+    checked host context as ``host``, and what a build uses (the ``label``, checked
+    as a name here and looked up only when a prompt is built) as ``build``."""
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = dict(serializer.validated_data)
     host = host_context(data)
-    return {**data, "host": host}
+    label = data.pop("label", None)
+    build = conversation_build(None if label is None else label_name_valid(label, "label"))
+    return {**data, "host": host, "build": build}
 
 
 def _stored_status(stored: services.Stored) -> int:
@@ -373,6 +381,14 @@ class ReferencesApi(APIView):
                 OpenApiTypes.STR,
                 description="The model, as the host sends it with resolve; picks variants.",
             ),
+            OpenApiParameter(
+                "label",
+                OpenApiTypes.STR,
+                description=(
+                    "The label, as the host sends it with resolve (left out: the caller's "
+                    "label, else production); a split's arms are joined."
+                ),
+            ),
             IF_NONE_MATCH,
             OpenApiParameter(
                 "ETag",
@@ -391,10 +407,15 @@ class ReferencesApi(APIView):
     def get(self, request: Request) -> Response:
         query = s.ReferencesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
+        label = query.validated_data.get("label") or None
+        builds = label_builds(
+            None if label is None else label_name_valid(label, "label"), request.user.pk
+        )
         found = rendering.template_references(
             provider=query.validated_data.get("provider") or None,
             model=query.validated_data.get("model") or None,
             host_id=request.user.pk,
+            builds=builds,
         )
         etag = found.etag
         unchanged = not_modified(request, etag)

@@ -37,6 +37,7 @@ from sysprompt.library.selectors import library_source
 from sysprompt.prompts import files, rendering, selectors, services, validation
 from sysprompt.prompts.diffs import text_diff
 from sysprompt.prompts.permissions import CONVERSATION_VIEW_PERMISSION, TEMPLATE_EDIT_PERMISSION
+from sysprompt.releases.selectors import conversation_build
 from sysprompt_core.library import FragmentUse
 from sysprompt_core.paths import real_roots
 from sysprompt_core.variables import CatalogEntry, variable_catalog
@@ -392,7 +393,7 @@ class ConversationCompactionView(ConversationPagesMixin, View):
         stored = _conversation(conversation_id, request)
         with _conversation_rules():
             preview = rendering.conversation_compaction_preview(
-                stored.conversation_id, user=request.user
+                stored.conversation_id, user=request.user, build=conversation_build()
             )
         if HtmxDetails(request):
             return render(request, "editor/_conversation_compaction.html", {"preview": preview})
@@ -400,7 +401,8 @@ class ConversationCompactionView(ConversationPagesMixin, View):
 
 
 class ConversationConstructView(ConversationPagesMixin, View):
-    """Re-construct a conversation's prompt from the current template (POST)."""
+    """Re-construct a conversation's prompt (POST) from what its agent host's label (else
+    production) serves now."""
 
     def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
         stored = _conversation(conversation_id, request)
@@ -411,6 +413,7 @@ class ConversationConstructView(ConversationPagesMixin, View):
                     cwd=stored.cwd,
                     model=stored.model,
                     user=request.user,
+                    build=conversation_build(),
                 )
         except errors.InvalidInput as exc:
             messages.error(request, f"Not re-constructed: {exc.message}")

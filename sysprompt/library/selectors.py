@@ -434,6 +434,13 @@ def _live_variants(names: Sequence[str]) -> dict[str, Mapping[VariantKey, Fragme
     with connection.cursor() as cursor:
         cursor.execute(sql, list(names))
         rows: list[_Row] = cursor.fetchall()
+    return variants_of_rows(rows)
+
+
+def variants_of_rows(rows: Sequence[_Row]) -> dict[str, Mapping[VariantKey, FragmentVariant]]:
+    """Variant rows as :func:`_live_variants` reads them (``_Row``), by fragment name,
+    each made into its :class:`FragmentVariant` only when looked up: the working copy's
+    and a release's (``sysprompt.releases.selectors.ReleaseSource``) alike."""
     found: dict[str, dict[tuple[str, str], _Row]] = {}
     keys: dict[tuple[str, str], VariantKey] = {}  # a library has few distinct keys
     for row in rows:

@@ -9,7 +9,10 @@
   see and change it). Beside it, the host context it was built for (provider, tools,
   variables, thread override) and the fragment versions it used, and how much of it
   every conversation of its agent host, provider and model shares
-  (``shared_prefix_chars``, agent-hosts §1).
+  (``shared_prefix_chars``, agent-hosts §1); and what it was built from (releases §2):
+  the ``label``, the ``release`` that label served (none for ``latest``, the working
+  copy) and, under a split, the ``arm``. Those three are a record: nothing reads them
+  to answer a turn.
 
 Writes go through :mod:`sysprompt.prompts.services`; reads through
 :mod:`sysprompt.prompts.selectors`.
@@ -24,6 +27,7 @@ from django.db import models
 
 from sysprompt.errors import TemplateVersionImmutable
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, MODEL_MAX_LENGTH
+from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH, PRODUCTION
 
 
 class TemplateVersion(models.Model):
@@ -126,10 +130,28 @@ class ConversationPrompt(models.Model):
         ),
     )
 
+    label = models.CharField(
+        max_length=LABEL_NAME_MAX_LENGTH,
+        default=PRODUCTION,
+        help_text="The label it was built from (production for prompts stored before labels).",
+    )
+    release = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The number of the release it was built from; empty: latest, the working copy.",
+    )
+    arm = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="The arm of the label's split it got (from 0); empty without a split.",
+    )
+
     class Meta:
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["owner", "id"], name="sysprompt_conv_owner_id_idx"),
+            # The impact report: a label's conversations constructed in a recent window.
+            models.Index(fields=["label", "constructed_at"], name="sysprompt_conv_label_at_idx"),
         ]
 
     def __str__(self) -> str:

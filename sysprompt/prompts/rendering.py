@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -34,6 +34,7 @@ from sysprompt.library.selectors import (
     parsed_text,
 )
 from sysprompt.library.validation import override_valid
+from sysprompt.prompts.builds import Chooser, working_copy
 from sysprompt.prompts.diffs import Diff, text_diff
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.prompts.selectors import (
@@ -54,6 +55,7 @@ from sysprompt.prompts.validation import (
 )
 from sysprompt_core import template as engine
 from sysprompt_core.library import (
+    FragmentSource,
     FragmentUse,
     Layered,
     Override,
@@ -129,9 +131,12 @@ def prompt_render(
     resolve_all: bool = False,
     host: HostContext = NO_HOST,
     instance: Override | None = None,
+    library: FragmentSource | None = None,
 ) -> Rendered:
     """Render ``template`` (default: the current one) for a conversation in ``cwd``,
     with the host's context, then layer the ``instance`` and the thread override on it.
+    ``library`` is where its fragments come from (default: the working copy's newest
+    versions; a release's, when a label serves one: ``prompts.builds``).
 
     ``cwd`` is what :func:`cwd_check` returned (a plain string is checked here): the
     resolvers work in its checked real path. Only what the rendering reaches is
@@ -142,7 +147,7 @@ def prompt_render(
     checked = cwd if isinstance(cwd, CheckedCwd) else cwd_check(cwd)
     chosen = template_current() if template is None else template
     now = timezone.now()
-    context = _context(checked, model, conversation_id, now, host)
+    context = _context(checked, model, conversation_id, now, host, library)
     source = compress(chosen.text) if chosen.compress else chosen.text
     parsed = parsed_template(source)
     if isinstance(context.library, DatabaseSource):
@@ -207,7 +212,12 @@ def prompt_sha256(prompt: str | None) -> str | None:
 
 
 def _context(
-    cwd: CheckedCwd, model: str, conversation_id: str | None, now: datetime, host: HostContext
+    cwd: CheckedCwd,
+    model: str,
+    conversation_id: str | None,
+    now: datetime,
+    host: HostContext,
+    library: FragmentSource | None = None,
 ) -> ResolveContext:
     """The resolution's context: the host's values used as supplied, and only the
     host-local types of ``SERVER_RESOLVES`` resolved on this machine, in the checked
@@ -227,7 +237,7 @@ def _context(
         provider=host.provider or None,
         tools=frozenset(host.tools or ()),
         variables=host.variables or {},
-        library=library_source(),
+        library=library_source() if library is None else library,
         supplied=host.values or {},
         server_resolves=resolves,
     )
@@ -302,22 +312,32 @@ def host_resolves() -> tuple[str, ...]:
 
 
 def template_references(
-    *, provider: str | None = None, model: str | None = None, host_id: int | None = None
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    host_id: int | None = None,
+    builds: Sequence[tuple[CurrentTemplate, FragmentSource]] = (),
 ) -> TemplateReferences:
     """Every ``"type:name"`` the current template can reach for ``provider`` and
     ``model`` (``fragment:`` keys aside): in every branch, through the fragments it can
     include and the preset of the instance override of the agent host ``host_id``
     (:func:`sysprompt_core.library.reachable_references`). What a host resolves on its
-    side and sends as ``values``; nothing is resolved here."""
-    chosen = template_current()
-    keys = reachable_references(
-        chosen.text,
-        library=library_source(),
-        provider=provider or None,
-        model=model or None,
-        overrides=[instance_override(host_id)],
-        compress=chosen.compress,
-    )
+    side and sends as ``values``; nothing is resolved here.
+
+    ``builds``: the templates and libraries a label serves (one per arm of a split),
+    whose references are joined; none: the working copy."""
+    chosen = builds or [(template_current(), library_source())]
+    instance = instance_override(host_id)
+    keys: set[str] = set()
+    for template, library in chosen:
+        keys |= reachable_references(
+            template.text,
+            library=library,
+            provider=provider or None,
+            model=model or None,
+            overrides=[instance],
+            compress=template.compress,
+        )
     return TemplateReferences(tuple(sorted(keys)), host_resolves())
 
 
@@ -498,13 +518,15 @@ class CompactionPreview:
     diff: Diff | None
 
 
-def conversation_compaction_preview(conversation_id: str, *, user: Actor) -> CompactionPreview:
+def conversation_compaction_preview(
+    conversation_id: str, *, user: Actor, build: Chooser = working_copy
+) -> CompactionPreview:
     """:func:`compaction_preview` of a conversation ``user`` may construct (it resolves
     variables: reads files, runs git); :class:`ConversationNotFound` or
     :class:`ConversationForbidden` otherwise, before anything is resolved."""
     stored = conversation_prompt_visible(conversation_id, user=user)
     conversation_check(stored, user=user, action=ConversationAction.CHANGE)
-    return compaction_preview(stored)
+    return compaction_preview(stored, build=build)
 
 
 def stored_host(stored: ConversationPrompt) -> HostContext:
@@ -530,9 +552,12 @@ def instance_override(owner_id: int | None) -> Override | None:
     return None if owner_id is None else host_override(owner_id)
 
 
-def compaction_preview(stored: ConversationPrompt) -> CompactionPreview:
-    """Render the current template for ``stored``'s cwd, model and host context, with
-    its owner's instance override; persist nothing.
+def compaction_preview(
+    stored: ConversationPrompt, *, build: Chooser = working_copy
+) -> CompactionPreview:
+    """Render what ``build`` chooses (the label's target; default: the working copy)
+    for ``stored``'s cwd, model and host context, with its owner's instance override;
+    persist nothing.
 
     Checks no permission: callers go through :func:`conversation_compaction_preview`.
     """
@@ -541,12 +566,15 @@ def compaction_preview(stored: ConversationPrompt) -> CompactionPreview:
     except InvalidInput as exc:
         return CompactionPreview(stored=stored, fresh=None, problem=exc.message, diff=None)
     try:
+        chosen = build(conversation_id=stored.conversation_id, owner_id=stored.owner_id)
         fresh = prompt_render(
             cwd=cwd,
             model=stored.model,
             conversation_id=stored.conversation_id,
+            template=chosen.template,
             host=stored_host(stored),
             instance=instance_override(stored.owner_id),
+            library=chosen.library,
         )
     except engine.PromptTooLarge as exc:
         return CompactionPreview(stored=stored, fresh=None, problem=str(exc), diff=None)

@@ -2,6 +2,11 @@
 
 Keyword-only, typed, atomic; they validate first (``validation``), check who may act
 (``selectors.conversation_check``) and render (``rendering``) before writing.
+
+What a conversation is built from is chosen by the caller's ``build``
+(:class:`~sysprompt.prompts.builds.Chooser`: the label's target; by default the
+working copy), called only when a prompt is rendered — never on a later turn — and
+recorded with the stored prompt (label, release, arm).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from django.utils import timezone
 from sysprompt.conf import app_settings
 from sysprompt.errors import PreconditionFailed
 from sysprompt.events import records
+from sysprompt.prompts.builds import Build, Chooser, working_copy
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from sysprompt.prompts.permissions import CONVERSATION_DELETE_PERMISSION
 from sysprompt.prompts.rendering import (
@@ -127,11 +133,13 @@ def conversation_prompt_resolve(
     model: str = "",
     user: Actor,
     host: HostContext = NO_HOST,
+    build: Chooser = working_copy,
 ) -> Stored:
     """The turn's system prompt: the stored one, byte for byte, or on the first turn a
-    freshly constructed one (for ``host``'s context, with ``user``'s instance override
-    and the thread override), stored with ``user`` as its owner. A call override in
-    ``host`` is layered onto the answer (``Stored.call``) and never stored.
+    freshly constructed one (from what ``build`` chooses, for ``host``'s context, with
+    ``user``'s instance override and the thread override), stored with ``user`` as its
+    owner. A call override in ``host`` is layered onto the answer (``Stored.call``) and
+    never stored.
 
     A later turn reads one row and writes nothing (and, for the owner, runs no other
     query). Concurrent first turns may each render, but exactly one row is stored and
@@ -143,7 +151,12 @@ def conversation_prompt_resolve(
     checked = cwd_check(cwd)
     preset_check(host.call_override, "call_override")  # a call override is this call's work
     stored = _resolved(
-        conversation_id=conversation_id, cwd=checked, model=model, user=user, host=host
+        conversation_id=conversation_id,
+        cwd=checked,
+        model=model,
+        user=user,
+        host=host,
+        build=build,
     )
     if host.call_override is None:
         return stored
@@ -160,33 +173,38 @@ def conversation_prompt_resolve(
 
 
 def _resolved(
-    *, conversation_id: str, cwd: CheckedCwd, model: str, user: Actor, host: HostContext
+    *,
+    conversation_id: str,
+    cwd: CheckedCwd,
+    model: str,
+    user: Actor,
+    host: HostContext,
+    build: Chooser,
 ) -> Stored:
     stored = conversation_prompt_get(conversation_id)
     if stored is not None:
         return Stored(prompt=_readable(stored, user), created=False)
     preset_check(host.override, "override")
-    rendered = prompt_render(
-        cwd=cwd,
-        model=model,
-        conversation_id=conversation_id,
-        host=host,
-        instance=instance_override(user.pk),
-    )
-    rendered.check_not_busy()
+    chosen = build(conversation_id=conversation_id, owner_id=user.pk)
+    rendered = _rendered(chosen, cwd, model, conversation_id, host, user.pk)
     try:
         with transaction.atomic():
             row = ConversationPrompt.objects.create(
                 conversation_id=conversation_id,
                 created_at=rendered.rendered_at,
                 owner_id=user.pk,
-                **_stored_fields(rendered),
+                **_stored_fields(rendered, chosen),
             )
     except IntegrityError:
         winner = conversation_prompt_get(conversation_id)
         if winner is None:  # created and deleted again in between: try once more
             return _resolved(
-                conversation_id=conversation_id, cwd=cwd, model=model, user=user, host=host
+                conversation_id=conversation_id,
+                cwd=cwd,
+                model=model,
+                user=user,
+                host=host,
+                build=build,
             )
         return Stored(prompt=_readable(winner, user), created=False)
     return Stored(prompt=row, created=True)
@@ -203,8 +221,10 @@ def conversation_prompt_construct(
     model: str = "",
     user: Actor,
     host: HostContext = NO_HOST,
+    build: Chooser = working_copy,
 ) -> Stored:
-    """Render the current template afresh and store it, replacing any stored prompt.
+    """Render afresh what ``build`` chooses now (the label's target; by default the
+    working copy) and store it, replacing any stored prompt.
 
     ``host`` gives the context; what it leaves out of a stored conversation's context
     (provider, tools, variables, thread override) is kept from what was stored. The
@@ -221,15 +241,36 @@ def conversation_prompt_construct(
     if host.override_given:
         preset_check(host.override, "override")
     owner_id = user.pk if stored is None else stored.owner_id
+    chosen = build(conversation_id=conversation_id, owner_id=owner_id)
+    context = host if stored is None else host.over(stored_host(stored))
+    rendered = _rendered(chosen, checked, model, conversation_id, context, owner_id)
+    return _conversation_prompt_store(
+        conversation_id=conversation_id, rendered=rendered, build=chosen, user=user
+    )
+
+
+def _rendered(
+    chosen: Build,
+    cwd: CheckedCwd,
+    model: str,
+    conversation_id: str,
+    host: HostContext,
+    owner_id: int | None,
+) -> Rendered:
+    """The prompt ``chosen`` builds for the conversation, with its owner's instance
+    override; :class:`ResolutionBusy` when git was too busy to be read (nothing is
+    then frozen)."""
     rendered = prompt_render(
-        cwd=checked,
+        cwd=cwd,
         model=model,
         conversation_id=conversation_id,
-        host=host if stored is None else host.over(stored_host(stored)),
+        template=chosen.template,
+        host=host,
         instance=instance_override(owner_id),
+        library=chosen.library,
     )
     rendered.check_not_busy()
-    return _conversation_prompt_store(conversation_id=conversation_id, rendered=rendered, user=user)
+    return rendered
 
 
 def _changeable(conversation_id: str, user: Actor) -> ConversationPrompt | None:
@@ -242,8 +283,10 @@ def _changeable(conversation_id: str, user: Actor) -> ConversationPrompt | None:
 
 
 @transaction.atomic
-def _conversation_prompt_store(*, conversation_id: str, rendered: Rendered, user: Actor) -> Stored:
-    fields = _stored_fields(rendered)
+def _conversation_prompt_store(
+    *, conversation_id: str, rendered: Rendered, build: Build, user: Actor
+) -> Stored:
+    fields = _stored_fields(rendered, build)
     locked = ConversationPrompt.objects.select_for_update()
     row = locked.filter(conversation_id=conversation_id).first()
     if row is None:
@@ -276,13 +319,14 @@ def conversation_prompt_compact(
     model: str = "",
     user: Actor,
     host: HostContext = NO_HOST,
+    build: Chooser = working_copy,
 ) -> Compacted:
     """Construct afresh (the same rules as :func:`conversation_prompt_construct`); the
     compaction turn's prompt is the fresh prompt + ``"\\n\\n"`` + the compaction
     instructions (the instructions alone when the fresh prompt is None). The stored
     prompt never holds the instructions."""
     stored = conversation_prompt_construct(
-        conversation_id=conversation_id, cwd=cwd, model=model, user=user, host=host
+        conversation_id=conversation_id, cwd=cwd, model=model, user=user, host=host, build=build
     )
     instructions = app_settings().compaction_instructions
     parts = [part for part in (stored.prompt.system_prompt, instructions) if part]
@@ -321,8 +365,11 @@ def conversation_prompts_delete(*, prompts: QuerySet[ConversationPrompt], user: 
     return deleted
 
 
-def _stored_fields(rendered: Rendered) -> dict[str, Any]:
+def _stored_fields(rendered: Rendered, build: Build) -> dict[str, Any]:
     return {
+        "label": build.label,
+        "release": build.release,
+        "arm": build.arm,
         "system_prompt": rendered.prompt,
         "sha256": rendered.sha256,
         "template_version_id": rendered.template.version or None,

@@ -21,8 +21,9 @@ from django.test import Client
 from pytest_django import Settings
 from rest_framework.authtoken.models import Token
 
-from sysprompt.groups import AGENT_HOSTS_GROUP, PROMPT_AUTHORS_GROUP
+from sysprompt.groups import AGENT_HOSTS_GROUP, PROMPT_AUTHORS_GROUP, PROMPT_PUBLISHERS_GROUP
 from sysprompt.prompts import selectors, services
+from sysprompt.releases.models import Label, LabelMove
 
 pytestmark = pytest.mark.django_db  # render_prompt reads the library
 
@@ -193,8 +194,31 @@ def test_bootstrap_creates_groups_when_run_twice() -> None:
             "sysprompt.delete_conversationprompt",
             "authtoken.add_token",
         },
+        PROMPT_PUBLISHERS_GROUP: {"releases.publish_release"},
         AGENT_HOSTS_GROUP: set(),
     }
+
+
+@pytest.mark.django_db
+def test_bootstrap_makes_the_first_admin_a_prompt_publisher() -> None:
+    _bootstrap()
+
+    admin = get_user_model().objects.get(username="admin")
+    assert [group.name for group in admin.groups.all()] == [PROMPT_PUBLISHERS_GROUP]
+    admin.is_superuser = False
+    admin.save()
+    assert get_user_model().objects.get(pk=admin.pk).has_perm("releases.publish_release")
+
+
+@pytest.mark.django_db
+def test_bootstrap_restores_production_when_it_is_missing() -> None:
+    LabelMove.objects.all().delete()
+    Label.objects.all().delete()
+
+    _bootstrap()
+
+    production = Label.objects.get(name="production")
+    assert (production.target, production.protected) == ("latest", True)
 
 
 @pytest.mark.django_db

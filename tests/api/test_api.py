@@ -484,9 +484,14 @@ def test_resolve_first_201_then_200_same_body(agent_client: APIClient, workdir: 
         "fragments_used",
         # the shared prefix (agent-hosts §1)
         "shared_prefix_chars",
+        # what it was built from (releases §2)
+        "label",
+        "release",
+        "arm",
     }
     assert body["sha256"] == sha256(body["system_prompt"])
     assert (body["conversation_id"], body["template_version"]) == ("c1", 0)
+    assert (body["label"], body["release"], body["arm"]) == ("production", None, None)
 
 
 def test_get_stored_prompt_or_404(agent_client: APIClient, workdir: Path) -> None:
@@ -582,6 +587,9 @@ def test_conversations_list_paginated_without_prompt_text(
         "variables",
         "override",
         "fragments_used",
+        "label",
+        "release",
+        "arm",
     }
     assert page["results"][0]["cwd"] == str(workdir)
 

@@ -1,5 +1,5 @@
 """Every cursor page of the API has one shape, defined once
-(``serializers.PageOutputSerializer``): the page serializers of both serializer modules
+(``serializers.PageOutputSerializer``): the page serializers of every serializer module
 subclass it and add only their ``results``, and the schema's page components agree."""
 
 from __future__ import annotations
@@ -12,16 +12,25 @@ import pytest
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework import serializers
 
-from sysprompt.api import library_serializers
+from sysprompt.api import library_serializers, release_serializers
 from sysprompt.api import serializers as api_serializers
 from sysprompt.api.serializers import PageOutputSerializer
 
-PAGES = ["ConversationPage", "TemplateVersionPage", "LibraryPage", "FragmentVersionPage"]
+PAGES = [
+    "ConversationPage",
+    "TemplateVersionPage",
+    "LibraryPage",
+    "FragmentVersionPage",
+    "ReleasePage",
+    "LabelPage",
+    "LabelMovePage",
+    "TestContextPage",
+]
 
 
 def page_serializers() -> list[type[serializers.Serializer[Any]]]:
     found = []
-    for module in (api_serializers, library_serializers):
+    for module in (api_serializers, library_serializers, release_serializers):
         for name, value in vars(module).items():
             if inspect.isclass(value) and name.endswith("PageOutputSerializer"):
                 found.append(value)

@@ -59,6 +59,17 @@ WEBHOOK = "/api/webhooks/{id}"
 WEBHOOK_DELIVERIES = "/api/webhooks/{id}/deliveries"
 WEBHOOK_TEST = "/api/webhooks/{id}/test"
 AUDIT = "/api/audit"
+HOST_LABEL = "/api/agent-hosts/{username}/label"
+RELEASES = "/api/releases"
+RELEASE = "/api/releases/{number}"
+RELEASE_COMPARE = "/api/releases/{number}/compare"
+IMPACT = "/api/releases/impact"
+LABELS = "/api/labels"
+LABEL = "/api/labels/{name}"
+LABEL_HISTORY = "/api/labels/{name}/history"
+LABEL_ROLLBACK = "/api/labels/{name}/rollback"
+TEST_CONTEXTS = "/api/test-contexts"
+TEST_CONTEXT = "/api/test-contexts/{name}"
 
 VALID_CWD = "/<valid cwd>"
 """Stands for an existing directory inside the allowed roots; the test fills it in."""
@@ -372,11 +383,35 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (WEBHOOK_DELIVERIES, "GET"): {200, 400, 401, 403, 404, 503},
     (WEBHOOK_TEST, "POST"): {202, 401, 403, 404, 503},
     (AUDIT, "GET"): {200, 400, 401, 403, 404, 503},
+    # releases §5
+    (RELEASES, "GET"): {200, 400, 401, 403, 404, 503},
+    (RELEASES, "POST"): {200, 201, 400, 401, 403, 415, 503},
+    (RELEASE, "GET"): {200, 401, 403, 404, 503},
+    (RELEASE_COMPARE, "GET"): {200, 400, 401, 403, 404, 503},
+    (IMPACT, "POST"): {200, 400, 401, 403, 404, 415, 503},
+    (LABELS, "GET"): {200, 400, 401, 403, 404, 503},
+    (LABEL, "GET"): {200, 400, 401, 403, 404, 503},
+    (LABEL, "PUT"): {200, 201, 400, 401, 403, 404, 415, 503},
+    (LABEL_HISTORY, "GET"): {200, 400, 401, 403, 404, 503},
+    (LABEL_ROLLBACK, "POST"): {200, 400, 401, 403, 404, 415, 503},
+    (TEST_CONTEXTS, "GET"): {200, 400, 401, 403, 404, 503},
+    (TEST_CONTEXTS, "POST"): {201, 400, 401, 403, 415, 503},
+    (TEST_CONTEXT, "GET"): {200, 400, 401, 403, 404, 503},
+    (TEST_CONTEXT, "PUT"): {200, 201, 400, 401, 403, 415, 503},
+    (TEST_CONTEXT, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (HOST_LABEL, "GET"): {200, 401, 403, 404, 503},
+    (HOST_LABEL, "PUT"): {200, 400, 401, 403, 404, 415, 503},
 }
 NOT_IN_THE_CONTRACT = {(HEALTH, "GET"): {200, 401, 403, 503}}
 
 
-PATH_PARAMETERS = {"conversation_id": "c1", "name": "core", "username": "host-1", "id": 1}
+PATH_PARAMETERS = {
+    "conversation_id": "c1",
+    "name": "core",
+    "username": "host-1",
+    "id": 1,
+    "number": 1,
+}
 
 
 def _case_arguments(path: str) -> dict[str, Any]:
@@ -728,6 +763,23 @@ OPERATION_IDS = {
     (WEBHOOK_DELIVERIES, "GET"): "list_webhook_deliveries",
     (WEBHOOK_TEST, "POST"): "test_webhook",
     (AUDIT, "GET"): "list_audit",
+    (RELEASES, "GET"): "list_releases",
+    (RELEASES, "POST"): "create_release",
+    (RELEASE, "GET"): "get_release",
+    (RELEASE_COMPARE, "GET"): "compare_release",
+    (IMPACT, "POST"): "release_impact",
+    (LABELS, "GET"): "list_labels",
+    (LABEL, "GET"): "get_label",
+    (LABEL, "PUT"): "set_label",
+    (LABEL_HISTORY, "GET"): "list_label_moves",
+    (LABEL_ROLLBACK, "POST"): "rollback_label",
+    (TEST_CONTEXTS, "GET"): "list_test_contexts",
+    (TEST_CONTEXTS, "POST"): "create_test_context",
+    (TEST_CONTEXT, "GET"): "get_test_context",
+    (TEST_CONTEXT, "PUT"): "save_test_context",
+    (TEST_CONTEXT, "DELETE"): "delete_test_context",
+    (HOST_LABEL, "GET"): "get_agent_host_label",
+    (HOST_LABEL, "PUT"): "set_agent_host_label",
 }
 COMPONENTS = {
     "BadRequest",  # oneOf FieldErrors, Error
@@ -792,6 +844,39 @@ COMPONENTS = {
     "AuditPage",
     "EventType",  # what a subscription may ask for
     "SentEventType",  # what a delivery sent: those and ping
+    # releases §5: every part of a target and a pointer is a named component
+    "Release",
+    "ReleaseDetail",
+    "ReleaseInput",
+    "ReleasePage",
+    "ReleaseComparison",
+    "TemplateChange",
+    "VariantChange",
+    "Target",
+    "LatestTarget",
+    "ReleaseTarget",
+    "SplitTarget",
+    "SplitArm",
+    "Pointer",
+    "ReleaseNumber",
+    "Label",
+    "LabelInput",
+    "LabelPage",
+    "LabelMove",
+    "LabelMovePage",
+    "RollbackInput",
+    "Impact",
+    "ImpactInput",
+    "ImpactSummary",
+    "ImpactContext",
+    "OriginEnum",  # recorded or test
+    "HostValuesEnum",  # server or supplied
+    "TestContext",
+    "TestContextInput",
+    "TestContextCreateInput",
+    "TestContextPage",
+    "HostLabel",
+    "HostLabelInput",
 }
 
 

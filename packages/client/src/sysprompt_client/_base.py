@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
-from sysprompt_client.cache import DirectoryCache, Entry, MemoryCache
+from sysprompt_client.cache import DirectoryCache, Entry, MemoryCache, cache_key
 from sysprompt_client.errors import ServerError, SyspromptError, Unavailable, error_for
 from sysprompt_client.local import host_keys, host_resolves_from_json, references_from_json
 from sysprompt_client.results import (
@@ -92,6 +92,10 @@ def retry_after(response: httpx.Response) -> float | None:
     return max(0.0, seconds)
 
 
+def _references_key(params: Mapping[str, str]) -> tuple[str, str, str]:
+    return params["provider"], params["model"], params.get("label", "")
+
+
 def unavailable(error: httpx.RequestError) -> Unavailable:
     if isinstance(error, httpx.TimeoutException):
         what = f"the sysprompt server did not answer in time ({type(error).__name__})"
@@ -120,6 +124,7 @@ class ClientBase:
         resolve_locally: bool | None = None,
         allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
         headers: Mapping[str, str] | None = None,
+        label: str | None = None,
     ) -> None:
         if max_age < 0 or retries < 0 or backoff < 0 or max_retry_wait < 0:
             raise ValueError("max_age, retries, backoff and max_retry_wait must not be negative")
@@ -133,6 +138,7 @@ class ClientBase:
         self.max_retry_wait = max_retry_wait
         self.max_revalidations = max_revalidations
         self.resolve_locally = resolve_locally
+        self.label = label
         self.allowed_roots = (
             None if allowed_roots is None else tuple(os.fspath(root) for root in allowed_roots)
         )
@@ -145,7 +151,7 @@ class ClientBase:
         }
         self._memory = MemoryCache(cache_size)
         self._directory = None if cache_dir is None else DirectoryCache(cache_dir, self.base_url)
-        self._references: dict[tuple[str, str], tuple[str, References]] = {}
+        self._references: dict[tuple[str, str, str], tuple[str, References]] = {}
         self._references_missing_until = 0.0
         self._server_resolves_all_until = 0.0
         self._closed = False
@@ -154,6 +160,11 @@ class ClientBase:
     def cache(self) -> MemoryCache:
         """The in-memory cache (read it to inspect; the client writes it)."""
         return self._memory
+
+    def _label(self, label: str | None) -> str | None:
+        """The label a call asks for: its own, else the client's (``None``: none; the
+        server then uses the agent host's label, else production)."""
+        return self.label if label is None else label
 
     # Requests -----------------------------------------------------------------------
 
@@ -203,8 +214,11 @@ class ClientBase:
         variables: Mapping[str, str] | None,
         override: Override | None,
         values: Mapping[str, str | None] | None,
+        label: str | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"cwd": cwd}
+        if label is not None:
+            body["label"] = label
         if model is not None:
             body["model"] = model
         if provider is not None:
@@ -260,19 +274,23 @@ class ClientBase:
             references.keys, references.host_resolves, everything=self.resolve_locally is True
         )
 
-    def _references_call(self, provider: str | None, model: str | None) -> Call | None:
-        """The references request, or ``None`` while the server is known not to have
-        the endpoint."""
+    def _references_call(
+        self, provider: str | None, model: str | None, label: str | None = None
+    ) -> Call | None:
+        """The references request (for ``label``: the template and library it serves),
+        or ``None`` while the server is known not to have the endpoint."""
         if _monotonic() < self._references_missing_until:
             return None
         params = {"provider": provider or "", "model": model or ""}
-        known = self._references.get((params["provider"], params["model"]))
+        if label is not None:
+            params["label"] = label
+        known = self._references.get(_references_key(params))
         headers = {"If-None-Match": known[0]} if known else None
         return Call("GET", "/api/system-prompt/references", True, headers=headers, params=params)
 
     def _references_answer(self, call: Call, response: httpx.Response) -> References:
         assert call.params is not None
-        key = (call.params["provider"], call.params["model"])
+        key = _references_key(call.params)
         if response.status_code == 304 and key in self._references:
             return self._learned(self._references[key][1])
         if response.status_code == 404:
@@ -308,33 +326,33 @@ class ClientBase:
 
     # The cache ----------------------------------------------------------------------
 
-    def _entry(self, result: PromptResult, age: float = 0.0) -> Entry:
+    def _entry(self, result: PromptResult, label: str | None, age: float = 0.0) -> Entry:
         stale_at = math.inf if result.is_fallback else _monotonic() + self.max_age - age
-        return Entry(result, stale_at)
+        return Entry(result, stale_at, label)
 
-    def _install(self, result: PromptResult) -> tuple[Entry, IO]:
-        """Cache ``result`` as later turns will answer it; the directory write to run."""
+    def _install(self, result: PromptResult, label: str | None) -> tuple[Entry, IO]:
+        """Cache ``result``, asked for under ``label``, as later turns will answer it;
+        the directory write to run."""
         cached = replace(result, from_cache=True)
-        entry = self._entry(cached)
-        assert result.conversation_id is not None
-        self._memory.put(result.conversation_id, entry)
-        return entry, self._saver(cached)
+        entry = self._entry(cached, label)
+        self._memory.put(entry.key, entry)
+        return entry, self._saver(cached, label)
 
-    def _saver(self, cached: PromptResult) -> IO:
+    def _saver(self, cached: PromptResult, label: str | None) -> IO:
         directory = self._directory
         if directory is None:
             return None
-        return lambda: directory.save(cached)
+        return lambda: directory.save(cached, label=label)
 
-    def _loaded(self, conversation_id: str, stored: tuple[PromptResult, float] | None) -> Entry:
+    def _loaded(self, label: str | None, stored: tuple[PromptResult, float] | None) -> Entry:
         """Put what the directory held into memory (kept if another turn was faster)."""
         assert stored is not None
         result, saved_at = stored
-        entry = self._entry(result, age=max(0.0, time.time() - saved_at))
-        current = self._memory.peek(conversation_id)
+        entry = self._entry(result, label, age=max(0.0, time.time() - saved_at))
+        current = self._memory.peek(entry.key)
         if current is not None:
             return current
-        self._memory.put(conversation_id, entry)
+        self._memory.put(entry.key, entry)
         return entry
 
     def _fallback_result(self, conversation_id: str, error: SyspromptError) -> PromptResult:
@@ -355,32 +373,34 @@ class ClientBase:
             conversation_id=conversation_id,
         )
 
-    def _forget_local(self, conversation_id: str) -> tuple[bool, IO]:
-        had = self._memory.pop(conversation_id) is not None
+    def _forget_local(self, conversation_id: str, label: str | None) -> tuple[bool, IO]:
+        had = self._memory.pop(cache_key(conversation_id, label)) is not None
         directory = self._directory
         if directory is None:
             return had, None
-        return had, lambda: directory.delete(conversation_id)
+        return had, lambda: directory.delete(conversation_id, label)
 
     # Revalidation --------------------------------------------------------------------
 
-    def _revalidate_call(self, conversation_id: str, entry: Entry) -> Call:
+    def _revalidate_call(self, entry: Entry) -> Call:
+        conversation_id = entry.result.conversation_id
+        assert conversation_id is not None
         sha = entry.result.sha256
         headers = {"If-None-Match": f'"{sha}"'} if sha else None
         return Call("GET", conversation_path(conversation_id), False, headers=headers)
 
-    def _revalidated(
-        self, conversation_id: str, entry: Entry, response: httpx.Response | None
-    ) -> IO:
+    def _revalidated(self, entry: Entry, response: httpx.Response | None) -> IO:
         """Apply a revalidation's answer (``None``: it failed): 304 or the same prompt
         refresh the age; another prompt replaces the entry; 404 forgets it; anything
         else keeps it and waits ``max_age`` before asking again."""
         fresh = _monotonic() + self.max_age
         status = 0 if response is None else response.status_code
+        conversation_id, key, label = entry.result.conversation_id, entry.key, entry.label
+        assert conversation_id is not None
         if status == 404:
-            if self._memory.replace(conversation_id, entry, None) and self._directory:
+            if self._memory.replace(key, entry, None) and self._directory:
                 directory = self._directory
-                return lambda: directory.delete(conversation_id)
+                return lambda: directory.delete(conversation_id, label)
             return None
         if status == 200 and response is not None:
             try:
@@ -389,9 +409,9 @@ class ClientBase:
                 log.warning("sysprompt: revalidating %r: %s", conversation_id, error)
             else:
                 if result.sha256 != entry.result.sha256 or result.text != entry.result.text:
-                    new = Entry(result, fresh)
-                    if self._memory.replace(conversation_id, entry, new):
-                        return self._saver(result)
+                    new = Entry(result, fresh, label)
+                    if self._memory.replace(key, entry, new):
+                        return self._saver(result, label)
                     return None
         elif status != 304:
             what = "no answer" if response is None else f"HTTP {status}"

@@ -25,7 +25,7 @@ from sysprompt_client._base import (
     log,
     unavailable,
 )
-from sysprompt_client.cache import Entry
+from sysprompt_client.cache import Entry, cache_key
 from sysprompt_client.errors import NotFound, ServerError
 from sysprompt_client.local import resolve_host_values
 from sysprompt_client.results import CompactResult, PromptResult, Template
@@ -55,6 +55,7 @@ class AsyncClient(ClientBase):
         resolve_locally: bool | None = None,
         allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
         headers: Mapping[str, str] | None = None,
+        label: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -72,6 +73,7 @@ class AsyncClient(ClientBase):
             resolve_locally=resolve_locally,
             allowed_roots=allowed_roots,
             headers=headers,
+            label=label,
         )
         self._http = httpx.AsyncClient(timeout=self.timeout, transport=transport)
         self._inflight: dict[str, asyncio.Task[PromptResult]] = {}
@@ -106,35 +108,39 @@ class AsyncClient(ClientBase):
         tools: Sequence[str] | None = None,
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
+        label: str | None = None,
     ) -> PromptResult:
         """The conversation's frozen system prompt; see ``Client.system_prompt``. A
         cached turn awaits nothing."""
-        entry = self._memory.get(conversation_id)
+        label = self._label(label)
+        key = cache_key(conversation_id, label)
+        entry = self._memory.get(key)
         if entry is not None:
             if entry.stale_at <= _monotonic():
-                self._revalidate_soon(conversation_id, entry)
+                self._revalidate_soon(entry)
             return entry.result
-        task = self._inflight.get(conversation_id)
+        task = self._inflight.get(key)
         if task is None:
             task = asyncio.ensure_future(
                 self._load_or_resolve(
-                    conversation_id, cwd, model, provider, tools, variables, override
+                    conversation_id, label, cwd, model, provider, tools, variables, override
                 )
             )
-            self._inflight[conversation_id] = task
-            task.add_done_callback(partial(self._settled, conversation_id))
+            self._inflight[key] = task
+            task.add_done_callback(partial(self._settled, key))
         # A caller that is cancelled leaves the request to the others.
         return await asyncio.shield(task)
 
-    def _settled(self, conversation_id: str, task: asyncio.Task[PromptResult]) -> None:
-        if self._inflight.get(conversation_id) is task:
-            del self._inflight[conversation_id]
+    def _settled(self, key: str, task: asyncio.Task[PromptResult]) -> None:
+        if self._inflight.get(key) is task:
+            del self._inflight[key]
         if not task.cancelled():
             task.exception()  # retrieved: every caller has it already
 
     async def _load_or_resolve(
         self,
         conversation_id: str,
+        label: str | None,
         cwd: str,
         model: str | None,
         provider: str | None,
@@ -143,20 +149,20 @@ class AsyncClient(ClientBase):
         override: Override | None,
     ) -> PromptResult:
         if self._directory is not None:
-            stored = await asyncio.to_thread(self._directory.load, conversation_id)
+            stored = await asyncio.to_thread(self._directory.load, conversation_id, label)
             if stored is not None:
-                entry = self._loaded(conversation_id, stored)
+                entry = self._loaded(label, stored)
                 if entry.stale_at <= _monotonic():
-                    self._revalidate_soon(conversation_id, entry)
+                    self._revalidate_soon(entry)
                 return entry.result
         try:
-            values = await self._values(conversation_id, cwd, model, provider)
-            body = self._body(cwd, model, provider, tools, variables, override, values)
+            values = await self._values(conversation_id, cwd, model, provider, label)
+            body = self._body(cwd, model, provider, tools, variables, override, values, label)
             call = Call("POST", conversation_path(conversation_id, "resolve"), True, body)
             result = self._prompt(self._json(await self._send(call)), conversation_id)
         except ServerError as error:
             result = self._fallback_result(conversation_id, error)
-        await self._run(self._install(result)[1])
+        await self._run(self._install(result, label)[1])
         return result
 
     # Other calls ----------------------------------------------------------------------
@@ -171,13 +177,15 @@ class AsyncClient(ClientBase):
         tools: Sequence[str] | None = None,
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
+        label: str | None = None,
     ) -> PromptResult:
         """See ``Client.construct``."""
-        values = await self._values(conversation_id, cwd, model, provider)
-        body = self._body(cwd, model, provider, tools, variables, override, values)
+        label = self._label(label)
+        values = await self._values(conversation_id, cwd, model, provider, label)
+        body = self._body(cwd, model, provider, tools, variables, override, values, label)
         call = Call("POST", conversation_path(conversation_id, "construct"), False, body)
         result = self._prompt(self._json(await self._send(call)), conversation_id)
-        await self._run(self._install(result)[1])
+        await self._run(self._install(result, label)[1])
         return result
 
     async def compact(
@@ -190,34 +198,39 @@ class AsyncClient(ClientBase):
         tools: Sequence[str] | None = None,
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
+        label: str | None = None,
     ) -> CompactResult:
         """See ``Client.compact``."""
-        values = await self._values(conversation_id, cwd, model, provider)
-        body = self._body(cwd, model, provider, tools, variables, override, values)
+        label = self._label(label)
+        values = await self._values(conversation_id, cwd, model, provider, label)
+        body = self._body(cwd, model, provider, tools, variables, override, values, label)
         call = Call("POST", conversation_path(conversation_id, "compact"), False, body)
         data = self._json(await self._send(call))
         prompt = self._prompt(data, conversation_id, "persisted_system_prompt")
         compaction = data.get("system_prompt")
-        await self._run(self._install(prompt)[1])
+        await self._run(self._install(prompt, label)[1])
         return CompactResult(
             compaction_prompt=compaction if isinstance(compaction, str) else None, prompt=prompt
         )
 
-    async def get(self, conversation_id: str) -> PromptResult:
+    async def get(self, conversation_id: str, *, label: str | None = None) -> PromptResult:
         """See ``Client.get``."""
+        label = self._label(label)
         call = Call("GET", conversation_path(conversation_id), True)
         result = self._prompt(self._json(await self._send(call)), conversation_id)
-        entry = self._memory.peek(conversation_id)
+        entry = self._memory.peek(cache_key(conversation_id, label))
         if entry is not None and not entry.result.is_fallback:
             if entry.result.sha256 != result.sha256 or entry.result.text != result.text:
-                await self._run(self._install(result)[1])
+                await self._run(self._install(result, label)[1])
             else:
                 entry.stale_at = _monotonic() + self.max_age
         return result
 
-    async def forget(self, conversation_id: str, *, on_server: bool = True) -> bool:
+    async def forget(
+        self, conversation_id: str, *, on_server: bool = True, label: str | None = None
+    ) -> bool:
         """See ``Client.forget``."""
-        had, io = self._forget_local(conversation_id)
+        had, io = self._forget_local(conversation_id, self._label(label))
         await self._run(io)
         if not on_server:
             return had
@@ -229,13 +242,15 @@ class AsyncClient(ClientBase):
         return True
 
     async def references(
-        self, *, provider: str | None = None, model: str | None = None
+        self, *, provider: str | None = None, model: str | None = None, label: str | None = None
     ) -> tuple[str, ...]:
         """See ``Client.references``."""
-        return (await self._references_of(provider, model)).keys
+        return (await self._references_of(provider, model, self._label(label))).keys
 
-    async def _references_of(self, provider: str | None, model: str | None) -> References:
-        call = self._references_call(provider, model)
+    async def _references_of(
+        self, provider: str | None, model: str | None, label: str | None = None
+    ) -> References:
+        call = self._references_call(provider, model, label)
         if call is None:
             return References(())
         return self._references_answer(call, await self._send(call))
@@ -273,11 +288,16 @@ class AsyncClient(ClientBase):
     # Plumbing -------------------------------------------------------------------------
 
     async def _values(
-        self, conversation_id: str, cwd: str, model: str | None, provider: str | None
+        self,
+        conversation_id: str,
+        cwd: str,
+        model: str | None,
+        provider: str | None,
+        label: str | None,
     ) -> dict[str, str | None] | None:
         if not self._asks_references():
             return None
-        keys = self._host_keys(await self._references_of(provider, model))
+        keys = self._host_keys(await self._references_of(provider, model, label))
         if not keys:
             return None
         return await asyncio.to_thread(
@@ -318,23 +338,23 @@ class AsyncClient(ClientBase):
             await asyncio.sleep(delay)
             attempt += 1
 
-    def _revalidate_soon(self, conversation_id: str, entry: Entry) -> None:
+    def _revalidate_soon(self, entry: Entry) -> None:
         if entry.revalidating or self._closed or len(self._tasks) >= self.max_revalidations:
             return
         entry.revalidating = True
-        task = asyncio.ensure_future(self._revalidate(conversation_id, entry))
+        task = asyncio.ensure_future(self._revalidate(entry))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _revalidate(self, conversation_id: str, entry: Entry) -> None:
+    async def _revalidate(self, entry: Entry) -> None:
         try:
-            call = self._revalidate_call(conversation_id, entry)
+            call = self._revalidate_call(entry)
             try:
                 response: httpx.Response | None = await self._send(call)
             except Exception:  # unreachable, timed out, closed: keep the entry
                 response = None
-            await self._run(self._revalidated(conversation_id, entry, response))
+            await self._run(self._revalidated(entry, response))
         except Exception:
-            log.exception("sysprompt: revalidating %r failed", conversation_id)
+            log.exception("sysprompt: revalidating %r failed", entry.key)
         finally:
             entry.revalidating = False

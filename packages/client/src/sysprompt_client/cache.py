@@ -2,10 +2,11 @@
 
 :class:`MemoryCache` is an LRU bounded by entries, thread-safe; a cached turn is one
 lookup in it. :class:`DirectoryCache` optionally keeps each conversation's prompt in a
-file as well, so a restarted host still has them: one JSON file per conversation,
-named by a hash of the server URL and the conversation id (no part of the id reaches
-the file system), written to a temporary file and moved into place with
-``os.replace`` (a reader sees the old file or the new one, never half of one). A file
+file as well, so a restarted host still has them: one JSON file per conversation
+(and label asked for), named by a hash of the server URL, the conversation id and the
+label (no part of either reaches the file system), written to a temporary file and
+moved into place with ``os.replace`` (a reader sees the old file or the new one, never
+half of one). A file
 that cannot be read, is not such an entry, or whose text does not match its SHA-256 is
 ignored as if absent.
 """
@@ -26,24 +27,37 @@ from typing import Any
 
 from sysprompt_client.results import PromptResult, prompt_from_stored, prompt_to_json
 
-__all__ = ["DirectoryCache", "Entry", "MemoryCache"]
+__all__ = ["DirectoryCache", "Entry", "MemoryCache", "cache_key"]
 
 log = logging.getLogger("sysprompt_client")
 
 FORMAT = 1
 
 
+def cache_key(conversation_id: str, label: str | None = None) -> str:
+    """The memory cache's key of a conversation asked for under ``label`` (``None``: no
+    label asked for): the id itself, or ``"<id>#<label>"`` (``#`` is in neither a
+    conversation id nor a label the server accepts)."""
+    return conversation_id if label is None else f"{conversation_id}#{label}"
+
+
 class Entry:
     """A cached prompt: the result every cached turn returns (the same object each
-    time), the monotonic time after which it is revalidated, and whether a
-    revalidation is under way."""
+    time), the monotonic time after which it is revalidated, whether a revalidation is
+    under way, and the label it was asked for under (part of its key)."""
 
-    __slots__ = ("result", "revalidating", "stale_at")
+    __slots__ = ("label", "result", "revalidating", "stale_at")
 
-    def __init__(self, result: PromptResult, stale_at: float) -> None:
+    def __init__(self, result: PromptResult, stale_at: float, label: str | None = None) -> None:
         self.result = result
         self.stale_at = stale_at
         self.revalidating = False
+        self.label = label
+
+    @property
+    def key(self) -> str:
+        assert self.result.conversation_id is not None
+        return cache_key(self.result.conversation_id, self.label)
 
     def __repr__(self) -> str:
         return f"Entry({self.result.conversation_id!r}, stale_at={self.stale_at})"
@@ -120,13 +134,19 @@ class DirectoryCache:
         self.directory = Path(directory)
         self.server = server
 
-    def path_for(self, conversation_id: str) -> Path:
-        """The file of a conversation: a SHA-256 of the server URL and the id."""
-        key = f"{self.server}\n{conversation_id}".encode("utf-8", "surrogatepass")
+    def path_for(self, conversation_id: str, label: str | None = None) -> Path:
+        """The file of a conversation asked for under ``label``: a SHA-256 of the server
+        URL, the id and the label (none: of the URL and the id, as before labels)."""
+        text = f"{self.server}\n{conversation_id}"
+        if label is not None:
+            text += f"\nlabel:{label}"
+        key = text.encode("utf-8", "surrogatepass")
         return self.directory / f"{hashlib.sha256(key).hexdigest()}.json"
 
-    def load(self, conversation_id: str) -> tuple[PromptResult, float] | None:
-        path = self.path_for(conversation_id)
+    def load(
+        self, conversation_id: str, label: str | None = None
+    ) -> tuple[PromptResult, float] | None:
+        path = self.path_for(conversation_id, label)
         try:
             with open(path, "rb") as file:
                 data: Any = json.load(file)
@@ -137,6 +157,8 @@ class DirectoryCache:
             result = prompt_from_stored(data.get("prompt"))
             if result.conversation_id != conversation_id:
                 raise ValueError("an entry of another conversation")
+            if data.get("label") != label:
+                raise ValueError("an entry asked for under another label")
             saved_at = data.get("saved_at")
             if not isinstance(saved_at, int | float) or isinstance(saved_at, bool):
                 raise ValueError("no time")
@@ -147,16 +169,19 @@ class DirectoryCache:
             return None
         return result, float(saved_at)
 
-    def save(self, result: PromptResult, saved_at: float | None = None) -> None:
+    def save(
+        self, result: PromptResult, saved_at: float | None = None, *, label: str | None = None
+    ) -> None:
         if result.conversation_id is None:
             return
         data = {
             "format": FORMAT,
             "server": self.server,
             "saved_at": time.time() if saved_at is None else saved_at,
+            "label": label,
             "prompt": prompt_to_json(result),
         }
-        path = self.path_for(result.conversation_id)
+        path = self.path_for(result.conversation_id, label)
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
@@ -171,8 +196,8 @@ class DirectoryCache:
         except (OSError, UnicodeEncodeError) as error:
             log.warning("sysprompt cache: could not write %s: %s", path, error)
 
-    def delete(self, conversation_id: str) -> None:
-        path = self.path_for(conversation_id)
+    def delete(self, conversation_id: str, label: str | None = None) -> None:
+        path = self.path_for(conversation_id, label)
         try:
             path.unlink(missing_ok=True)
         except OSError as error:

@@ -22,7 +22,7 @@ from sysprompt_client._base import (
     log,
     unavailable,
 )
-from sysprompt_client.cache import Entry
+from sysprompt_client.cache import Entry, cache_key
 from sysprompt_client.errors import NotFound, ServerError
 from sysprompt_client.local import resolve_host_values
 from sysprompt_client.results import CompactResult, PromptResult, Template
@@ -58,6 +58,7 @@ class Client(ClientBase):
         resolve_locally: bool | None = None,
         allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
         headers: Mapping[str, str] | None = None,
+        label: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -75,6 +76,7 @@ class Client(ClientBase):
             resolve_locally=resolve_locally,
             allowed_roots=allowed_roots,
             headers=headers,
+            label=label,
         )
         self._http = httpx.Client(timeout=self.timeout, transport=transport)
         self._lock = threading.Lock()
@@ -110,34 +112,40 @@ class Client(ClientBase):
         tools: Sequence[str] | None = None,
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
+        label: str | None = None,
     ) -> PromptResult:
         """The conversation's frozen system prompt.
 
         From the cache when it holds one (no request; the same object every turn),
         else from the server's ``resolve``, else, when the server cannot answer, the
-        fallback. The other arguments matter on the first turn only.
+        fallback. The other arguments matter on the first turn only; ``label`` (else
+        the client's) is part of the cache's key.
         """
-        entry = self._memory.get(conversation_id)
+        label = self._label(label)
+        entry = self._memory.get(cache_key(conversation_id, label))
         if entry is not None:
             if entry.stale_at <= _monotonic():
-                self._revalidate_soon(conversation_id, entry)
+                self._revalidate_soon(entry)
             return entry.result
-        return self._first_turn(conversation_id, cwd, model, provider, tools, variables, override)
+        return self._first_turn(
+            conversation_id, label, cwd, model, provider, tools, variables, override
+        )
 
-    def _first_turn(self, conversation_id: str, *args: Any) -> PromptResult:
+    def _first_turn(self, conversation_id: str, label: str | None, *args: Any) -> PromptResult:
         """One request per conversation however many threads ask at once."""
+        key = cache_key(conversation_id, label)
         with self._lock:
-            entry = self._memory.peek(conversation_id)
+            entry = self._memory.peek(key)
             if entry is not None:
                 return entry.result
-            future = self._inflight.get(conversation_id)
+            future = self._inflight.get(key)
             owner = future is None
             if future is None:
-                future = self._inflight[conversation_id] = Future()
+                future = self._inflight[key] = Future()
         if not owner:
             return future.result()
         try:
-            result = self._load_or_resolve(conversation_id, *args)
+            result = self._load_or_resolve(conversation_id, label, *args)
         except BaseException as error:
             future.set_exception(error)
             raise
@@ -146,11 +154,12 @@ class Client(ClientBase):
             return result
         finally:
             with self._lock:
-                del self._inflight[conversation_id]
+                del self._inflight[key]
 
     def _load_or_resolve(
         self,
         conversation_id: str,
+        label: str | None,
         cwd: str,
         model: str | None,
         provider: str | None,
@@ -159,20 +168,20 @@ class Client(ClientBase):
         override: Override | None,
     ) -> PromptResult:
         if self._directory is not None:
-            stored = self._directory.load(conversation_id)
+            stored = self._directory.load(conversation_id, label)
             if stored is not None:
-                entry = self._loaded(conversation_id, stored)
+                entry = self._loaded(label, stored)
                 if entry.stale_at <= _monotonic():
-                    self._revalidate_soon(conversation_id, entry)
+                    self._revalidate_soon(entry)
                 return entry.result
         try:
-            values = self._values(conversation_id, cwd, model, provider)
-            body = self._body(cwd, model, provider, tools, variables, override, values)
+            values = self._values(conversation_id, cwd, model, provider, label)
+            body = self._body(cwd, model, provider, tools, variables, override, values, label)
             call = Call("POST", conversation_path(conversation_id, "resolve"), True, body)
             result = self._prompt(self._json(self._send(call)), conversation_id)
         except ServerError as error:
             result = self._fallback_result(conversation_id, error)
-        self._run(self._install(result)[1])
+        self._run(self._install(result, label)[1])
         return result
 
     # Other calls ----------------------------------------------------------------------
@@ -187,14 +196,16 @@ class Client(ClientBase):
         tools: Sequence[str] | None = None,
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
+        label: str | None = None,
     ) -> PromptResult:
-        """Build the prompt afresh from the current template and store it in place of
-        the old one; later turns answer the new prompt."""
-        values = self._values(conversation_id, cwd, model, provider)
-        body = self._body(cwd, model, provider, tools, variables, override, values)
+        """Build the prompt afresh from what the label serves now and store it in place
+        of the old one; later turns answer the new prompt."""
+        label = self._label(label)
+        values = self._values(conversation_id, cwd, model, provider, label)
+        body = self._body(cwd, model, provider, tools, variables, override, values, label)
         call = Call("POST", conversation_path(conversation_id, "construct"), False, body)
         result = self._prompt(self._json(self._send(call)), conversation_id)
-        self._run(self._install(result)[1])
+        self._run(self._install(result, label)[1])
         return result
 
     def compact(
@@ -207,39 +218,45 @@ class Client(ClientBase):
         tools: Sequence[str] | None = None,
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
+        label: str | None = None,
     ) -> CompactResult:
         """Construct afresh for a compaction turn: the prompt of the compaction turn
         (with the server's compaction instructions) and the new frozen prompt, which
         the cache takes (a fallback ends here)."""
-        values = self._values(conversation_id, cwd, model, provider)
-        body = self._body(cwd, model, provider, tools, variables, override, values)
+        label = self._label(label)
+        values = self._values(conversation_id, cwd, model, provider, label)
+        body = self._body(cwd, model, provider, tools, variables, override, values, label)
         call = Call("POST", conversation_path(conversation_id, "compact"), False, body)
         data = self._json(self._send(call))
         prompt = self._prompt(data, conversation_id, "persisted_system_prompt")
         compaction = data.get("system_prompt")
-        self._run(self._install(prompt)[1])
+        self._run(self._install(prompt, label)[1])
         return CompactResult(
             compaction_prompt=compaction if isinstance(compaction, str) else None, prompt=prompt
         )
 
-    def get(self, conversation_id: str) -> PromptResult:
+    def get(self, conversation_id: str, *, label: str | None = None) -> PromptResult:
         """The prompt the server stores for the conversation (always a request;
-        :class:`NotFound` when there is none). A cached entry that is not a fallback
-        takes it."""
+        :class:`NotFound` when there is none). A cached entry (under ``label``, else the
+        client's) that is not a fallback takes it."""
+        label = self._label(label)
         call = Call("GET", conversation_path(conversation_id), True)
         result = self._prompt(self._json(self._send(call)), conversation_id)
-        entry = self._memory.peek(conversation_id)
+        entry = self._memory.peek(cache_key(conversation_id, label))
         if entry is not None and not entry.result.is_fallback:
             if entry.result.sha256 != result.sha256 or entry.result.text != result.text:
-                self._run(self._install(result)[1])
+                self._run(self._install(result, label)[1])
             else:
                 entry.stale_at = _monotonic() + self.max_age
         return result
 
-    def forget(self, conversation_id: str, *, on_server: bool = True) -> bool:
-        """Drop the conversation from the cache and, with ``on_server``, delete its
-        stored prompt on the server. True when something was there to forget."""
-        had, io = self._forget_local(conversation_id)
+    def forget(
+        self, conversation_id: str, *, on_server: bool = True, label: str | None = None
+    ) -> bool:
+        """Drop the conversation (asked for under ``label``, else the client's) from the
+        cache and, with ``on_server``, delete its stored prompt on the server. True when
+        something was there to forget."""
+        had, io = self._forget_local(conversation_id, self._label(label))
         self._run(io)
         if not on_server:
             return had
@@ -251,14 +268,17 @@ class Client(ClientBase):
         return True
 
     def references(
-        self, *, provider: str | None = None, model: str | None = None
+        self, *, provider: str | None = None, model: str | None = None, label: str | None = None
     ) -> tuple[str, ...]:
-        """Every ``type:name`` the current template can reach for this provider and
-        model (empty when the server does not offer the list)."""
-        return self._references_of(provider, model).keys
+        """Every ``type:name`` the template ``label`` (else the client's) serves can
+        reach for this provider and model (empty when the server does not offer the
+        list)."""
+        return self._references_of(provider, model, self._label(label)).keys
 
-    def _references_of(self, provider: str | None, model: str | None) -> References:
-        call = self._references_call(provider, model)
+    def _references_of(
+        self, provider: str | None, model: str | None, label: str | None = None
+    ) -> References:
+        call = self._references_call(provider, model, label)
         return References(()) if call is None else self._references_answer(call, self._send(call))
 
     # For prompt authors ---------------------------------------------------------------
@@ -298,11 +318,16 @@ class Client(ClientBase):
     # Plumbing -------------------------------------------------------------------------
 
     def _values(
-        self, conversation_id: str, cwd: str, model: str | None, provider: str | None
+        self,
+        conversation_id: str,
+        cwd: str,
+        model: str | None,
+        provider: str | None,
+        label: str | None,
     ) -> dict[str, str | None] | None:
         if not self._asks_references():
             return None
-        keys = self._host_keys(self._references_of(provider, model))
+        keys = self._host_keys(self._references_of(provider, model, label))
         if not keys:
             return None
         return resolve_host_values(
@@ -342,7 +367,7 @@ class Client(ClientBase):
             time.sleep(delay)
             attempt += 1
 
-    def _revalidate_soon(self, conversation_id: str, entry: Entry) -> None:
+    def _revalidate_soon(self, entry: Entry) -> None:
         """Start a background revalidation unless one is under way for this entry, the
         client is closed, or ``max_revalidations`` already run."""
         if entry.revalidating:  # the common case while one runs: no lock taken
@@ -353,23 +378,23 @@ class Client(ClientBase):
             entry.revalidating = True
             thread = threading.Thread(
                 target=self._revalidate,
-                args=(conversation_id, entry),
-                name=f"sysprompt-revalidate-{conversation_id[:40]}",
+                args=(entry,),
+                name=f"sysprompt-revalidate-{entry.key[:40]}",
                 daemon=True,
             )
             self._threads.add(thread)
         thread.start()
 
-    def _revalidate(self, conversation_id: str, entry: Entry) -> None:
+    def _revalidate(self, entry: Entry) -> None:
         try:
-            call = self._revalidate_call(conversation_id, entry)
+            call = self._revalidate_call(entry)
             try:
                 response: httpx.Response | None = self._send(call)
             except Exception:  # unreachable, timed out, closed: keep the entry
                 response = None
-            self._run(self._revalidated(conversation_id, entry, response))
+            self._run(self._revalidated(entry, response))
         except Exception:  # never let a background thread die with a traceback
-            log.exception("sysprompt: revalidating %r failed", conversation_id)
+            log.exception("sysprompt: revalidating %r failed", entry.key)
         finally:
             entry.revalidating = False
             with self._lock:

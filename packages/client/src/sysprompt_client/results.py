@@ -19,6 +19,9 @@ class PromptResult:
     ``constructed_at`` say what it was built from and when (``None`` for a fallback).
     ``shared_prefix_chars`` is how many leading characters every conversation of this
     host, provider and model shares (``None`` when the server does not say).
+    ``label``, ``release`` and ``arm`` say what the server built it from: the label, the
+    release that label served (``None``: latest, the working copy) and the arm of its
+    split (``None``: no split); all ``None`` for a fallback or a server without labels.
     ``is_fallback``: the server could not be asked and this is the configured fallback.
     ``from_cache``: answered by the client's cache without a request.
     """
@@ -31,6 +34,9 @@ class PromptResult:
     is_fallback: bool = False
     from_cache: bool = False
     conversation_id: str | None = None
+    label: str | None = None
+    release: int | None = None
+    arm: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,6 +117,9 @@ def prompt_from_json(
         shared_prefix_chars=_int(data.get("shared_prefix_chars")),
         from_cache=from_cache,
         conversation_id=conversation_id,
+        label=label if isinstance(label := data.get("label"), str) else None,
+        release=_int(data.get("release")),
+        arm=_int(data.get("arm")),
     )
 
 
@@ -126,6 +135,9 @@ def prompt_to_json(result: PromptResult) -> dict[str, Any]:
         ),
         "shared_prefix_chars": result.shared_prefix_chars,
         "is_fallback": result.is_fallback,
+        "label": result.label,
+        "release": result.release,
+        "arm": result.arm,
     }
 
 

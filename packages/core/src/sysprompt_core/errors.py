@@ -52,3 +52,14 @@ class InvalidOverride(CoreError, ValueError):
 class InvalidVariantKey(CoreError, ValueError):
     """A variant key is refused: a model without a provider, or a provider or model
     without any letter or digit."""
+
+
+class InvalidTarget(CoreError, ValueError):
+    """A label's name or target (releases) is refused: ``field`` names the part that is
+    wrong (``name``, ``target.split``, ``target.split[1].weight``), the message says
+    what to write instead."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message

@@ -1,5 +1,5 @@
 """First run: migrate the database, create the groups, install the library's shipped
-defaults, make sure someone can log in."""
+defaults, make sure ``production`` exists, make sure someone can log in."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from sysprompt.conf import app_settings
 from sysprompt.errors import AdminBootstrapError
 from sysprompt.library.installer import InstallStep
 from sysprompt.library.services import library_install
+from sysprompt.releases.services import production_ensure
 
 
 def manage_py() -> str:
@@ -28,9 +29,10 @@ def manage_py() -> str:
 
 class Command(BaseCommand):
     help = (
-        "Apply migrations, create the groups 'Prompt authors' and 'Agent hosts', install the "
-        "library's shipped defaults (as manage.py library_install: never over an edit), then "
-        "create the 'admin' superuser if there is no superuser yet (password from "
+        "Apply migrations, create the groups 'Prompt authors', 'Prompt publishers' and 'Agent "
+        "hosts', install the library's shipped defaults (as manage.py library_install: never "
+        "over an edit), make sure the label 'production' exists, then create the 'admin' "
+        "superuser (a prompt publisher) if there is no superuser yet (password from "
         "SYSPROMPT_ADMIN_PASSWORD, else random) and print how to log in, how to get API "
         "tokens and which working directories are allowed. Safe to run again."
     )
@@ -46,6 +48,7 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         groups_ensure()
         steps = library_install()
+        production_ensure()
         try:
             admin = admin_ensure(password=os.environ.get("SYSPROMPT_ADMIN_PASSWORD") or None)
         except AdminBootstrapError as error:

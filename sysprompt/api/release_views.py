@@ -1,0 +1,555 @@
+"""The releases views (releases §5): releases, comparisons, labels, their histories and
+rollbacks, the impact report, test contexts and agent hosts' labels. One class per
+operation; ``urls.py`` combines the classes that share a path.
+
+request → the path's name or number, the body (input serializer) → a selector or a
+service of ``sysprompt.releases`` (which checks names, targets and pointers, and who
+may move a protected label) → output. Prompt authors only (``IsReleaseAuthor``):
+agent hosts get 403 on every one of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sysprompt.api import release_serializers as rs
+from sysprompt.api.auth import IsReleaseAuthor
+from sysprompt.api.common import error_responses, page_parameters, page_response
+from sysprompt.api.host_views import USERNAME, host_name
+from sysprompt.api.pagination import MovePagination, NamePagination, ReleasePagination
+from sysprompt.errors import InvalidInput, ReleaseNotFound
+from sysprompt.releases import selectors, services
+from sysprompt.releases.impact import ContextRow, ImpactReport, impact_report
+from sysprompt.releases.validation import label_name_valid, pointer_valid
+from sysprompt_core.releases import LABEL_NAME_PATTERN
+
+NUMBER = OpenApiParameter(
+    "number",
+    {"type": "integer", "minimum": 1},
+    OpenApiParameter.PATH,
+    description="The release's number.",
+)
+NAME = OpenApiParameter(
+    "name",
+    {"type": "string", "pattern": f"^{LABEL_NAME_PATTERN}$"},
+    OpenApiParameter.PATH,
+    description="The label's name.",
+)
+TEST_NAME = OpenApiParameter(
+    "name",
+    {"type": "string", "pattern": f"^{LABEL_NAME_PATTERN}$"},
+    OpenApiParameter.PATH,
+    description="The test context's name.",
+)
+
+
+def release_number(text: str) -> int:
+    """The path's release number (digits only, by the route): 404 beyond any release."""
+    number = int(text) if len(text) <= 10 else 0
+    if number < 1:
+        raise ReleaseNotFound(number)
+    return number
+
+
+def _release_data(release: Any) -> dict[str, Any]:
+    return {
+        "number": release.number,
+        "message": release.message,
+        "author": release.author.get_username() if release.author else None,
+        "created_at": release.created_at,
+        "template_version": release.template_version_id or 0,
+    }
+
+
+def _label_data(state: selectors.LabelState) -> dict[str, Any]:
+    return dict(
+        rs.LabelOutputSerializer(
+            {
+                "name": state.name,
+                "target": state.target.as_json(),
+                "protected": state.protected,
+                "follows_latest": state.follows_latest,
+                "updated_at": state.updated_at,
+                "updated_by": state.updated_by,
+            }
+        ).data
+    )
+
+
+class _Authors(APIView):
+    permission_classes = [IsAuthenticated, IsReleaseAuthor]
+
+
+# --- releases -----------------------------------------------------------------------------
+
+
+class ReleaseListApi(_Authors):
+    pagination_class = ReleasePagination
+
+    @extend_schema(
+        operation_id="list_releases",
+        summary="Every release, newest first",
+        parameters=page_parameters(ReleasePagination.max_page_size),
+        responses={200: rs.ReleasePageOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        return page_response(self, request, selectors.releases_list(), _ReleaseRowSerializer)
+
+
+class _ReleaseRowSerializer(rs.ReleaseOutputSerializer):
+    """A release row as the list shows it."""
+
+    def to_representation(self, instance: Any) -> Any:
+        return super().to_representation(_release_data(instance))
+
+
+class ReleaseCreateApi(_Authors):
+    @extend_schema(
+        operation_id="create_release",
+        summary="Release the working copy",
+        description=(
+            "201 with a new release of the working copy (the template version and every "
+            "fragment variant's version); 200 with the existing release when the working "
+            "copy has not changed since it was released."
+        ),
+        request=rs.ReleaseInputSerializer,
+        responses={
+            200: rs.ReleaseDetailOutputSerializer,
+            201: rs.ReleaseDetailOutputSerializer,
+            **error_responses(400, 415),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        body = rs.ReleaseInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        made = services.release_create(
+            message=body.validated_data.get("message", ""), author=request.user
+        )
+        code = status.HTTP_201_CREATED if made.created else status.HTTP_200_OK
+        return Response(_detail(made.release.number), status=code)
+
+
+def _detail(number: int) -> dict[str, Any]:
+    detail = selectors.release_get(number)
+    return dict(
+        rs.ReleaseDetailOutputSerializer(
+            {
+                "number": detail.number,
+                "message": detail.message,
+                "author": detail.author,
+                "created_at": detail.created_at,
+                "template_version": detail.template_version,
+                "fragments": [ref.as_dict() for ref in detail.fragments],
+            }
+        ).data
+    )
+
+
+class ReleaseGetApi(_Authors):
+    @extend_schema(
+        operation_id="get_release",
+        summary="One release with the version of every variant it holds",
+        parameters=[NUMBER],
+        responses={200: rs.ReleaseDetailOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request: Request, number: str) -> Response:
+        return Response(_detail(release_number(number)))
+
+
+class ReleaseCompareApi(_Authors):
+    @extend_schema(
+        operation_id="compare_release",
+        summary="What differs from this release to the working copy or another release",
+        parameters=[
+            NUMBER,
+            OpenApiParameter(
+                "with",
+                {"type": "string", "pattern": "^(latest|[1-9][0-9]{0,9})$"},
+                description='"latest" (the working copy; the default) or a release number.',
+            ),
+        ],
+        responses={200: rs.ComparisonOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request, number: str) -> Response:
+        query = rs.CompareQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        other = pointer_valid(query.validated_data["with"], "with")
+        comparison = selectors.release_compare(release_number(number), other)
+        template = comparison.template
+        data = {
+            "release": comparison.before,
+            "with": comparison.after,
+            "changed": comparison.changed,
+            "template": None
+            if template is None
+            else {
+                "before_version": template.before_version,
+                "after_version": template.after_version,
+                "diff": template.diff.text,
+                "diff_truncated": template.diff.truncated,
+            },
+            "fragments": [
+                {
+                    "name": change.name,
+                    "provider": change.provider,
+                    "model": change.model,
+                    "before_version": change.before_version,
+                    "after_version": change.after_version,
+                    "diff": change.diff.text,
+                    "diff_truncated": change.diff.truncated,
+                    "settings_changed": change.settings_changed,
+                }
+                for change in comparison.fragments
+            ],
+        }
+        return Response(rs.ComparisonOutputSerializer(data).data)
+
+
+class ImpactApi(_Authors):
+    @extend_schema(
+        operation_id="release_impact",
+        summary="What moving a label to a candidate would do, for whom",
+        description=(
+            "Renders the label's recent conversations' contexts (the 200 most frequent "
+            "in the window) and every test context with the label's target now and with "
+            "the candidate: per context, changed or not, a unified diff, sizes, estimated "
+            "tokens, the shared prefix before and after, and lint of the candidate. "
+            "Stores nothing."
+        ),
+        request=rs.ImpactInputSerializer,
+        responses={200: rs.ImpactOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        body = rs.ImpactInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        report = impact_report(
+            label=body.validated_data["label"],
+            candidate=body.validated_data["candidate"],
+            window_days=body.validated_data.get("window_days"),
+        )
+        return Response(rs.ImpactOutputSerializer(_impact_data(report)).data)
+
+
+def _impact_data(report: ImpactReport) -> dict[str, Any]:
+    summary = report.summary
+    return {
+        "label": report.label,
+        "candidate": report.candidate,
+        "current": report.current.as_json(),
+        "window_days": report.window_days,
+        "since": report.since,
+        "note": report.note,
+        "summary": {
+            "contexts": summary.contexts,
+            "contexts_changed": summary.contexts_changed,
+            "conversations": summary.conversations,
+            "conversations_changed": summary.conversations_changed,
+            "share_changed": summary.share_changed,
+            "prefixes_changed": summary.prefixes_changed,
+            "conversations_prefix_changed": summary.conversations_prefix_changed,
+        },
+        "contexts": [_row_data(row) for row in report.contexts],
+    }
+
+
+def _row_data(row: ContextRow) -> dict[str, Any]:
+    impact = row.impact
+    return {
+        "key": impact.key,
+        "origin": row.origin,
+        "conversations": impact.conversations,
+        "changed": impact.changed,
+        "diff": impact.diff,
+        "diff_truncated": impact.diff_truncated,
+        "chars_before": impact.chars_before,
+        "chars_after": impact.chars_after,
+        "tokens_before": impact.tokens_before,
+        "tokens_after": impact.tokens_after,
+        "shared_prefix_before": impact.shared_prefix_before,
+        "shared_prefix_after": impact.shared_prefix_after,
+        "prefix_changed": impact.prefix_changed,
+        "diagnostics": [
+            {
+                "line": d.line,
+                "column": d.column,
+                "end_column": d.end_column,
+                "severity": d.severity,
+                "message": d.message,
+            }
+            for d in impact.diagnostics
+        ],
+        "problem": impact.problem,
+        "note": row.note,
+        "arm": row.arm,
+        "before": row.before,
+        "host_values": row.host_values,
+        "agent_host": row.agent_host,
+        "cwd": row.cwd,
+        "provider": row.provider,
+        "model": row.model,
+        "tools": list(row.tools),
+        "variables": row.variables,
+        "override": row.override,
+        "conversation_id": row.conversation_id,
+    }
+
+
+# --- labels -------------------------------------------------------------------------------
+
+
+class LabelListApi(_Authors):
+    pagination_class = NamePagination
+
+    @extend_schema(
+        operation_id="list_labels",
+        summary="Every label with its target, by name",
+        parameters=page_parameters(NamePagination.max_page_size),
+        responses={200: rs.LabelPageOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        return page_response(self, request, selectors.labels_list(), _LabelRowSerializer)
+
+
+class _LabelRowSerializer(rs.LabelOutputSerializer):
+    def to_representation(self, instance: Any) -> Any:
+        return _label_data(instance)
+
+
+class LabelGetApi(_Authors):
+    @extend_schema(
+        operation_id="get_label",
+        summary="One label with its target",
+        parameters=[NAME],
+        responses={200: rs.LabelOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        return Response(_label_data(selectors.label_get(label_name_valid(name))))
+
+
+class LabelSetApi(_Authors):
+    @extend_schema(
+        operation_id="set_label",
+        summary="Create a label or move it",
+        description=(
+            "201 when the label is new, 200 otherwise. Every move is kept in the label's "
+            "history; a PUT that changes nothing writes nothing. A protected label "
+            "(production) needs releases.publish_release: 403 without it, nothing changed."
+        ),
+        parameters=[NAME],
+        request=rs.LabelInputSerializer,
+        responses={
+            200: rs.LabelOutputSerializer,
+            201: rs.LabelOutputSerializer,
+            **error_responses(400, 404, 415),
+        },
+    )
+    def put(self, request: Request, name: str) -> Response:
+        checked = label_name_valid(name)
+        body = rs.LabelInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        done = services.label_set(
+            name=checked,
+            target=body.validated_data["target"],
+            message=body.validated_data.get("message", ""),
+            protected=body.validated_data.get("protected"),
+            author=request.user,
+        )
+        code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
+        return Response(_label_data(done.label), status=code)
+
+
+class LabelHistoryApi(_Authors):
+    pagination_class = MovePagination
+
+    @extend_schema(
+        operation_id="list_label_moves",
+        summary="A label's moves, newest first",
+        parameters=[NAME, *page_parameters(MovePagination.max_page_size)],
+        responses={200: rs.LabelMovePageOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        moves = selectors.label_history(label_name_valid(name))
+        return page_response(self, request, moves, rs.LabelMoveOutputSerializer)
+
+
+class LabelRollbackApi(_Authors):
+    @extend_schema(
+        operation_id="rollback_label",
+        summary="Move a label back to the target it had before its last move",
+        description=(
+            "One action: the previous target, kept in the history as a move marked "
+            "rollback. 400 (field name) when the label never moved since it was created; "
+            "the same permissions as a move."
+        ),
+        parameters=[NAME],
+        request=rs.RollbackInputSerializer,
+        responses={200: rs.LabelOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        checked = label_name_valid(name)
+        body = rs.RollbackInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        done = services.label_rollback(
+            name=checked, message=body.validated_data.get("message", ""), author=request.user
+        )
+        return Response(_label_data(done.label))
+
+
+# --- test contexts -----------------------------------------------------------------------
+
+
+def _test_context_data(row: Any) -> dict[str, Any]:
+    return dict(rs.TestContextOutputSerializer(row).data)
+
+
+class TestContextListApi(_Authors):
+    __test__ = False
+    pagination_class = NamePagination
+
+    @extend_schema(
+        operation_id="list_test_contexts",
+        summary="Every test context, by name",
+        parameters=page_parameters(NamePagination.max_page_size),
+        responses={200: rs.TestContextPageOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        rows = list(selectors.test_contexts_list())
+        return page_response(self, request, rows, rs.TestContextOutputSerializer)
+
+
+class TestContextCreateApi(_Authors):
+    __test__ = False
+
+    @extend_schema(
+        operation_id="create_test_context",
+        summary="Save a new test context",
+        description="201; 400 naming the field (name: one of that name exists already).",
+        request=rs.TestContextCreateInputSerializer,
+        responses={201: rs.TestContextOutputSerializer, **error_responses(400, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        body = rs.TestContextCreateInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        fields = dict(body.validated_data)
+        name = label_name_valid(fields.pop("name"))
+        if selectors.test_contexts_list().filter(name=name).exists():
+            raise InvalidInput(
+                "name",
+                f"A test context named {name!r} exists; PUT /api/test-contexts/{name} replaces it.",
+            )
+        saved = services.test_context_save(name=name, fields=fields, author=request.user)
+        return Response(_test_context_data(saved.context), status=status.HTTP_201_CREATED)
+
+
+class TestContextGetApi(_Authors):
+    __test__ = False
+
+    @extend_schema(
+        operation_id="get_test_context",
+        summary="One test context",
+        parameters=[TEST_NAME],
+        responses={200: rs.TestContextOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        return Response(_test_context_data(selectors.test_context_get(label_name_valid(name))))
+
+
+class TestContextPutApi(_Authors):
+    __test__ = False
+
+    @extend_schema(
+        operation_id="save_test_context",
+        summary="Create or replace a test context",
+        description="201 when it is new, 200 when it replaced one.",
+        parameters=[TEST_NAME],
+        request=rs.TestContextInputSerializer,
+        responses={
+            200: rs.TestContextOutputSerializer,
+            201: rs.TestContextOutputSerializer,
+            **error_responses(400, 415),
+        },
+    )
+    def put(self, request: Request, name: str) -> Response:
+        checked = label_name_valid(name)
+        body = rs.TestContextInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        saved = services.test_context_save(
+            name=checked, fields=dict(body.validated_data), author=request.user
+        )
+        code = status.HTTP_201_CREATED if saved.created else status.HTTP_200_OK
+        return Response(_test_context_data(saved.context), status=code)
+
+
+class TestContextDeleteApi(_Authors):
+    __test__ = False
+
+    @extend_schema(
+        operation_id="delete_test_context",
+        summary="Delete a test context",
+        parameters=[TEST_NAME],
+        responses={
+            204: OpenApiResponse(description="Deleted; no body."),
+            **error_responses(400, 404),
+        },
+    )
+    def delete(self, request: Request, name: str) -> Response:
+        checked = label_name_valid(name)
+        if not services.test_context_delete(name=checked):
+            selectors.test_context_get(checked)  # raises TestContextNotFound
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- an agent host's label ------------------------------------------------------------------
+
+
+def _host_label_data(state: selectors.HostLabelState) -> dict[str, Any]:
+    return dict(
+        rs.HostLabelOutputSerializer(
+            {
+                "username": state.username,
+                "label": state.label,
+                "effective": state.effective,
+                "updated_at": state.updated_at,
+                "updated_by": state.updated_by,
+            }
+        ).data
+    )
+
+
+class AgentHostLabelGetApi(_Authors):
+    @extend_schema(
+        operation_id="get_agent_host_label",
+        summary="The label of an agent host",
+        parameters=[USERNAME],
+        responses={200: rs.HostLabelOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request: Request, username: str) -> Response:
+        return Response(_host_label_data(selectors.host_label_state(host_name(username))))
+
+
+class AgentHostLabelSetApi(_Authors):
+    @extend_schema(
+        operation_id="set_agent_host_label",
+        summary="Set (or with null remove) the label of an agent host",
+        description=(
+            "The label its conversations use when a call names none (else production), "
+            "from their next construct or compact on; stored prompts do not change."
+        ),
+        parameters=[USERNAME],
+        request=rs.HostLabelInputSerializer,
+        responses={200: rs.HostLabelOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def put(self, request: Request, username: str) -> Response:
+        body = rs.HostLabelInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        state = services.host_label_set(
+            username=host_name(username), label=body.validated_data["label"], author=request.user
+        )
+        return Response(_host_label_data(state))

@@ -1,0 +1,430 @@
+"""Services: every write of the releases app goes through a function here.
+
+Keyword-only, typed, atomic; they check their input first (``validation``), then who
+may act (a protected label needs ``releases.publish_release``), then write.
+
+* :func:`release_create` — a release of the working copy (the existing one when the
+  working copy has not changed since it was released);
+* :func:`label_set` — create a label or move it (a move is kept in its history; a PUT
+  that changes nothing writes nothing), :func:`label_rollback` — back to the target it
+  had before its last move, in one action; :func:`release_publish` — both at once, as
+  the editor's Publish does;
+* :func:`host_label_set` — an agent host's label;
+* :func:`test_context_save`, :func:`test_context_delete`.
+
+Nothing here touches a stored conversation: moving a label changes what the next
+``construct`` or ``compact`` builds from, never a frozen prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from sysprompt.errors import InvalidInput, LabelNotFound, LabelProtected
+from sysprompt.library.selectors import agent_host_id
+from sysprompt.prompts.selectors import Actor
+from sysprompt.prompts.validation import preset_check
+from sysprompt.releases.models import (
+    HostLabel,
+    Label,
+    LabelMove,
+    Release,
+    ReleaseFragment,
+    TestContext,
+)
+from sysprompt.releases.permissions import PUBLISH_PERMISSION
+from sysprompt.releases.selectors import (
+    HostLabelState,
+    LabelState,
+    host_label_state,
+    label_get,
+    release_row,
+    working_copy_snapshot,
+)
+from sysprompt.releases.validation import (
+    TEST_CONTEXTS_MAX,
+    label_name_valid,
+    message_valid,
+    pointer_valid,
+    target_valid,
+    test_context_valid,
+)
+from sysprompt_core.releases import (
+    LATEST,
+    PRODUCTION,
+    SPLIT_TOTAL,
+    Arm,
+    Pointer,
+    Single,
+    Split,
+    Target,
+    parse_target,
+)
+
+_ATTEMPTS = 100
+_ROWS = 500
+"""Rows per INSERT of a release's variants: 1,500 parameters, well within what SQLite
+(32,766) and PostgreSQL (65,535) take in one statement."""
+
+
+@dataclass(frozen=True)
+class ReleaseCreated:
+    """A release and whether this call created it (``False``: the working copy was
+    already released as it is)."""
+
+    release: Release
+    created: bool
+
+
+def release_create(*, message: object = "", author: Actor | None) -> ReleaseCreated:
+    """Release the working copy: the current template version and every live variant's
+    newest version, as one new numbered release with ``message``. When exactly those
+    versions are already a release, that release is answered and nothing is written.
+
+    Two authors releasing at once get one release each when their working copies
+    differ (the numbers never clash: a lost race takes the next one), or both the same
+    release when they do not."""
+    text = message_valid(message)
+    for _ in range(_ATTEMPTS):
+        try:
+            return _release_add(message=text, author=author)
+        except IntegrityError:
+            continue  # a concurrent release took the number or the fingerprint: look again
+    raise RuntimeError(f"release_create lost {_ATTEMPTS} races in a row")
+
+
+@transaction.atomic
+def _release_add(*, message: str, author: Actor | None) -> ReleaseCreated:
+    snapshot = working_copy_snapshot()
+    existing = Release.objects.filter(fingerprint=snapshot.fingerprint).first()
+    if existing is not None:
+        return ReleaseCreated(existing, created=False)
+    number = (Release.objects.aggregate(top=Max("number"))["top"] or 0) + 1
+    release = Release.objects.create(
+        number=number,
+        message=message,
+        author_id=None if author is None else author.pk,
+        created_at=timezone.now(),
+        template_version_id=snapshot.template_version,
+        fingerprint=snapshot.fingerprint,
+    )
+    _variants_insert(release.pk, snapshot.variants)
+    return ReleaseCreated(release, created=True)
+
+
+def _variants_insert(release_id: int, variants: tuple[tuple[int, int], ...]) -> None:
+    """One row per variant version, inserted ``_ROWS`` rows to a statement written once:
+    building a thousand model instances for ``bulk_create`` cost more than writing
+    them, and one statement per row costs a round trip each."""
+    table = connection.ops.quote_name(ReleaseFragment._meta.db_table)
+    rows = [(release_id, fragment, version) for version, fragment in variants]
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), _ROWS):
+            chunk = rows[start : start + _ROWS]
+            values = ", ".join(["(%s, %s, %s)"] * len(chunk))
+            cursor.execute(
+                f"INSERT INTO {table} (release_id, fragment_id, version_id) VALUES {values}",
+                [value for row in chunk for value in row],
+            )
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    """A label after :func:`label_set`, and whether the call created it or moved it."""
+
+    label: LabelState
+    created: bool
+    moved: bool
+
+
+def label_set(
+    *,
+    name: str,
+    target: object,
+    message: object = "",
+    protected: bool | None = None,
+    author: Actor,
+) -> LabelSet:
+    """Create the label ``name`` pointing at ``target``, or move it there, with
+    ``message`` (kept in its history); ``protected`` marks it (``None``: unchanged;
+    ``production`` is always protected).
+
+    A protected label (or unprotecting one) needs ``releases.publish_release``:
+    :class:`LabelProtected` without it, before anything is read or written. Refused,
+    naming the field: a bad name, target or message. :class:`ReleaseNotFound` for a
+    release that does not exist. A call that changes neither target nor protection
+    writes nothing."""
+    name = label_name_valid(name)
+    checked = target_valid(target)
+    text = message_valid(message)
+    if protected is not None and not isinstance(protected, bool):
+        raise InvalidInput("protected", "protected is true or false.")
+    if name == PRODUCTION and protected is False:
+        raise InvalidInput("protected", "production is always protected.")
+    return _label_write(
+        name=name, target=checked, message=text, protected=protected, author=author, rollback=False
+    )
+
+
+def label_rollback(*, name: str, message: object = "", author: Actor) -> LabelSet:
+    """Move the label back to the target it had before its last move (a rollback
+    undone is rolled back again by the next one: they alternate). The same permission
+    as a move. Refused (field ``name``) when the label has never moved since it was
+    created."""
+    name = label_name_valid(name)
+    text = message_valid(message)
+    with transaction.atomic():
+        label = _locked(name)
+        if label is None:
+            raise LabelNotFound(name)
+        _check_may_change(label, author)
+        last = LabelMove.objects.filter(label=label).order_by("-id").first()
+        if last is None or last.from_target is None:
+            raise InvalidInput(
+                "name",
+                f"Label {name!r} has no earlier target to roll back to: it has pointed at "
+                f"{parse_target(label.target).describe()} since it was created.",
+            )
+        previous = parse_target(last.from_target)
+        return _label_write(
+            name=name,
+            target=previous,
+            message=text or f"Rollback to {previous.describe()}.",
+            protected=None,
+            author=author,
+            rollback=True,
+        )
+
+
+@transaction.atomic
+def _label_write(
+    *,
+    name: str,
+    target: Target,
+    message: str,
+    protected: bool | None,
+    author: Actor,
+    rollback: bool,
+) -> LabelSet:
+    now = timezone.now()
+    label = _locked(name)
+    created = label is None
+    if label is not None:
+        _check_may_change(label, author)  # who may, before what: 403 before a 404
+    elif name == PRODUCTION:  # its row is missing: it is protected all the same
+        protected = True
+        if not author.has_perm(PUBLISH_PERMISSION):
+            raise LabelProtected(name, PUBLISH_PERMISSION)
+    for pointer in target.pointers:
+        if pointer != LATEST:
+            release_row(pointer)  # ReleaseNotFound before anything is written
+    if label is None:
+        try:
+            with transaction.atomic():
+                label = Label.objects.create(
+                    name=name,
+                    target=target.as_json(),
+                    protected=bool(protected),
+                    created_at=now,
+                    updated_at=now,
+                    updated_by_id=author.pk,
+                )
+        except IntegrityError:  # created concurrently: move it instead
+            label = _locked(name)
+            assert label is not None
+            created = False
+        else:
+            _move(label, None, target, author=author, at=now, message=message, rollback=rollback)
+            return LabelSet(label_get(name), created=True, moved=True)
+    _check_may_change(label, author)
+    old = parse_target(label.target)
+    moved = old != target
+    protect = label.protected if protected is None else protected
+    if not moved and protect == label.protected:
+        return LabelSet(label_get(name), created=created, moved=False)
+    label.target = target.as_json()
+    label.protected = protect
+    label.updated_at = now
+    label.updated_by_id = author.pk
+    label.save(update_fields=["target", "protected", "updated_at", "updated_by"])
+    if moved:
+        _move(label, old, target, author=author, at=now, message=message, rollback=rollback)
+    return LabelSet(label_get(name), created=created, moved=moved)
+
+
+def _locked(name: str) -> Label | None:
+    return Label.objects.select_for_update().filter(name=name).first()
+
+
+def _check_may_change(label: Label, author: Actor) -> None:
+    if label.protected and not author.has_perm(PUBLISH_PERMISSION):
+        raise LabelProtected(label.name, PUBLISH_PERMISSION)
+
+
+def _move(
+    label: Label,
+    old: Target | None,
+    new: Target,
+    *,
+    author: Actor | None,
+    at: datetime,
+    message: str,
+    rollback: bool = False,
+) -> LabelMove:
+    return LabelMove.objects.create(
+        label=label,
+        from_target=None if old is None else old.as_json(),
+        to_target=new.as_json(),
+        author_id=None if author is None else author.pk,
+        at=at,
+        message=message,
+        rollback=rollback,
+    )
+
+
+@dataclass(frozen=True)
+class Published:
+    """What :func:`release_publish` did: the release (created or not) and the label."""
+
+    release: ReleaseCreated
+    label: LabelSet
+
+
+def release_publish(
+    *,
+    label: str,
+    candidate: object = LATEST,
+    message: object = "",
+    weight: int | None = None,
+    author: Actor,
+) -> Published:
+    """Publish: release the working copy (``candidate`` ``"latest"``; an existing one
+    is answered when nothing changed) or take release ``candidate``, and move
+    ``label`` to it — entirely, or with ``weight`` basis points as a new last arm of a
+    split beside what the label serves now (a release or latest; a label already
+    split is set with :func:`label_set`). One transaction: both happen or neither."""
+    pointer: Pointer = pointer_valid(candidate, "candidate")
+    text = message_valid(message)
+    with transaction.atomic():
+        if pointer == LATEST:
+            made = release_create(message=text, author=author)
+        else:
+            made = ReleaseCreated(release_row(pointer), created=False)
+        number = made.release.number
+        target: Target = Single(number)
+        if weight is not None:
+            target = _canary(label_get(label_name_valid(label, "label")).target, number, weight)
+        moved = label_set(name=label, target=target.as_json(), message=text, author=author)
+    return Published(made, moved)
+
+
+def _canary(current: Target, number: int, weight: object) -> Target:
+    if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight < SPLIT_TOTAL:
+        raise InvalidInput("weight", f"the weight is 1 to {SPLIT_TOTAL - 1:,} basis points.")
+    if isinstance(current, Split):
+        raise InvalidInput(
+            "weight",
+            "the label is split already: set its arms with PUT /api/labels/{name}.",
+        )
+    if current.pointer == number:
+        raise InvalidInput("weight", f"the label serves release {number} already.")
+    return Split((Arm(current.pointer, SPLIT_TOTAL - weight), Arm(number, weight)))
+
+
+@transaction.atomic
+def host_label_set(*, username: str, label: str | None, author: Actor) -> HostLabelState:
+    """Set (``None``: remove) the label of the agent host ``username``: its
+    conversations use it when a call names none, from their next construct on.
+    Refused (field ``label``): a name that is no label. :class:`AgentHostNotFound`."""
+    user_id = agent_host_id(username)
+    if label is None:
+        HostLabel.objects.filter(user_id=user_id).delete()
+        return host_label_state(username)
+    name = label_name_valid(label, "label")
+    row = Label.objects.filter(name=name).first()
+    if row is None and name == PRODUCTION:
+        row = production_ensure()
+    if row is None:
+        raise InvalidInput("label", f"There is no label {name!r}; GET /api/labels lists them.")
+    HostLabel.objects.update_or_create(
+        user_id=user_id,
+        defaults={"label": row, "updated_at": timezone.now(), "updated_by_id": author.pk},
+    )
+    return host_label_state(username)
+
+
+PRODUCTION_MESSAGE = "Created: production follows latest (saving is shipping)."
+
+
+@transaction.atomic
+def production_ensure() -> Label:
+    """The ``production`` label, created ``→ latest`` and protected (with its creation
+    in its history) when it is missing: the migration creates it, and ``bootstrap``
+    makes sure it is there again (after a database was emptied by hand)."""
+    now = timezone.now()
+    label, created = Label.objects.get_or_create(
+        name=PRODUCTION,
+        defaults={"target": LATEST, "protected": True, "created_at": now, "updated_at": now},
+    )
+    if created:
+        _move(label, None, Single(LATEST), author=None, at=now, message=PRODUCTION_MESSAGE)
+    return label
+
+
+@dataclass(frozen=True)
+class TestContextSaved:
+    """A test context after :func:`test_context_save`, and whether it was created."""
+
+    __test__ = False  # not a pytest test class, whatever its name says
+
+    context: TestContext
+    created: bool
+
+
+@transaction.atomic
+def test_context_save(*, name: str, fields: dict[str, Any], author: Actor) -> TestContextSaved:
+    """Create or replace the test context ``name`` with ``fields`` (``cwd`` required;
+    ``values``, ``provider``, ``model``, ``tools``, ``variables``, ``override``
+    optional), each checked as an agent host's request is (400 naming the field).
+    At most ``TEST_CONTEXTS_MAX`` exist: each runs in every impact report."""
+    checked = test_context_valid(name=name, fields=fields)
+    preset_check(checked.host.override, "override")
+    now = timezone.now()
+    values = {
+        "cwd": str(checked.cwd),
+        "values": dict(checked.host.values or {}),
+        "provider": checked.host.provider or "",
+        "model": checked.model,
+        "tools": list(checked.host.tools or ()),
+        "variables": dict(checked.host.variables or {}),
+        "override": checked.override_json,
+        "updated_at": now,
+        "updated_by_id": author.pk,
+    }
+    row = TestContext.objects.select_for_update().filter(name=checked.name).first()
+    if row is None:
+        if TestContext.objects.count() >= TEST_CONTEXTS_MAX:
+            raise InvalidInput(
+                "name",
+                f"There are {TEST_CONTEXTS_MAX} test contexts already, the most an "
+                "installation keeps (each runs in every impact report); delete one first.",
+            )
+        row = TestContext.objects.create(name=checked.name, created_at=now, **values)
+        return TestContextSaved(row, created=True)
+    for field, value in values.items():
+        setattr(row, field, value)
+    row.save()
+    return TestContextSaved(row, created=False)
+
+
+@transaction.atomic
+def test_context_delete(*, name: str) -> bool:
+    """Delete the test context ``name``; False when there was none."""
+    deleted, _ = TestContext.objects.filter(name=label_name_valid(name)).delete()
+    return deleted > 0

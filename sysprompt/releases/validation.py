@@ -1,0 +1,116 @@
+"""Input checks of releases and labels: each returns the value it accepts or raises
+:class:`~sysprompt.errors.InvalidInput` naming the field (``name``, ``target.split``,
+``target.split[1].weight``, ``message``, ``window_days`` …), with the core's message
+where the rule is the core's (:mod:`sysprompt_core.releases.targets`). Nothing here
+reads the database: whether a release or a label exists is the selectors' question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sysprompt.errors import InvalidInput
+from sysprompt.prompts.validation import CheckedCwd, HostContext, cwd_check, host_context_check
+from sysprompt_core.errors import InvalidTarget
+from sysprompt_core.limits import MODEL_MAX_LENGTH
+from sysprompt_core.releases import (
+    Pointer,
+    Target,
+    label_name_check,
+    parse_pointer,
+    parse_target,
+)
+
+MESSAGE_MAX_LENGTH = 4000
+"""The longest message of a release or a label move, in characters."""
+WINDOW_DAYS_DEFAULT = 7
+WINDOW_DAYS_MAX = 365
+TEST_CONTEXTS_MAX = 100
+"""The most test contexts one installation keeps: each runs in every impact report."""
+
+
+def label_name_valid(name: object, field: str = "name") -> str:
+    """``name`` when it can be a label's name (``production``, ``staging``)."""
+    try:
+        return label_name_check(name, field)
+    except InvalidTarget as error:
+        raise InvalidInput(error.field, error.message) from None
+
+
+def target_valid(value: object, field: str = "target") -> Target:
+    """A label's target, checked (:func:`sysprompt_core.releases.parse_target`)."""
+    try:
+        return parse_target(value, field)
+    except InvalidTarget as error:
+        raise InvalidInput(error.field, error.message) from None
+
+
+def pointer_valid(value: object, field: str) -> Pointer:
+    """A release number or ``"latest"`` (an impact's candidate, a comparison's other side)."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 10:
+        value = int(value)  # from a query string
+    try:
+        return parse_pointer(value, field)
+    except InvalidTarget as error:
+        raise InvalidInput(error.field, error.message) from None
+
+
+def message_valid(value: object, field: str = "message") -> str:
+    """A release's or a move's message: text of at most ``MESSAGE_MAX_LENGTH`` characters
+    (``None``: none)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > MESSAGE_MAX_LENGTH:
+        raise InvalidInput(
+            field, f"a message is text of at most {MESSAGE_MAX_LENGTH:,} characters."
+        )
+    return value
+
+
+def window_days_valid(value: object, field: str = "window_days") -> int:
+    """How many days back an impact report looks: a whole number from 1 to 365."""
+    if value is None:
+        return WINDOW_DAYS_DEFAULT
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= WINDOW_DAYS_MAX:
+        return value
+    raise InvalidInput(
+        field,
+        f"{value!r:.40} is not a number of days: write a whole number from 1 to "
+        f"{WINDOW_DAYS_MAX} (default {WINDOW_DAYS_DEFAULT}).",
+    )
+
+
+@dataclass(frozen=True)
+class CheckedTestContext:
+    """A test context's fields, checked: the cwd as :func:`cwd_check` accepted it, the
+    model, and the rest as an agent host's request would give them."""
+
+    name: str
+    cwd: CheckedCwd
+    model: str
+    host: HostContext
+    override_json: object
+
+
+def test_context_valid(*, name: str, fields: dict[str, Any]) -> CheckedTestContext:
+    """A test context, checked field by field as a conversation's host context is
+    (``cwd``, ``values``, ``provider``, ``tools``, ``variables``, ``override``), and
+    ``model`` (at most 200 characters)."""
+    checked_name = label_name_valid(name)
+    model = fields.get("model") or ""
+    if not isinstance(model, str) or len(model) > MODEL_MAX_LENGTH:
+        raise InvalidInput("model", f"the model is text of at most {MODEL_MAX_LENGTH} characters.")
+    cwd = fields.get("cwd")
+    if not isinstance(cwd, str):
+        raise InvalidInput("cwd", "the cwd is an absolute path, such as '/home/ada/project'.")
+    given = {
+        key: fields[key]
+        for key in ("provider", "tools", "variables", "values")
+        if fields.get(key) is not None
+    }
+    override = fields.get("override")
+    host = host_context_check(**given, override=override)
+    return CheckedTestContext(
+        name=checked_name, cwd=cwd_check(cwd), model=model, host=host, override_json=override
+    )

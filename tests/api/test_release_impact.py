@@ -1,0 +1,90 @@
+"""Releases §3, §5: POST /api/releases/impact through the real API: the report before a
+label moves, for the label's recent conversations and the test contexts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rest_framework.test import APIClient
+
+from tests.api.library_support import put_fragment, turn
+from tests.api.release_support import (
+    IMPACT,
+    TEST_CONTEXTS,
+    create_release,
+    put_label,
+)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("production")]
+
+
+def test_impact_reports_each_context_with_diff_sizes_prefixes_and_lint(
+    publisher_client: APIClient, workdir: Path
+) -> None:
+    publisher_client.put(
+        "/api/system-prompt", {"template": "Root.\n[fragment:core]"}, format="json"
+    )
+    put_fragment(publisher_client, "core", "Core v1.")
+    create_release(publisher_client)
+    put_label(publisher_client, "production", {"release": 1})
+    put_fragment(publisher_client, "core", "Core v2, longer.")
+    publisher_client.put(
+        "/api/system-prompt", {"template": "Root.\n[fragment:core][fragment:cor]"}, format="json"
+    )
+    publisher_client.post(
+        TEST_CONTEXTS, {"name": "ci", "cwd": str(workdir), "provider": "openai"}, format="json"
+    )
+
+    response = publisher_client.post(
+        IMPACT, {"label": "production", "candidate": "latest"}, format="json"
+    )
+
+    assert response.status_code == 200
+    report = response.json()
+    assert (report["label"], report["candidate"], report["current"]) == (
+        "production",
+        "latest",
+        {"release": 1},
+    )
+    assert report["window_days"] == 7 and "SERVER_RESOLVES" in report["note"]
+    [test] = report["contexts"]
+    assert (test["key"], test["origin"], test["host_values"]) == ("test:ci", "test", "supplied")
+    assert test["changed"] and test["diff"].endswith(
+        "-Core v1.\n\\ No newline at end of file\n+Core v2, longer.\n\\ No newline at end of file\n"
+    )
+    assert (test["chars_before"], test["chars_after"]) == (14, 22)
+    assert (test["tokens_before"], test["tokens_after"]) == (4, 6)
+    assert (test["shared_prefix_before"], test["shared_prefix_after"]) == (14, 22)
+    assert test["prefix_changed"] is True
+    [lint] = test["diagnostics"]
+    assert "cor" in lint["message"] and lint["line"] == 2
+    assert report["summary"] == {
+        "contexts": 1,
+        "contexts_changed": 1,
+        "conversations": 0,
+        "conversations_changed": 0,
+        "share_changed": 0.0,
+        "prefixes_changed": 1,
+        "conversations_prefix_changed": 0,
+    }
+
+
+def test_impact_counts_the_label_conversations(
+    publisher_client: APIClient, host_client: APIClient, workdir: Path
+) -> None:
+    put_fragment(publisher_client, "core", "v1")
+    publisher_client.put("/api/system-prompt", {"template": "[fragment:core]"}, format="json")
+    for n in range(4):
+        turn(host_client, "resolve", workdir, cid=f"c{n}")
+    put_fragment(publisher_client, "core", "v2")
+    create_release(publisher_client)
+
+    report = publisher_client.post(
+        IMPACT, {"label": "production", "candidate": 1, "window_days": 1}, format="json"
+    ).json()
+
+    [row] = report["contexts"]
+    assert (row["origin"], row["conversations"], row["agent_host"]) == ("recorded", 4, "host-1")
+    assert row["changed"] is False  # production follows latest, which release 1 is
+    assert report["summary"]["conversations"] == 4
