@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django_tasks_db.models import DBTaskResult
 from pytest_django import Settings
 
 from sysprompt.conf import app_settings
 from sysprompt.events import services
 from sysprompt.events.models import AuditRecord, Event
+from sysprompt.prompts.models import TemplateVersion
 from sysprompt.releases.models import Release
 from sysprompt.releases.services import release_create
 from tests.events.support import ALLOW_LOCAL, receiving, run_queued
@@ -57,6 +59,26 @@ def test_release_create_of_the_built_in_template_sends_its_source(
     event = Event.objects.get(type="release.created")
     assert (event.data["template_version"], event.data["fragment_count"]) == (0, 0)
     assert event.text == {"template": app_settings().default_template}
+
+
+def _template_reads(queries: CaptureQueriesContext) -> int:
+    column = f'"{TemplateVersion._meta.db_table}"."text"'
+    return sum(column in query["sql"] for query in queries.captured_queries)
+
+
+def test_release_create_reads_the_template_only_when_an_event_is_sent(writer: User) -> None:
+    _working_copy()
+    with CaptureQueriesContext(connection) as unsubscribed:
+        release_create(author=writer)
+    services.webhook_create(
+        url="https://ci.example.com/", events=["release.created"], author=writer
+    )
+    save("core", "Two.")
+    with CaptureQueriesContext(connection) as subscribed:
+        release_create(author=writer)
+
+    assert (_template_reads(unsubscribed), _template_reads(subscribed)) == (0, 1)
+    assert AuditRecord.objects.filter(action="release.created").count() == 2
 
 
 def test_release_create_unchanged_records_nothing(writer: User, everything: int) -> None:
