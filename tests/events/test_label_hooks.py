@@ -15,8 +15,15 @@ from pytest_django import Settings
 from sysprompt.errors import LabelProtected, ReleaseNotFound
 from sysprompt.events import services
 from sysprompt.events.models import AuditRecord, Event
-from sysprompt.releases.models import Release
-from sysprompt.releases.services import label_rollback, label_set, release_create, release_publish
+from sysprompt.releases.models import Label, LabelMove, Release
+from sysprompt.releases.services import (
+    PRODUCTION_MESSAGE,
+    label_rollback,
+    label_set,
+    production_ensure,
+    release_create,
+    release_publish,
+)
 from tests.events.support import ALLOW_LOCAL, receiving, run_queued
 from tests.releases.support import save
 
@@ -29,8 +36,11 @@ def _moved() -> list[dict[str, Any]]:
 
 
 def _label_actions() -> list[tuple[str, str, str]]:
+    """The label records of people (not production re-created by the system when a
+    transactional test emptied the tables before the fixture ran)."""
     return list(
         AuditRecord.objects.filter(action__startswith="label.")
+        .exclude(actor="")
         .order_by("id")
         .values_list("action", "actor", "summary")
     )
@@ -211,4 +221,29 @@ def test_label_moved_reaches_a_receiver_with_the_rollback_flag(
         "protected": True,
         "created": False,
         "rollback": True,
+    }
+
+
+def test_production_recreated_by_bootstrap_is_recorded_as_the_system(
+    writer: User, everything: int
+) -> None:
+    LabelMove.objects.filter(label__name="production").delete()
+    Label.objects.filter(name="production").delete()  # a database emptied by hand
+    last = AuditRecord.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+    production_ensure()
+    production_ensure()  # there already: nothing
+
+    [record] = AuditRecord.objects.filter(action="label.created", id__gt=last)
+    assert (record.actor, record.object) == ("", "label production")
+    [moved] = Event.objects.filter(type="label.moved")
+    assert moved.data == {
+        "actor": None,
+        "label": "production",
+        "from": None,
+        "to": "latest",
+        "message": PRODUCTION_MESSAGE,
+        "protected": True,
+        "created": True,
+        "rollback": False,
     }
