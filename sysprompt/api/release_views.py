@@ -501,7 +501,7 @@ class TestContextDeleteApi(_Authors):
     )
     def delete(self, request: Request, name: str) -> Response:
         checked = label_name_valid(name)
-        if not services.test_context_delete(name=checked):
+        if not services.test_context_delete(name=checked, author=request.user):
             selectors.test_context_get(checked)  # raises TestContextNotFound
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Final
 
 EVENT_TYPES: Final = (
+    "release.created",
+    "label.moved",
     "template.saved",
     "fragment.saved",
     "host.changed",

@@ -10,10 +10,11 @@ nowhere.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from sysprompt.events.services import Actor, event_record
+from sysprompt_core.releases import Target
 
 
 def template_saved(*, actor: Actor, version: int, text: str, compress: bool) -> None:
@@ -130,4 +131,149 @@ def library_imported(*, actor: Actor, items: Sequence[Mapping[str, Any]]) -> Non
         summary=f"imported the library: {created} created, {changed} changed",
         event_type="library.imported",
         data={"created": created, "changed": changed, "items": [dict(item) for item in items]},
+    )
+
+
+# --- releases and labels ------------------------------------------------------------------
+
+
+class _Later(Mapping[str, Any]):
+    """Prompt text read only when an event is enqueued (a subscription wants it): a
+    change nobody subscribes to does not read it."""
+
+    def __init__(self, read: Callable[[], Mapping[str, Any]]) -> None:
+        self._read = read
+        self._value: Mapping[str, Any] | None = None
+
+    def _loaded(self) -> Mapping[str, Any]:
+        if self._value is None:
+            self._value = self._read()
+        return self._value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._loaded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+
+def release_created(
+    *,
+    actor: Actor,
+    number: int,
+    message: str,
+    template_version: int,
+    fragment_count: int,
+    template: Callable[[], str],
+) -> None:
+    """A new release (not the existing one answered for an unchanged working copy).
+    ``template_version`` 0 is the built-in default; ``template`` reads the source of
+    the release's root template, the text subscriptions that include text get."""
+    said = f": {message}" if message else ""
+    event_record(
+        actor=actor,
+        action="release.created",
+        object=f"release {number}",
+        summary=f"created release {number} (template version {template_version}, "
+        f"{fragment_count:,} fragment version{'' if fragment_count == 1 else 's'}){said}",
+        event_type="release.created",
+        data={
+            "number": number,
+            "message": message,
+            "template_version": template_version,
+            "fragment_count": fragment_count,
+        },
+        text=_Later(lambda: {"template": template()}),
+    )
+
+
+def label_moved(
+    *,
+    actor: Actor,
+    label: str,
+    old: Target | None,
+    new: Target,
+    message: str,
+    protected: bool,
+    rollback: bool,
+) -> None:
+    """A label created (``old`` None), moved, or rolled back (``rollback``): one entry
+    of its history, one ``label.moved``."""
+    if old is None:
+        action = "label.created"
+        summary = f"created label {label} → {new.describe()}"
+        summary += " (protected)" if protected else ""
+    else:
+        action = "label.rolled_back" if rollback else "label.moved"
+        verb = "rolled back" if rollback else "moved"
+        summary = f"{verb} label {label} from {old.describe()} to {new.describe()}"
+    event_record(
+        actor=actor,
+        action=action,
+        object=f"label {label}",
+        summary=summary + (f": {message}" if message else ""),
+        event_type="label.moved",
+        data={
+            "label": label,
+            "from": None if old is None else old.as_json(),
+            "to": new.as_json(),
+            "message": message,
+            "protected": protected,
+            "created": old is None,
+            "rollback": rollback,
+        },
+    )
+
+
+def label_protection(*, actor: Actor, label: str, protected: bool) -> None:
+    """A label's protection set or removed (no move: audited, no event)."""
+    event_record(
+        actor=actor,
+        action="label.protected" if protected else "label.unprotected",
+        object=f"label {label}",
+        summary=f"protected label {label}"
+        if protected
+        else f"removed the protection of label {label}",
+    )
+
+
+def host_label(*, actor: Actor, host: str, label: str | None, previous: str | None) -> None:
+    """An agent host's label set (or removed: ``label`` None); ``previous`` the one it
+    had. A ``host.changed``: what the host's conversations build from changes."""
+    change = "label_removed" if label is None else "label_set"
+    was = "" if previous is None else f" (was {previous})"
+    event_record(
+        actor=actor,
+        action=f"host.{change}",
+        object=f"agent host {host}",
+        summary=f"removed the label of agent host {host}{was}"
+        if label is None
+        else f"set the label of agent host {host} to {label}{was}",
+        event_type="host.changed",
+        data={"host": host, "change": change, "label": label},
+    )
+
+
+def context_saved(*, actor: Actor, name: str, created: bool, fields: Sequence[str] = ()) -> None:
+    """A test context created, or changed (``fields``: the names of those that changed;
+    their values may be anything an author typed, so they stay out of the log)."""
+    event_record(
+        actor=actor,
+        action="test_context.created" if created else "test_context.changed",
+        object=f"test context {name}",
+        summary=f"created test context {name}"
+        if created
+        else f"changed test context {name}: {', '.join(fields)}",
+    )
+
+
+def context_deleted(*, actor: Actor, name: str) -> None:
+    event_record(
+        actor=actor,
+        action="test_context.deleted",
+        object=f"test context {name}",
+        summary=f"deleted test context {name}",
     )

@@ -14,6 +14,12 @@ may act (a protected label needs ``releases.publish_release``), then write.
 
 Nothing here touches a stored conversation: moving a label changes what the next
 ``construct`` or ``compact`` builds from, never a frozen prompt.
+
+Every change is recorded (``sysprompt.events.records``) in its own transaction: a new
+release is a ``release.created``, every entry of a label's history a ``label.moved``,
+an agent host's label a ``host.changed``; protection and test contexts are in the
+audit log only. A call that writes nothing records nothing, and one that fails (or
+whose caller's transaction rolls back) leaves neither record nor event.
 """
 
 from __future__ import annotations
@@ -22,13 +28,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, LabelNotFound, LabelProtected
+from sysprompt.events import records
+from sysprompt.events.services import Actor as Recorded
 from sysprompt.library.selectors import agent_host_id
-from sysprompt.prompts.selectors import Actor
+from sysprompt.prompts.selectors import Actor, template_version
 from sysprompt.prompts.validation import preset_check
 from sysprompt.releases.models import (
     HostLabel,
@@ -115,7 +126,31 @@ def _release_add(*, message: str, author: Actor | None) -> ReleaseCreated:
         fingerprint=snapshot.fingerprint,
     )
     _variants_insert(release.pk, snapshot.variants)
+    records.release_created(
+        actor=_who(author),
+        number=number,
+        message=message,
+        template_version=snapshot.template_version or 0,
+        fragment_count=len(snapshot.variants),
+        template=lambda: _template_source(snapshot.template_version),
+    )
     return ReleaseCreated(release, created=True)
+
+
+def _template_source(number: int | None) -> str:
+    """The root template's source in template version ``number`` (None: the built-in
+    default), as stored."""
+    if number is None:
+        return app_settings().default_template
+    version = template_version(number)
+    assert version is not None  # the release's row references it (PROTECT)
+    return version.text
+
+
+def _who(author: Actor | None) -> Recorded:
+    """The author as the audit log names them (every user model is an
+    ``AbstractBaseUser``; ``None`` is the system)."""
+    return author if isinstance(author, AbstractBaseUser | AnonymousUser) else None
 
 
 def _variants_insert(release_id: int, variants: tuple[tuple[int, int], ...]) -> None:
@@ -241,6 +276,15 @@ def _label_write(
             created = False
         else:
             _move(label, None, target, author=author, at=now, message=message, rollback=rollback)
+            records.label_moved(
+                actor=_who(author),
+                label=name,
+                old=None,
+                new=target,
+                message=message,
+                protected=label.protected,
+                rollback=rollback,
+            )
             return LabelSet(label_get(name), created=True, moved=True)
     _check_may_change(label, author)
     old = parse_target(label.target)
@@ -248,6 +292,7 @@ def _label_write(
     protect = label.protected if protected is None else protected
     if not moved and protect == label.protected:
         return LabelSet(label_get(name), created=created, moved=False)
+    protection_changed = protect != label.protected
     label.target = target.as_json()
     label.protected = protect
     label.updated_at = now
@@ -255,6 +300,17 @@ def _label_write(
     label.save(update_fields=["target", "protected", "updated_at", "updated_by"])
     if moved:
         _move(label, old, target, author=author, at=now, message=message, rollback=rollback)
+        records.label_moved(
+            actor=_who(author),
+            label=name,
+            old=old,
+            new=target,
+            message=message,
+            protected=protect,
+            rollback=rollback,
+        )
+    if protection_changed:
+        records.label_protection(actor=_who(author), label=name, protected=protect)
     return LabelSet(label_get(name), created=created, moved=moved)
 
 
@@ -343,8 +399,13 @@ def host_label_set(*, username: str, label: str | None, author: Actor) -> HostLa
     conversations use it when a call names none, from their next construct on.
     Refused (field ``label``): a name that is no label. :class:`AgentHostNotFound`."""
     user_id = agent_host_id(username)
+    previous = (
+        HostLabel.objects.filter(user_id=user_id).values_list("label__name", flat=True).first()
+    )
     if label is None:
         HostLabel.objects.filter(user_id=user_id).delete()
+        if previous is not None:
+            records.host_label(actor=_who(author), host=username, label=None, previous=previous)
         return host_label_state(username)
     name = label_name_valid(label, "label")
     row = Label.objects.filter(name=name).first()
@@ -356,6 +417,8 @@ def host_label_set(*, username: str, label: str | None, author: Actor) -> HostLa
         user_id=user_id,
         defaults={"label": row, "updated_at": timezone.now(), "updated_by_id": author.pk},
     )
+    if previous != name:
+        records.host_label(actor=_who(author), host=username, label=name, previous=previous)
     return host_label_state(username)
 
 
@@ -373,7 +436,17 @@ def production_ensure() -> Label:
         defaults={"target": LATEST, "protected": True, "created_at": now, "updated_at": now},
     )
     if created:
-        _move(label, None, Single(LATEST), author=None, at=now, message=PRODUCTION_MESSAGE)
+        target = Single(LATEST)
+        _move(label, None, target, author=None, at=now, message=PRODUCTION_MESSAGE)
+        records.label_moved(
+            actor=None,
+            label=PRODUCTION,
+            old=None,
+            new=target,
+            message=PRODUCTION_MESSAGE,
+            protected=True,
+            rollback=False,
+        )
     return label
 
 
@@ -416,15 +489,30 @@ def test_context_save(*, name: str, fields: dict[str, Any], author: Actor) -> Te
                 "installation keeps (each runs in every impact report); delete one first.",
             )
         row = TestContext.objects.create(name=checked.name, created_at=now, **values)
+        records.context_saved(actor=_who(author), name=checked.name, created=True)
         return TestContextSaved(row, created=True)
+    changed = [
+        field
+        for field, value in values.items()
+        if field not in _BOOKKEEPING and getattr(row, field) != value
+    ]
     for field, value in values.items():
         setattr(row, field, value)
     row.save()
+    if changed:
+        records.context_saved(actor=_who(author), name=checked.name, created=False, fields=changed)
     return TestContextSaved(row, created=False)
 
 
+_BOOKKEEPING = frozenset({"updated_at", "updated_by_id"})
+"""A test context's fields that say who saved it last: no change of their own."""
+
+
 @transaction.atomic
-def test_context_delete(*, name: str) -> bool:
+def test_context_delete(*, name: str, author: Actor) -> bool:
     """Delete the test context ``name``; False when there was none."""
-    deleted, _ = TestContext.objects.filter(name=label_name_valid(name)).delete()
+    checked = label_name_valid(name)
+    deleted, _ = TestContext.objects.filter(name=checked).delete()
+    if deleted:
+        records.context_deleted(actor=_who(author), name=checked)
     return deleted > 0

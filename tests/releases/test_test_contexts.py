@@ -86,7 +86,7 @@ def test_test_context_save_refuses_more_than_the_maximum(writer: User, workdir: 
 def test_test_context_delete_and_not_found(writer: User, workdir: Path) -> None:
     services.test_context_save(name="t", fields=fields(workdir), author=writer)
 
-    assert services.test_context_delete(name="t") is True
-    assert services.test_context_delete(name="t") is False
+    assert services.test_context_delete(name="t", author=writer) is True
+    assert services.test_context_delete(name="t", author=writer) is False
     with pytest.raises(TestContextNotFound):
         selectors.test_context_get("t")
