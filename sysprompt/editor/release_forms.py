@@ -150,8 +150,8 @@ def tools_parse(text: str) -> list[str]:
 
 def override_parse(text: str) -> object:
     """The override field: blank for none, a JSON object (``{"preset": …}`` or
-    ``{"text": …}``) when it starts with ``{``, else the text itself (text added with
-    the default strategy)."""
+    ``{"content": …, "strategy": …}``) when it starts with ``{``, else the text itself
+    (content appended)."""
     if not text.strip():
         return None
     if text.lstrip().startswith("{"):
