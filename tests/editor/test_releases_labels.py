@@ -4,6 +4,8 @@ Rollback; production needs ``publish_release``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -28,7 +30,7 @@ def two() -> tuple[int, int]:
     return first, release("two")
 
 
-def set_label(client: Client, **fields: str) -> object:
+def set_label(client: Client, **fields: str) -> Any:
     data = {"name": "staging", "kind": "latest", "release": "", "arms": "", "message": ""}
     return client.post("/releases/labels/", {**data, **fields})
 
