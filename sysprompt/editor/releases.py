@@ -144,8 +144,7 @@ def _page(request: HttpRequest, status: int = 200, **forms: Any) -> HttpResponse
         "candidates": releases["releases"][:CANDIDATE_RELEASES],
         "test_contexts": selectors.test_contexts_list(),
         "create_form": forms.get("create_form") or rf.ReleaseCreateForm(),
-        "label_form": forms.get("label_form")
-        or rf.LabelSetForm(initial={"kind": "release", "arms": "latest 9000\n1 1000"}),
+        "label_form": forms.get("label_form") or rf.LabelSetForm(initial={"kind": "release"}),
         "publish_form": rf.PublishForm(initial={"label": PRODUCTION, "candidate": LATEST}),
         **releases,
     }
