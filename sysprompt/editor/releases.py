@@ -241,10 +241,12 @@ class PublishView(ReleasePagesMixin, View):
         status = 200
         if asked and context["report"] is None:
             status = 404 if context["errors"] else 400
-        template = "editor/_impact.html" if HtmxDetails(request) else "editor/releases_publish.html"
+        htmx = HtmxDetails(request)
+        partial = bool(htmx) and not htmx.history_restore_request  # back: the whole page
+        template = "editor/_impact.html" if partial else "editor/releases_publish.html"
         response = render(request, template, context, status=status)
         patch_vary_headers(response, ("HX-Request",))
-        if HtmxDetails(request) and status != 200:
+        if partial and status != 200:
             response["X-Sysprompt-Partial"] = "1"
         return response
 

@@ -90,6 +90,26 @@ def test_publish_get_htmx_answers_the_report_alone(
     assert 'id="impact-summary"' in html and "<html" not in html
 
 
+def test_publish_get_htmx_history_restore_answers_the_whole_page(
+    publisher_web: Client,  # noqa: F811
+    released: int,
+) -> None:
+    response = publisher_web.get(
+        "/releases/publish?label=production&candidate=latest",
+        headers=htmx(History_Restore_Request="true"),
+    )
+    assert "<html" in response.content.decode()
+
+
+def test_publish_get_htmx_refusal_is_a_partial_to_swap(
+    publisher_web: Client,  # noqa: F811
+) -> None:
+    response = publisher_web.get("/releases/publish?label=production&candidate=99", headers=htmx())
+    assert response.status_code == 404
+    assert response["X-Sysprompt-Partial"] == "1"
+    assert "There is no release 99" in response.content.decode()
+
+
 def test_publish_post_releases_and_moves_the_label(
     publisher_web: Client,  # noqa: F811
     released: int,
