@@ -116,12 +116,12 @@ def test_publish_shows_impact_first_then_confirms(
     publish.get_by_label("Label").select_option("production")
     publish.get_by_label("Candidate").select_option("1")
     publish.get_by_role("button", name="Show the impact").click()
-    expect(page.locator("#impact-summary")).to_contain_text("0 of 1 context change")
+    expect(page.locator("#impact-summary")).to_contain_text("0 of 1 context changed")
     expect(page.locator("#publish-confirm")).to_be_visible()
 
     page.get_by_label("Candidate").select_option("latest")  # htmx swaps the report
     page.get_by_role("button", name="Show the impact").click()
-    expect(page.locator("#impact-summary")).to_contain_text("1 of 1 context change")
+    expect(page.locator("#impact-summary")).to_contain_text("1 of 1 context changed")
     expect(page).to_have_url(re.compile(r"candidate=latest"))
     row = page.locator('tr[data-key="test:repo"]')
     expect(row).to_contain_text("changed")

@@ -69,8 +69,8 @@ def test_publish_get_shows_impact_before_the_confirm_form(
     assert response.status_code == 200
     html = response.content.decode()
     summary = re.sub(r"\s+", " ", html.split('id="impact-summary"', 1)[1].split("</p>", 1)[0])
-    assert "2 of 3 contexts change" in summary
-    assert "2 of 3 recent conversations (66.7%)" in summary
+    assert "2 of 3 contexts changed" in summary
+    assert "standing for 2 of 3 recent conversations (66.7%)" in summary
     assert html.index('id="impact-report"') < html.index('id="publish-confirm"')
     assert "+Shell v2 &lt;script&gt;" in html and SCRIPT not in html
     assert 'data-key="test:shell-user"' in html
