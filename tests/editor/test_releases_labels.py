@@ -179,3 +179,18 @@ def test_label_rollback_production_by_author_is_refused(
 def test_label_page_unknown_label_is_404(author_web: Client) -> None:
     assert author_web.get("/releases/labels/ghost/").status_code == 404
     assert author_web.post("/releases/labels/ghost/rollback").status_code == 404
+
+
+def test_label_set_unticked_protected_keeps_protection(
+    publisher_web: Client,  # noqa: F811
+    publisher: User,  # noqa: F811
+) -> None:
+    services.label_set(name="staging", target="latest", protected=True, author=publisher)
+    template("One.")
+    number = release()
+
+    response = set_label(publisher_web, kind="release", release=str(number))
+
+    assert response.status_code == 302
+    state = selectors.label_get("staging")
+    assert state.protected and state.target.as_json() == {"release": number}

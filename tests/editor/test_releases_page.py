@@ -9,7 +9,7 @@ import re
 from django.contrib.auth.models import User
 from django.test import Client
 
-from sysprompt.releases import services
+from sysprompt.releases import selectors, services
 from tests.editor.library_support import htmx
 from tests.editor.releases_support import (  # noqa: F401  (fixtures)
     SCRIPT,
@@ -122,3 +122,17 @@ def test_releases_page_anonymous_goes_to_login(client: Client, db: None) -> None
 def test_releases_nav_link_for_authors(author_web: Client) -> None:
     html = author_web.get("/releases/").content.decode()
     assert '<a href="/releases/" aria-current="page">Releases</a>' in html
+
+
+def test_releases_posts_need_the_csrf_token(author: User) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(author)
+    for path in (
+        "/releases/create",
+        "/releases/publish",
+        "/releases/labels/",
+        "/releases/labels/production/rollback",
+        "/releases/test-contexts/",
+    ):
+        assert client.post(path, {"message": "x"}).status_code == 403, path
+    assert not selectors.releases_list().exists()
