@@ -52,6 +52,7 @@ class PublishForm(forms.Form):
 
 class PublishConfirmForm(PublishForm):
     message = message_field()
+    share = forms.CharField(required=False, max_length=10)
 
 
 class LabelSetForm(forms.Form):
@@ -138,6 +139,23 @@ def _weight(text: str, line_number: int) -> object:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 10 else text
 
 
+def share_of_text(text: str) -> object:
+    """The confirm form's share: blank for all conversations (``None``), else percent
+    (``10``, ``12.5%``) as basis points; the service checks the range."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        points = Decimal(text.removesuffix("%")) * 100
+    except InvalidOperation:
+        points = Decimal("NaN")
+    if points.is_finite() and points == points.to_integral_value():
+        return int(points)
+    raise InvalidInput(
+        "weight", f"{text!r} is no percentage of at most two decimals, such as 10 or 12.5."
+    )
+
+
 def pointer_of_text(text: str) -> object:
     """A candidate or a comparison's side as the form gives it: ``latest`` or digits."""
     return _number(text)
@@ -182,6 +200,7 @@ _FIELD_OF = {
     "candidate": "candidate",
     "label": "label",
     "with": "with",
+    "weight": "share",
 }
 
 
@@ -196,6 +215,8 @@ def refusal_add(form: forms.Form, error: InvalidInput) -> None:
         message = f"Arm {int(part[1]) + 1}, {part[2]}: {message}"
     else:
         field = _FIELD_OF.get(field, field.split(".", 1)[0])
+    if field == "share":
+        message = f"{message} (1% is 100 basis points: a share is above 0% and below 100%.)"
     if field not in form.fields:
         form.add_error(None, f"{error.field}: {message}")
     else:

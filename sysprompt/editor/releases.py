@@ -255,10 +255,12 @@ class PublishView(ReleasePagesMixin, View):
         if form.is_valid():
             data = form.cleaned_data
             try:
+                share = rf.share_of_text(data["share"])
                 done = services.release_publish(
                     label=data["label"],
                     candidate=rf.pointer_of_text(data["candidate"]),
                     message=data["message"],
+                    weight=share if isinstance(share, int) else None,
                     author=request.user,
                 )
             except errors.InvalidInput as error:
@@ -273,9 +275,10 @@ class PublishView(ReleasePagesMixin, View):
                 number = done.release.release.number
                 made = "created and " if done.release.created else ""
                 moved = "now serves" if done.label.moved else "already served"
-                messages.success(
-                    request, f"Release {number} {made}published: {data['label']} {moved} it."
-                )
+                to = f"{data['label']} {moved} it"
+                if isinstance(share, int):
+                    to = f"{data['label']} is now {done.label.label.target.describe()}"
+                messages.success(request, f"Release {number} {made}published: {to}.")
                 return redirect("editor:releases-label", name=data["label"])
         context = _impact_context(request, form)
         return render(request, "editor/releases_publish.html", context, status=400)
@@ -294,9 +297,10 @@ def _impact_context(request: HttpRequest, form: rf.PublishForm) -> dict[str, Any
         "labels": selectors.labels_list(),
         "candidates": list(selectors.releases_list()[:CANDIDATE_RELEASES]),
     }
-    if not form.is_bound or not form.is_valid():
+    form.is_valid()  # cleans once; a refusal added later keeps the fields that were valid
+    data = getattr(form, "cleaned_data", {})
+    if not form.is_bound or "label" not in data or "candidate" not in data:
         return context
-    data = form.cleaned_data
     try:
         label = selectors.label_get(label_name_valid(data["label"], "label"))
         report = impact_report(label=label.name, candidate=rf.pointer_of_text(data["candidate"]))

@@ -196,3 +196,42 @@ def test_publish_page_without_input_shows_the_form(author_web: Client) -> None:
     response = author_web.get("/releases/publish")
     assert response.status_code == 200
     assert 'id="publish-form"' in response.content.decode()
+
+
+def test_publish_post_with_a_share_splits_the_label(
+    publisher_web: Client,  # noqa: F811
+    released: int,
+) -> None:
+    response = publisher_web.post(
+        "/releases/publish",
+        {"label": "production", "candidate": "latest", "message": "canary", "share": "12.5%"},
+    )
+
+    assert response.status_code == 302
+    assert selectors.label_get("production").target.as_json() == {
+        "split": [{"release": released, "weight": 8750}, {"release": 2, "weight": 1250}]
+    }
+
+
+@pytest.mark.parametrize(
+    ("share", "text"), [("ten", "is no percentage"), ("100", "the weight is 1 to 9,999")]
+)
+def test_publish_post_bad_share_shows_under_it_with_the_report(
+    publisher_web: Client,  # noqa: F811
+    released: int,
+    share: str,
+    text: str,
+) -> None:
+    moves = move_count()
+    response = publisher_web.post(
+        "/releases/publish",
+        {"label": "production", "candidate": "latest", "message": "kept", "share": share},
+    )
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert text in html.split('id="publish-share-error"', 1)[1].split("</p>", 1)[0]
+    assert 'id="impact-summary"' in html and 'value="kept"' in html
+    assert selectors.label_get("production").target.as_json() == {"release": released}
+    assert move_count() == moves
+    assert Release.objects.count() == 1
