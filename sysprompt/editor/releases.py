@@ -145,7 +145,6 @@ def _page(request: HttpRequest, status: int = 200, **forms: Any) -> HttpResponse
         "test_contexts": selectors.test_contexts_list(),
         "create_form": forms.get("create_form") or rf.ReleaseCreateForm(),
         "label_form": forms.get("label_form") or rf.LabelSetForm(initial={"kind": "release"}),
-        "publish_form": rf.PublishForm(initial={"label": PRODUCTION, "candidate": LATEST}),
         **releases,
     }
     return render(request, "editor/releases.html", context, status=status)
