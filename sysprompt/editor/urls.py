@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 from django.views import View
 
-from sysprompt.editor import events, hosts, library, transfer, views
+from sysprompt.editor import events, hosts, library, releases, transfer, views
 
 app_name = "editor"
 
@@ -130,6 +130,34 @@ urlpatterns = [
         name="webhook-delete",
     ),
     path("audit/", events.AuditView.as_view(), name="audit"),
+    # --- the Releases page (sysprompt/editor/releases.py) ---
+    path("releases/", releases.ReleasesPageView.as_view(), name="releases"),
+    path("releases/create", releases.ReleaseCreateView.as_view(), name="releases-create"),
+    path("releases/compare", releases.ReleaseCompareView.as_view(), name="releases-compare"),
+    path("releases/publish", releases.PublishView.as_view(), name="releases-publish"),
+    path("releases/labels/", releases.LabelSetView.as_view(), name="releases-label-set"),
+    path("releases/labels/<str:name>/", releases.LabelView.as_view(), name="releases-label"),
+    path(
+        "releases/labels/<str:name>/rollback",
+        releases.LabelRollbackView.as_view(),
+        name="releases-label-rollback",
+    ),
+    path(
+        "releases/test-contexts/",
+        releases.TestContextNewView.as_view(),
+        name="releases-test-context-new",
+    ),
+    path(
+        "releases/test-contexts/<str:name>/",
+        releases.TestContextEditView.as_view(),
+        name="releases-test-context",
+    ),
+    path(
+        "releases/test-contexts/<str:name>/delete",
+        releases.TestContextDeleteView.as_view(),
+        name="releases-test-context-delete",
+    ),
+    # --- end of the Releases page ---
     path("conversations/", views.ConversationListView.as_view(), name="conversations"),
     path(
         "conversations/<str:conversation_id>/",

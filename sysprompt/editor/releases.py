@@ -1,0 +1,511 @@
+"""The Releases page (docs/editor.md, "Releases page"; docs/releases.md): labels with
+their targets, what the working copy changes since the release production serves,
+releases and comparisons, Publish with the impact report first, label history and
+Rollback, test contexts. Prompt authors only (the template's change permission, as
+the API's ``IsReleaseAuthor``); agent hosts get 403.
+
+* ``/releases/`` — the labels (a split drawn as a bar of its arms), the working copy
+  against what production serves, Publish (label + candidate), "Set a label", Create
+  release, the releases newest first (20 a page; htmx asks for the rows alone, with
+  ``Vary: HX-Request``), the comparison form and the test contexts.
+* ``/releases/publish?label=&candidate=`` — the impact report, and only below it the
+  confirm form (message) that POSTs to the same URL; htmx asks for the report alone.
+* ``/releases/compare?release=&with=`` — a release against the working copy or another.
+* ``/releases/labels/<name>/`` — the label's history and Rollback (asks first).
+* ``/releases/test-contexts/`` — a new test context; ``…/<name>/`` edits one.
+
+Every read is a selector and every write a service of ``sysprompt.releases`` (the same
+the API calls): they check names, targets and who may move a protected label, so a
+refusal here is the API's. An ``InvalidInput`` shows under the field it names (400);
+``LabelProtected`` says what it takes (403); nothing is changed by either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views import View
+from django_htmx.middleware import HtmxDetails
+
+from sysprompt import errors
+from sysprompt.editor import release_forms as rf
+from sysprompt.editor.preview import assignments_parse, assignments_text
+from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
+from sysprompt.releases import selectors, services
+from sysprompt.releases.impact import impact_report
+from sysprompt.releases.permissions import PUBLISH_PERMISSION
+from sysprompt.releases.validation import label_name_valid, pointer_valid
+from sysprompt_core.releases import (
+    LATEST,
+    PRODUCTION,
+    Pointer,
+    Split,
+    Target,
+    describe_pointer,
+    percent,
+)
+
+RELEASES_PAGE_SIZE = 20
+HISTORY_PAGE_SIZE = 100
+CANDIDATE_RELEASES = 50
+"""How many of the newest releases the Publish form offers beside the working copy."""
+
+
+class ReleasePagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
+    """403 for a user who is no prompt author (anonymous users go to the login page)."""
+
+    permission_required = TEMPLATE_EDIT_PERMISSION
+
+
+# --- what the templates show -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One arm of a split as the bar draws it: from ``start`` for ``weight`` basis
+    points (an SVG ``<rect>``'s x and width: attributes, which the CSP allows)."""
+
+    index: int
+    pointer: Pointer
+    weight: int
+    start: int
+
+    @property
+    def name(self) -> str:
+        return describe_pointer(self.pointer)
+
+    @property
+    def percent(self) -> str:
+        return percent(self.weight)
+
+
+def segments(target: Target) -> list[Segment]:
+    """The bar of a split (none for a single target)."""
+    if not isinstance(target, Split):
+        return []
+    drawn: list[Segment] = []
+    start = 0
+    for index, arm in enumerate(target.arms):
+        drawn.append(Segment(index, arm.pointer, arm.weight, start))
+        start += arm.weight
+    return drawn
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    state: selectors.LabelState
+    segments: list[Segment]
+    may_change: bool
+
+    @property
+    def single(self) -> str | None:
+        target = self.state.target
+        return None if isinstance(target, Split) else describe_pointer(target.pointer)
+
+
+def _may_change(request: HttpRequest, state: selectors.LabelState) -> bool:
+    return not state.protected or request.user.has_perm(PUBLISH_PERMISSION)
+
+
+def _label_rows(request: HttpRequest) -> list[LabelRow]:
+    return [
+        LabelRow(state, segments(state.target), _may_change(request, state))
+        for state in selectors.labels_list()
+    ]
+
+
+def _releases(before: int | None) -> dict[str, Any]:
+    rows = list(selectors.releases_list(before=before)[: RELEASES_PAGE_SIZE + 1])
+    more = len(rows) > RELEASES_PAGE_SIZE
+    rows = rows[:RELEASES_PAGE_SIZE]
+    return {
+        "releases": rows,
+        "next_before": rows[-1].number if more and rows else None,
+        "paged": before is not None,
+    }
+
+
+def _page(request: HttpRequest, status: int = 200, **forms: Any) -> HttpResponse:
+    labels = _label_rows(request)
+    production = next(row for row in labels if row.state.name == PRODUCTION)
+    releases = _releases(None)
+    context = {
+        "labels": labels,
+        "production": production,
+        "changes": selectors.working_copy_changes(PRODUCTION),
+        "may_publish": request.user.has_perm(PUBLISH_PERMISSION),
+        "candidates": releases["releases"][:CANDIDATE_RELEASES],
+        "test_contexts": selectors.test_contexts_list(),
+        "create_form": forms.get("create_form") or rf.ReleaseCreateForm(),
+        "label_form": forms.get("label_form") or rf.LabelSetForm(initial={"kind": "release"}),
+        **releases,
+    }
+    return render(request, "editor/releases.html", context, status=status)
+
+
+# --- the page, releases, comparisons ------------------------------------------------------
+
+
+class ReleasesPageView(ReleasePagesMixin, View):
+    """The page; with ``?before=N`` from htmx, the releases' rows alone."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        before_text = request.GET.get("before", "")
+        before = (
+            int(before_text)
+            if before_text.isascii() and before_text.isdigit() and len(before_text) <= 10
+            else None
+        )
+        if HtmxDetails(request):
+            response = render(request, "editor/_release_rows.html", _releases(before))
+        else:
+            response = _page(request) if before is None else _older_page(request, before)
+        patch_vary_headers(response, ("HX-Request",))
+        return response
+
+
+def _older_page(request: HttpRequest, before: int) -> HttpResponse:
+    return render(request, "editor/releases_older.html", _releases(before))
+
+
+class ReleaseCreateView(ReleasePagesMixin, View):
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = rf.ReleaseCreateForm(request.POST)
+        if form.is_valid():
+            try:
+                made = services.release_create(
+                    message=form.cleaned_data["message"], author=request.user
+                )
+            except errors.InvalidInput as error:
+                rf.refusal_add(form, error)
+            else:
+                number = made.release.number
+                if made.created:
+                    messages.success(request, f"Release {number} created.")
+                else:
+                    messages.success(
+                        request,
+                        f"Nothing changed since release {number}: no new release was made.",
+                    )
+                return redirect("editor:releases")
+        return _page(request, status=400, create_form=form)
+
+
+class ReleaseCompareView(ReleasePagesMixin, View):
+    """Release ``release`` against ``with`` (``latest``, the default, or a release)."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        form = rf.CompareForm(request.GET)
+        context: dict[str, Any] = {"form": form, "comparison": None}
+        status = 200
+        if form.is_valid():
+            other_text = form.cleaned_data["with"] or LATEST
+            try:
+                number = pointer_valid(rf.pointer_of_text(form.cleaned_data["release"]), "release")
+                if number == LATEST:
+                    raise errors.InvalidInput(
+                        "release", "Pick a release here; the working copy goes on the right."
+                    )
+                other = pointer_valid(rf.pointer_of_text(other_text), "with")
+                context["comparison"] = selectors.release_compare(number, other)
+            except errors.InvalidInput as error:
+                rf.refusal_add(form, error)
+                status = 400
+            except errors.ReleaseNotFound as error:
+                form.add_error(None, str(error))
+                status = 404
+        else:
+            status = 400
+        return render(request, "editor/releases_compare.html", context, status=status)
+
+
+# --- publish --------------------------------------------------------------------------
+
+
+class PublishView(ReleasePagesMixin, View):
+    """GET: the impact report of moving ``label`` to ``candidate``, then the confirm
+    form; POST (from that form): publish."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        asked = "label" in request.GET or "candidate" in request.GET
+        form = rf.PublishForm(request.GET if asked else None, initial=_publish_initial())
+        context = _impact_context(request, form)
+        status = 200
+        if asked and context["report"] is None:
+            status = 404 if context["errors"] else 400
+        htmx = HtmxDetails(request)
+        partial = bool(htmx) and not htmx.history_restore_request  # back: the whole page
+        template = "editor/_impact.html" if partial else "editor/releases_publish.html"
+        response = render(request, template, context, status=status)
+        patch_vary_headers(response, ("HX-Request",))
+        if partial and status != 200:
+            response["X-Sysprompt-Partial"] = "1"
+        return response
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = rf.PublishConfirmForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                share = rf.share_of_text(data["share"])
+                done = services.release_publish(
+                    label=data["label"],
+                    candidate=rf.pointer_of_text(data["candidate"]),
+                    message=data["message"],
+                    weight=share if isinstance(share, int) else None,
+                    author=request.user,
+                )
+            except errors.InvalidInput as error:
+                rf.refusal_add(form, error)
+            except errors.LabelProtected as error:
+                form.add_error(None, str(error))
+                context = _impact_context(request, form)
+                return render(request, "editor/releases_publish.html", context, status=403)
+            except (errors.ReleaseNotFound, errors.LabelNotFound) as error:
+                form.add_error(None, str(error))
+            else:
+                number = done.release.release.number
+                made = "created and " if done.release.created else ""
+                moved = "now serves" if done.label.moved else "already served"
+                to = f"{data['label']} {moved} it"
+                if isinstance(share, int):
+                    to = f"{data['label']} is now {done.label.label.target.describe()}"
+                messages.success(request, f"Release {number} {made}published: {to}.")
+                return redirect("editor:releases-label", name=data["label"])
+        context = _impact_context(request, form)
+        return render(request, "editor/releases_publish.html", context, status=400)
+
+
+def _publish_initial() -> dict[str, str]:
+    return {"label": PRODUCTION, "candidate": LATEST}
+
+
+def _impact_context(request: HttpRequest, form: rf.PublishForm) -> dict[str, Any]:
+    """The report (``None`` when the input is refused: the errors say why)."""
+    context: dict[str, Any] = {
+        "form": form,
+        "report": None,
+        "errors": [],
+        "labels": selectors.labels_list(),
+        "candidates": list(selectors.releases_list()[:CANDIDATE_RELEASES]),
+    }
+    form.is_valid()  # cleans once; a refusal added later keeps the fields that were valid
+    data = getattr(form, "cleaned_data", {})
+    if not form.is_bound or "label" not in data or "candidate" not in data:
+        return context
+    try:
+        label = selectors.label_get(label_name_valid(data["label"], "label"))
+        report = impact_report(label=label.name, candidate=rf.pointer_of_text(data["candidate"]))
+    except errors.InvalidInput as error:
+        rf.refusal_add(form, error)
+        return context
+    except errors.ReleaseNotFound as error:
+        context["errors"] = [str(error)]
+        return context
+    except errors.LabelNotFound as error:
+        form.add_error("label", str(error))
+        return context
+    context.update(
+        report=report,
+        label=label,
+        label_segments=segments(label.target),
+        may_change=_may_change(request, label),
+        candidate_name=describe_pointer(report.candidate),
+        share=f"{report.summary.share_changed * 100:.1f}%",
+    )
+    return context
+
+
+# --- labels ---------------------------------------------------------------------------
+
+
+class LabelSetView(ReleasePagesMixin, View):
+    """ "Set a label": create it or move it to latest, a release or a split."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = rf.LabelSetForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                done = services.label_set(
+                    name=data["name"],
+                    target=rf.target_of_form(data),
+                    message=data["message"],
+                    protected=True if data["protected"] else None,
+                    author=request.user,
+                )
+            except errors.InvalidInput as error:
+                rf.refusal_add(form, error)
+            except errors.ReleaseNotFound as error:
+                form.add_error("release" if data["kind"] == "release" else "arms", str(error))
+            except errors.LabelProtected as error:
+                form.add_error(None, str(error))
+                return _page(request, status=403, label_form=form)
+            else:
+                state = done.label
+                verb = "created" if done.created else "moved" if done.moved else "unchanged"
+                messages.success(request, f"Label {state.name} {verb}: {state.target.describe()}.")
+                return redirect("editor:releases-label", name=state.name)
+        return _page(request, status=400, label_form=form)
+
+
+def _label(name: str) -> selectors.LabelState:
+    try:
+        return selectors.label_get(label_name_valid(name))
+    except (errors.InvalidInput, errors.LabelNotFound) as error:
+        raise Http404(str(error)) from None
+
+
+def _label_page(
+    request: HttpRequest,
+    label: selectors.LabelState,
+    *,
+    form: rf.RollbackForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    moves = list(selectors.label_history(label.name)[: HISTORY_PAGE_SIZE + 1])
+    context = {
+        "label": label,
+        "label_segments": segments(label.target),
+        "may_change": _may_change(request, label),
+        "moves": moves[:HISTORY_PAGE_SIZE],
+        "more_moves": len(moves) > HISTORY_PAGE_SIZE,
+        "can_roll_back": any(move.from_target is not None for move in moves[:1]),
+        "form": form or rf.RollbackForm(),
+    }
+    return render(request, "editor/releases_label.html", context, status=status)
+
+
+class LabelView(ReleasePagesMixin, View):
+    """One label: its target, its history (newest first) and Rollback."""
+
+    def get(self, request: HttpRequest, name: str) -> HttpResponse:
+        return _label_page(request, _label(name))
+
+
+class LabelRollbackView(ReleasePagesMixin, View):
+    def post(self, request: HttpRequest, name: str) -> HttpResponse:
+        label = _label(name)
+        form = rf.RollbackForm(request.POST)
+        if form.is_valid():
+            try:
+                done = services.label_rollback(
+                    name=label.name, message=form.cleaned_data["message"], author=request.user
+                )
+            except errors.InvalidInput as error:
+                form.add_error(None, error.message)
+            except errors.LabelProtected as error:
+                form.add_error(None, str(error))
+                return _label_page(request, label, form=form, status=403)
+            else:
+                messages.success(
+                    request, f"Rolled back: {done.label.name} → {done.label.target.describe()}."
+                )
+                return redirect("editor:releases-label", name=label.name)
+        return _label_page(request, label, form=form, status=400)
+
+
+# --- test contexts --------------------------------------------------------------------
+
+
+def _test_context_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The service's fields of a :class:`TestContextForm`'s cleaned data."""
+    return {
+        "cwd": data["cwd"],
+        "values": assignments_parse(data["values"], "values") or None,
+        "provider": data["provider"],
+        "model": data["model"],
+        "tools": rf.tools_parse(data["tools"]) or None,
+        "variables": assignments_parse(data["variables"], "variables") or None,
+        "override": rf.override_parse(data["override"]),
+    }
+
+
+def _test_context_page(
+    request: HttpRequest, form: rf.TestContextForm, *, name: str | None, status: int = 200
+) -> HttpResponse:
+    context = {"form": form, "name": name}
+    return render(request, "editor/releases_test_context.html", context, status=status)
+
+
+def _test_context_save(
+    request: HttpRequest, form: rf.TestContextForm, *, existing: str | None
+) -> HttpResponse:
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            name = existing or label_name_valid(data["name"])
+            if existing is None and selectors.test_contexts_list().filter(name=name).exists():
+                raise errors.InvalidInput(
+                    "name", f"A test context named {name!r} exists; open it to change it."
+                )
+            saved = services.test_context_save(
+                name=name, fields=_test_context_fields(data), author=request.user
+            )
+        except errors.InvalidInput as error:
+            rf.refusal_add(form, error)
+        else:
+            verb = "created" if saved.created else "saved"
+            messages.success(request, f"Test context {name} {verb}.")
+            return redirect(reverse("editor:releases") + "#test-contexts")
+    return _test_context_page(request, form, name=existing, status=400)
+
+
+class TestContextNewView(ReleasePagesMixin, View):
+    __test__ = False
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return _test_context_page(request, rf.TestContextForm(), name=None)
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        return _test_context_save(request, rf.TestContextForm(request.POST), existing=None)
+
+
+def _test_context(name: str) -> Any:
+    try:
+        return selectors.test_context_get(label_name_valid(name))
+    except (errors.InvalidInput, errors.TestContextNotFound) as error:
+        raise Http404(str(error)) from None
+
+
+class TestContextEditView(ReleasePagesMixin, View):
+    __test__ = False
+
+    def get(self, request: HttpRequest, name: str) -> HttpResponse:
+        row = _test_context(name)
+        form = rf.TestContextForm(
+            initial={
+                "name": row.name,
+                "cwd": row.cwd,
+                "values": assignments_text(row.values or {}),
+                "provider": row.provider,
+                "model": row.model,
+                "tools": ", ".join(row.tools or []),
+                "variables": assignments_text(row.variables or {}),
+                "override": rf.override_text(row.override),
+            }
+        )
+        return _test_context_page(request, form, name=row.name)
+
+    def post(self, request: HttpRequest, name: str) -> HttpResponse:
+        row = _test_context(name)
+        data = request.POST.copy()
+        data["name"] = row.name  # the name is the URL's: a test context is not renamed
+        return _test_context_save(request, rf.TestContextForm(data), existing=row.name)
+
+
+class TestContextDeleteView(ReleasePagesMixin, View):
+    __test__ = False
+
+    def post(self, request: HttpRequest, name: str) -> HttpResponse:
+        row = _test_context(name)
+        services.test_context_delete(name=row.name)
+        messages.success(request, f"Test context {row.name} deleted.")
+        return redirect(reverse("editor:releases") + "#test-contexts")
