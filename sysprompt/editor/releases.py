@@ -506,6 +506,6 @@ class TestContextDeleteView(ReleasePagesMixin, View):
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
         row = _test_context(name)
-        services.test_context_delete(name=row.name)
+        services.test_context_delete(name=row.name, author=request.user)
         messages.success(request, f"Test context {row.name} deleted.")
         return redirect(reverse("editor:releases") + "#test-contexts")

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from sysprompt.events.models import AuditRecord
 from sysprompt.releases import selectors, services
 from tests.editor.releases_support import SCRIPT, production  # noqa: F401  (the fixture)
 
@@ -103,6 +104,8 @@ def test_test_context_delete(author_web: Client, author: User, workdir: Path) ->
 
     assert response.status_code == 302
     assert not selectors.test_contexts_list().exists()
+    deleted = AuditRecord.objects.get(action="test_context.deleted")
+    assert deleted.actor == author.username
     assert author_web.post("/releases/test-contexts/shell-user/delete").status_code == 404
 
 
