@@ -1,5 +1,5 @@
 """Take the README's screenshots: the editor, the history diff, a conversation, the
-Library and the Agent hosts page.
+Library, the Agent hosts page and the Releases page.
 
 Run from the checkout: ``.venv/bin/python scripts/screenshots.py [--out docs/screenshots]``
 
@@ -26,7 +26,10 @@ writes:
 * ``library.png`` (1280×800): the Library's tree of fragments with their variants and
   flags;
 * ``agent-hosts.png`` (1280×800): the Agent hosts page with claude-code's instance
-  override open.
+  override open;
+* ``releases.png`` (1280×800): the Releases page: production on release 1, staging
+  following the working copy, canary split 20/80 between releases 2 and 1, and what the
+  working copy changes since production.
 
 The server is stopped and the folder removed at the end, on errors and Ctrl-C too.
 Needs git and Debian's chromium (/usr/bin/chromium).
@@ -81,6 +84,7 @@ SCREENSHOTS = (
     "editor-mobile.png",
     "library.png",
     "agent-hosts.png",
+    "releases.png",
 )
 
 # --- the projects ----------------------------------------------------------------------
@@ -234,6 +238,7 @@ from sysprompt.accounts import services as accounts
 from sysprompt.library import selectors as library_selectors
 from sysprompt.library import services as library
 from sysprompt.prompts import services
+from sysprompt.releases import services as releases
 from sysprompt_core.library import TreeRecord
 
 data = json.loads(DATA)
@@ -286,6 +291,35 @@ with at(45):
         username=host.get_username(),
         override={"content": "Answer in British English.", "strategy": "append"},
         author=users["grace"],
+    )
+# Releases: grace publishes release 1 to production; ada edits the working copy again,
+# releases it as 2 and sends a fifth of canary's conversations to it.
+users["grace"].groups.add(Group.objects.get(name=accounts.PROMPT_PUBLISHERS_GROUP))
+with at(20):
+    first = releases.release_create(
+        message="Spring launch: British English, no piped downloads", author=users["grace"]
+    ).release.number
+with at(19):
+    releases.label_set(
+        name="production", target={"release": first}, message="Ship the spring launch",
+        author=users["grace"],
+    )
+    releases.label_set(name="staging", target="latest", author=users["ada"])
+shell = library_selectors.variant_current("tools/shell")
+with at(12):
+    library.variant_save(
+        name="tools/shell", author=users["ada"],
+        text=shell.text + "Ask before deleting files outside the working directory.\\n",
+    )
+with at(10):
+    second = releases.release_create(
+        message="Ask before deleting outside the working directory", author=users["ada"]
+    ).release.number
+with at(9):
+    releases.label_set(
+        name="canary",
+        target={"split": [{"release": second, "weight": 2000}, {"release": first, "weight": 8000}]},
+        message="A fifth of canary tries the deletion rule", author=users["ada"],
     )
 print(Token.objects.create(user=users["ada"]).key)
 """
@@ -423,6 +457,13 @@ def shoot_agent_hosts(browser: Browser, base_url: str, out: Path) -> None:
     page.context.close()
 
 
+def shoot_releases(browser: Browser, base_url: str, out: Path) -> None:
+    page = shoot_page(browser, base_url, "/releases/", "#labels .split-bar")
+    settle(page)
+    page.screenshot(path=out / "releases.png")
+    page.context.close()
+
+
 def shoot(base_url: str, shop: Path, out: Path) -> None:
     with sync_playwright() as playwright:
         browser = launch(playwright)
@@ -434,6 +475,7 @@ def shoot(base_url: str, shop: Path, out: Path) -> None:
             shoot_conversation(browser, base_url, out)
             shoot_library(browser, base_url, out)
             shoot_agent_hosts(browser, base_url, out)
+            shoot_releases(browser, base_url, out)
             phone = editor_page(browser, base_url, PHONE, shop)
             phone.evaluate("() => document.getElementById('editor-modal').scrollTo(0, 0)")
             settle(phone)
