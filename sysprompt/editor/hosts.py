@@ -1,5 +1,5 @@
 """The Agent hosts page: create an agent host, rotate its token, list the hosts, and
-set each host's instance override.
+set each host's label and instance override.
 
 A token is shown once, on the answer to the POST that made it (``Cache-Control:
 no-store`` from ``config.middleware.NoStoreMiddleware``); the list never shows one.
@@ -9,7 +9,10 @@ shows the others each override read only). The override form's fields (none, a t
 and where it goes, or a preset with ``name=value`` variables and where it goes — by
 default its own strategy) become the override's JSON,
 which ``sysprompt.library.services.host_override_set`` checks: its refusals show inline,
-under that host's form.
+under that host's form. A host's label (what its conversations use when a call names
+none; else production) is set or cleared the same way, through
+``sysprompt.releases.services.host_label_set``: a name that is no label is refused
+under that host's form, as ``PUT /api/agent-hosts/{username}/label`` refuses it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from sysprompt.editor.library import may_write
 from sysprompt.editor.preview import assignments_parse, assignments_text
 from sysprompt.library import selectors as library_selectors
 from sysprompt.library import services as library_services
+from sysprompt.releases import selectors as release_selectors
+from sysprompt.releases import services as release_services
 from sysprompt_core.library import DEFAULT_STRATEGY
 
 
@@ -75,9 +80,12 @@ class AgentHostRotateView(AgentHostPagesMixin, View):
 
 
 class AgentHostOverrideView(AgentHostPagesMixin, View):
-    """Set (or remove) a host's instance override (POST, authors); errors show inline."""
+    """Set (or remove) a host's instance override (POST, authors); errors show inline.
+    A POST with ``setting=label`` sets the host's label instead (:func:`_label_post`)."""
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
+        if request.POST.get("setting") == "label":
+            return _label_post(request, name)
         if not may_write(request):
             messages.error(
                 request, "Changing an instance override needs the prompt author permission."
@@ -101,6 +109,70 @@ class AgentHostOverrideView(AgentHostPagesMixin, View):
         what = "removed" if override is None else "saved"
         messages.success(request, f"Instance override of {name} {what}.")
         return redirect(reverse("editor:agent-hosts") + "#overrides")
+
+
+def _label_post(request: HttpRequest, name: str) -> HttpResponse:
+    """Set (or with an empty name or ``clear``, remove) a host's label: authors only,
+    like its override; a refusal shows under that host's label form, nothing changed."""
+    if not may_write(request):
+        messages.error(request, "Changing a host's label needs the prompt author permission.")
+        return redirect("editor:agent-hosts")
+    form = library_forms.HostLabelForm(request.POST)
+    typed = str(request.POST.get("label", ""))
+    try:
+        if not form.is_valid():
+            field, problems = next(iter(form.errors.items()))
+            raise errors.InvalidInput(field, " ".join(str(p) for p in problems))
+        label = None if form.cleaned_data["clear"] else form.cleaned_data["label"] or None
+        state = release_services.host_label_set(username=name, label=label, author=request.user)
+    except errors.AgentHostNotFound as exc:
+        raise Http404(str(exc)) from None
+    except errors.InvalidInput as exc:
+        return _hosts_page(
+            request, forms.AgentHostForm(), label_error=(name, exc.message, typed), status=400
+        )
+    if state.label is None:
+        messages.success(request, f"Label of {name} cleared: its conversations use production.")
+    else:
+        messages.success(
+            request,
+            f"Label of {name} set to {state.label}: its conversations use it from their "
+            "next construct on.",
+        )
+    return redirect(reverse("editor:agent-hosts") + "#agent-hosts")
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    """A host's label as the page shows and edits it (``label`` ``None``: production by
+    default); ``typed`` and ``error``: a refused name and why."""
+
+    label: str | None
+    updated_at: Any = None
+    updated_by: str | None = None
+    typed: str = ""
+    error: str | None = None
+
+
+def _labels(
+    hosts: list[selectors.AgentHostSummary], error: tuple[str, str, str] | None
+) -> list[LabelRow]:
+    states = release_selectors.host_labels(host.username for host in hosts)
+    rows = []
+    for host in hosts:
+        state = states.get(host.username)
+        row = LabelRow(
+            label=state.label if state else None,
+            updated_at=state.updated_at if state else None,
+            updated_by=state.updated_by if state else None,
+            typed=(state.label or "") if state else "",
+        )
+        if error is not None and error[0] == host.username:
+            row = LabelRow(
+                row.label, row.updated_at, row.updated_by, typed=error[2], error=error[1]
+            )
+        rows.append(row)
+    return rows
 
 
 def _override_value(form: library_forms.HostOverrideForm) -> object:
@@ -220,11 +292,15 @@ def _hosts_page(
     form: forms.AgentHostForm,
     *,
     override_error: tuple[str, str, library_forms.HostOverrideForm] | None = None,
+    label_error: tuple[str, str, str] | None = None,
     status: int = 200,
 ) -> HttpResponse:
     hosts = selectors.agent_hosts()
+    labels = _labels(hosts, label_error)
     context = {
         "hosts": hosts,
+        "host_rows": list(zip(hosts, labels, strict=True)),
+        "label_names": [state.name for state in release_selectors.labels_list()],
         "form": form,
         "overrides": _overrides(hosts, override_error),
         "can_set_overrides": may_write(request),

@@ -44,6 +44,7 @@ from sysprompt.editor.views import (
     editor_config,
     form_errors,
     history_context,
+    save_banner,
     save_problem,
     saved_answer,
 )
@@ -145,6 +146,8 @@ def _library_page(
     htmx = HtmxDetails(request)
     partial = bool(htmx) and not htmx.history_restore_request
     template = "editor/_library_tree.html" if partial else "editor/library.html"
+    if not partial:
+        context["save_banner"] = save_banner()
     response = render(request, template, context, status=status)
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -295,6 +298,7 @@ class VariantPageView(LoginRequiredMixin, View):
                     "defaults_text": assignments_text(settings["defaults"]),
                 },
             },
+            "save_banner": save_banner(),
             **preview,
         }
         return render(request, "editor/library_variant.html", context)

@@ -79,3 +79,12 @@ class ImportApplyForm(forms.Form):
     """Apply the archive the dry run reported on: named by its SHA-256."""
 
     digest = forms.CharField(min_length=64, max_length=64)
+
+
+class HostLabelForm(forms.Form):
+    """An agent host's label: a label's name (checked by
+    ``sysprompt.releases.services.host_label_set``); empty, or ``clear``, for none
+    (its conversations use production)."""
+
+    label = forms.CharField(required=False, strip=True)
+    clear = forms.BooleanField(required=False)

@@ -27,6 +27,7 @@ from django.views import View
 from sysprompt import errors
 from sysprompt.editor import library_forms
 from sysprompt.editor.library import may_write
+from sysprompt.editor.views import save_banner
 from sysprompt.transfer import services
 
 IMPORT_MAX_BYTES = 4 * 1024 * 1024
@@ -161,6 +162,7 @@ def _page(
         "upload_name": upload_name,
         "digest": digest,
         "max_bytes": IMPORT_MAX_BYTES,
+        "save_banner": save_banner(),
         "applicable": (
             report is not None
             and not report.applied

@@ -22,7 +22,7 @@ from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMix
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import parse_etags
 from django.views import View
@@ -37,9 +37,10 @@ from sysprompt.library.selectors import library_source
 from sysprompt.prompts import files, rendering, selectors, services, validation
 from sysprompt.prompts.diffs import text_diff
 from sysprompt.prompts.permissions import CONVERSATION_VIEW_PERMISSION, TEMPLATE_EDIT_PERMISSION
-from sysprompt.releases.selectors import conversation_build
+from sysprompt.releases.selectors import SaveReach, conversation_build, latest_weight, save_reach
 from sysprompt_core.library import FragmentUse
 from sysprompt_core.paths import real_roots
+from sysprompt_core.releases import SPLIT_TOTAL, Split, Target, describe_pointer, percent
 from sysprompt_core.variables import CatalogEntry, variable_catalog
 
 if TYPE_CHECKING:
@@ -96,9 +97,69 @@ class EditorPageView(LoginRequiredMixin, View):
             ),
             "conversation_count_cap": COUNT_CAP,
             "cwd": cwd,
+            "save_banner": save_banner(),
             **preview,
         }
         return render(request, "editor/index.html", context)
+
+
+@dataclass(frozen=True)
+class SaveBanner:
+    """What ``editor/_save_banner.html`` says on every page that saves the working copy:
+    ``mode`` ``ships`` (production follows it), ``partial`` (a split of production
+    has a ``latest`` arm of ``share``) or ``draft``; what production serves, in words;
+    the other labels each save reaches; the Releases page's URL (``None``: no such
+    page on this installation)."""
+
+    mode: str
+    serves: str
+    share: str
+    others: tuple[str, ...]
+    releases_url: str | None
+
+
+def save_banner() -> SaveBanner:
+    """The save banner of a page (one query: the labels)."""
+    return save_banner_of(save_reach())
+
+
+def save_banner_of(reach: SaveReach) -> SaveBanner:
+    weight = reach.production_weight
+    mode = "ships" if reach.ships else "partial" if weight else "draft"
+    return SaveBanner(
+        mode=mode,
+        serves=_serves(reach.production.target),
+        share=percent(weight),
+        others=tuple(
+            _reached(state.name, state.target, protected=state.protected) for state in reach.others
+        ),
+        releases_url=releases_url(),
+    )
+
+
+def _serves(target: Target) -> str:
+    """What a label serves, in words: "release 3", "a split (release 3 90%, latest 10%)"."""
+    if isinstance(target, Split):
+        arms = ", ".join(f"{describe_pointer(a.pointer)} {percent(a.weight)}" for a in target.arms)
+        return f"a split ({arms})"
+    return describe_pointer(target.pointer)
+
+
+def _reached(name: str, target: Target, *, protected: bool) -> str:
+    """A label a save reaches: "staging", "canary (10%)", "eu (protected)"."""
+    notes = ["protected"] if protected else []
+    weight = latest_weight(target)
+    if weight < SPLIT_TOTAL:
+        notes.append(percent(weight))
+    return f"{name} ({', '.join(notes)})" if notes else name
+
+
+def releases_url() -> str | None:
+    """The Releases page's URL, or ``None`` while this installation has none."""
+    try:
+        return reverse("editor:releases")
+    except NoReverseMatch:
+        return None
 
 
 def editor_config(

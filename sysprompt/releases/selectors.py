@@ -18,7 +18,11 @@
   host label, else ``production``; its target at that moment, the split's arm from
   ``sha256(label ":" conversation_id)``. One query for the label (and the host's), one
   for a release's template; none at all on a turn that renders nothing.
-* :func:`host_label_state`, :func:`test_contexts_list`, :func:`test_context_get`.
+* :func:`host_label_state`, :func:`host_labels`, :func:`test_contexts_list`,
+  :func:`test_context_get`.
+* :func:`save_reach` — what saving the working copy does now: ships (``production``
+  follows ``latest``), ships to a share of production (a split with a ``latest`` arm)
+  or edits a draft; and the other labels every save reaches.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from sysprompt_core.releases import (
     LATEST,
     PRODUCTION,
     RELEASE_NUMBER_MAX,
+    SPLIT_TOTAL,
     BoundedDiff,
     Pointer,
     Single,
@@ -639,3 +644,58 @@ def test_context_get(name: str) -> TestContext:
     if found is None:
         raise TestContextNotFound(name)
     return found
+
+
+def host_labels(usernames: Iterable[str]) -> dict[str, HostLabelState]:
+    """The labels of the agent hosts ``usernames`` that have one, by username: one
+    query for a whole list (a host without a label is left out: it uses production)."""
+    users = get_user_model()
+    column = f"user__{users.USERNAME_FIELD}"
+    rows = HostLabel.objects.filter(**{f"{column}__in": list(usernames)}).values_list(
+        column, "label__name", "updated_at", f"updated_by__{users.USERNAME_FIELD}"
+    )
+    return {
+        str(username): HostLabelState(
+            username=str(username), label=label, updated_at=updated_at, updated_by=updated_by
+        )
+        for username, label, updated_at, updated_by in rows
+    }
+
+
+# --- what saving the working copy does -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SaveReach:
+    """What a save of the working copy reaches now: ``production`` (whose target says
+    whether saving ships or edits a draft) and the other labels that follow ``latest``
+    (entirely or by one arm of a split), whose new conversations get every save too."""
+
+    production: LabelState
+    others: tuple[LabelState, ...]
+
+    @property
+    def ships(self) -> bool:
+        """Whether production follows the working copy entirely: saving is shipping."""
+        return self.production.target == Single(LATEST)
+
+    @property
+    def production_weight(self) -> int:
+        """The share of production's new conversations a save reaches, in basis
+        points: 10,000 when it ships, a split's ``latest`` arm, else 0 (a draft)."""
+        return latest_weight(self.production.target)
+
+
+def latest_weight(target: Target) -> int:
+    """The basis points of a label's conversations that ``latest`` serves."""
+    if isinstance(target, Split):
+        return sum(arm.weight for arm in target.arms if arm.pointer == LATEST)
+    return SPLIT_TOTAL if target.pointer == LATEST else 0
+
+
+def save_reach() -> SaveReach:
+    """What saving does now (see :class:`SaveReach`): one query, the labels'."""
+    states = labels_list()
+    production = next(state for state in states if state.name == PRODUCTION)
+    others = tuple(state for state in states if state.name != PRODUCTION and state.follows_latest)
+    return SaveReach(production=production, others=others)
