@@ -80,12 +80,9 @@ class AgentHostRotateView(AgentHostPagesMixin, View):
 
 
 class AgentHostOverrideView(AgentHostPagesMixin, View):
-    """Set (or remove) a host's instance override (POST, authors); errors show inline.
-    A POST with ``setting=label`` sets the host's label instead (:func:`_label_post`)."""
+    """Set (or remove) a host's instance override (POST, authors); errors show inline."""
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        if request.POST.get("setting") == "label":
-            return _label_post(request, name)
         if not may_write(request):
             messages.error(
                 request, "Changing an instance override needs the prompt author permission."
@@ -111,9 +108,15 @@ class AgentHostOverrideView(AgentHostPagesMixin, View):
         return redirect(reverse("editor:agent-hosts") + "#overrides")
 
 
+class AgentHostLabelView(AgentHostPagesMixin, View):
+    """Set (or with an empty name or ``clear``, remove) a host's label (POST, authors,
+    like its override); a refusal shows under that host's label form, nothing changed."""
+
+    def post(self, request: HttpRequest, name: str) -> HttpResponse:
+        return _label_post(request, name)
+
+
 def _label_post(request: HttpRequest, name: str) -> HttpResponse:
-    """Set (or with an empty name or ``clear``, remove) a host's label: authors only,
-    like its override; a refusal shows under that host's label form, nothing changed."""
     if not may_write(request):
         messages.error(request, "Changing a host's label needs the prompt author permission.")
         return redirect("editor:agent-hosts")

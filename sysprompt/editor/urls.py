@@ -111,6 +111,11 @@ urlpatterns = [
         name="agent-host-override",
     ),
     path(
+        "agent-hosts/<str:name>/label",
+        hosts.AgentHostLabelView.as_view(),
+        name="agent-host-label",
+    ),
+    path(
         "agent-hosts/<str:name>/rotate",
         hosts.AgentHostRotateView.as_view(),
         name="agent-host-rotate",

@@ -22,7 +22,7 @@ from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMix
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import parse_etags
 from django.views import View
@@ -108,14 +108,13 @@ class SaveBanner:
     """What ``editor/_save_banner.html`` says on every page that saves the working copy:
     ``mode`` ``ships`` (production follows it), ``partial`` (a split of production
     has a ``latest`` arm of ``share``) or ``draft``; what production serves, in words;
-    the other labels each save reaches; the Releases page's URL (``None``: no such
-    page on this installation)."""
+    the other labels each save reaches; the Releases page's URL."""
 
     mode: str
     serves: str
     share: str
     others: tuple[str, ...]
-    releases_url: str | None
+    releases_url: str
 
 
 def save_banner() -> SaveBanner:
@@ -133,7 +132,7 @@ def save_banner_of(reach: SaveReach) -> SaveBanner:
         others=tuple(
             _reached(state.name, state.target, protected=state.protected) for state in reach.others
         ),
-        releases_url=releases_url(),
+        releases_url=reverse("editor:releases"),
     )
 
 
@@ -152,14 +151,6 @@ def _reached(name: str, target: Target, *, protected: bool) -> str:
     if weight < SPLIT_TOTAL:
         notes.append(percent(weight))
     return f"{name} ({', '.join(notes)})" if notes else name
-
-
-def releases_url() -> str | None:
-    """The Releases page's URL, or ``None`` while this installation has none."""
-    try:
-        return reverse("editor:releases")
-    except NoReverseMatch:
-        return None
 
 
 def editor_config(

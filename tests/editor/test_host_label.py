@@ -14,7 +14,7 @@ from sysprompt.accounts import services as accounts
 from sysprompt.releases import selectors, services
 from tests.editor.library_support import web
 
-LABEL_URL = "/agent-hosts/build-01/override"
+LABEL_URL = "/agent-hosts/build-01/label"
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def manager_web(author: User) -> Client:
 
 
 def set_label(client: Client, label: str, **extra: str) -> Any:
-    return client.post(LABEL_URL, {"setting": "label", "label": label, **extra}, follow=True)
+    return client.post(LABEL_URL, {"label": label, **extra}, follow=True)
 
 
 def label_of(host: str) -> str | None:
@@ -123,15 +123,13 @@ def test_host_label_non_author_refused(db: None, host: str) -> None:
 
 
 def test_host_label_refused_without_host_permission(author: User, host: str) -> None:
-    response = web(author).post(LABEL_URL, {"setting": "label", "label": "production"})
+    response = web(author).post(LABEL_URL, {"label": "production"})
 
     assert response.status_code == 403
     assert label_of(host) is None
 
 
 def test_host_label_unknown_host_is_404(manager_web: Client, host: str) -> None:
-    response = manager_web.post(
-        "/agent-hosts/nobody/override", {"setting": "label", "label": "production"}
-    )
+    response = manager_web.post("/agent-hosts/nobody/label", {"label": "production"})
 
     assert response.status_code == 404
