@@ -25,8 +25,8 @@ writes:
 * ``editor-mobile.png`` (390×844): the editor on a phone;
 * ``library.png`` (1280×800): the Library's tree of fragments with their variants and
   flags;
-* ``agent-hosts.png`` (1280×800): the Agent hosts page with claude-code's instance
-  override open;
+* ``agent-hosts.png`` (1280×800): the Agent hosts page with claude-code on the
+  ``staging`` label and its instance override open;
 * ``releases.png`` (1280×800): the Releases page: production on release 1, staging
   following the working copy, canary split 20/80 between releases 2 and 1, and what the
   working copy changes since production.
@@ -305,6 +305,7 @@ with at(19):
         author=users["grace"],
     )
     releases.label_set(name="staging", target="latest", author=users["ada"])
+    releases.host_label_set(username=host.get_username(), label="staging", author=users["grace"])
 shell = library_selectors.variant_current("tools/shell")
 with at(12):
     library.variant_save(
