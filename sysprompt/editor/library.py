@@ -147,7 +147,7 @@ def _library_page(
     partial = bool(htmx) and not htmx.history_restore_request
     template = "editor/_library_tree.html" if partial else "editor/library.html"
     if not partial:
-        context["save_banner"] = save_banner()
+        context["save_banner"] = save_banner(request)
     response = render(request, template, context, status=status)
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -298,7 +298,7 @@ class VariantPageView(LoginRequiredMixin, View):
                     "defaults_text": assignments_text(settings["defaults"]),
                 },
             },
-            "save_banner": save_banner(),
+            "save_banner": save_banner(request),
             **preview,
         }
         return render(request, "editor/library_variant.html", context)

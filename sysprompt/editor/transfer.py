@@ -162,7 +162,7 @@ def _page(
         "upload_name": upload_name,
         "digest": digest,
         "max_bytes": IMPORT_MAX_BYTES,
-        "save_banner": save_banner(),
+        "save_banner": save_banner(request),
         "applicable": (
             report is not None
             and not report.applied

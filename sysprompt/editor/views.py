@@ -97,7 +97,7 @@ class EditorPageView(LoginRequiredMixin, View):
             ),
             "conversation_count_cap": COUNT_CAP,
             "cwd": cwd,
-            "save_banner": save_banner(),
+            "save_banner": save_banner(request),
             **preview,
         }
         return render(request, "editor/index.html", context)
@@ -108,21 +108,25 @@ class SaveBanner:
     """What ``editor/_save_banner.html`` says on every page that saves the working copy:
     ``mode`` ``ships`` (production follows it), ``partial`` (a split of production
     has a ``latest`` arm of ``share``) or ``draft``; what production serves, in words;
-    the other labels each save reaches; the Releases page's URL."""
+    the other labels each save reaches; the Releases page's URL (``None`` for a user
+    who may not open it: no link to a page that answers 403)."""
 
     mode: str
     serves: str
     share: str
     others: tuple[str, ...]
-    releases_url: str
+    releases_url: str | None
 
 
-def save_banner() -> SaveBanner:
+def save_banner(request: HttpRequest) -> SaveBanner:
     """The save banner of a page (one query: the labels)."""
-    return save_banner_of(save_reach())
+    may_open = request.user.has_perm(TEMPLATE_EDIT_PERMISSION)
+    return save_banner_of(
+        save_reach(), releases_url=reverse("editor:releases") if may_open else None
+    )
 
 
-def save_banner_of(reach: SaveReach) -> SaveBanner:
+def save_banner_of(reach: SaveReach, *, releases_url: str | None) -> SaveBanner:
     weight = reach.production_weight
     mode = "ships" if reach.ships else "partial" if weight else "draft"
     return SaveBanner(
@@ -132,7 +136,7 @@ def save_banner_of(reach: SaveReach) -> SaveBanner:
         others=tuple(
             _reached(state.name, state.target, protected=state.protected) for state in reach.others
         ),
-        releases_url=reverse("editor:releases"),
+        releases_url=releases_url,
     )
 
 

@@ -143,12 +143,20 @@ def test_save_banner_names_other_labels_that_follow_latest(
     assert "pinned" not in text
 
 
-def test_save_banner_links_the_releases_page(author_web: Client) -> None:
-    content = author_web.get("/").content.decode()
+def banner_html(client: Client) -> str:
+    content = client.get("/").content.decode()
     banner = content[content.index('<div class="save-banner') :]
-    banner = banner[: banner.index("</div>")]
+    return banner[: banner.index("</div>")]
 
-    assert '<a href="/releases/">Releases page</a>' in banner
+
+def test_save_banner_links_the_releases_page(author_web: Client) -> None:
+    assert '<a href="/releases/">Releases page</a>' in banner_html(author_web)
+
+
+def test_save_banner_links_no_page_a_reader_may_not_open(db: None) -> None:
+    html = banner_html(web(User.objects.create_user("reader")))
+
+    assert "Releases page" in html and "/releases/" not in html
 
 
 def test_save_banner_index_says_new_conversations_get_production(
