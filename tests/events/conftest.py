@@ -14,22 +14,23 @@ from tests.releases.support import AUTHOR, PUBLISH, user
 
 @pytest.fixture
 def writer(db: None) -> User:
-    """A prompt author without the permission to publish."""
+    """A prompt author without the permission to publish; production → latest (a
+    transactional test may have emptied the tables the migration filled)."""
+    production_ensure()
     return user("writer", AUTHOR)
 
 
 @pytest.fixture
 def publisher(db: None) -> User:
-    """A prompt author who may move protected labels."""
+    """A prompt author who may move protected labels; production → latest."""
+    production_ensure()
     return user("publisher", AUTHOR, PUBLISH)
 
 
 @pytest.fixture
 def everything(writer: User) -> int:
-    """production → latest (a transactional test may have emptied the tables), then a
-    subscription to every event type with prompt text (nothing is sent: no worker
+    """A subscription to every event type with prompt text (nothing is sent: no worker
     runs). Its id."""
-    production_ensure()
     return services.webhook_create(
         url="https://ci.example.com/", events=list(EVENT_TYPES), include_text=True, author=writer
     ).webhook.id

@@ -62,6 +62,7 @@ def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
         "TEST_POSTGRES_URL": f"postgres://postgres@127.0.0.1:{closed_port()}/postgres",
         "TEST_REDIS_URL": f"redis://127.0.0.1:{closed_port()}/0",
         "SYSPROMPT_PROBE_LOG": str(tmp_path / "probe.log"),
+        "TEST_DATABASES": "sqlite postgres",  # not the outer run's choice
         **extra,
     }
 
