@@ -42,6 +42,8 @@ class Received:
     body: bytes
     verified: dict[str, Any] | None
     error: str | None
+    client: tuple[str, int] = ("", 0)
+    """The sender's address and port: one port per connection."""
 
     @property
     def message_id(self) -> str:
@@ -89,7 +91,7 @@ class Receiver:
         raise AssertionError(f"{len(self.received)} requests received, {count} expected")
 
     def handle(
-        self, path: str, headers: dict[str, str], body: bytes
+        self, path: str, headers: dict[str, str], body: bytes, client: tuple[str, int] = ("", 0)
     ) -> tuple[int, dict[str, str], bytes]:
         verified, error = None, None
         if self.secret is not None:
@@ -97,7 +99,7 @@ class Receiver:
                 verified = Verifier(self.secret).verify(body, headers)
             except WebhookVerificationError as failure:
                 error = str(failure)
-        item = Received(path, headers, body, verified, error)
+        item = Received(path, headers, body, verified, error, client)
         with self.lock:
             self.received.append(item)
         return self.respond(item)
@@ -115,7 +117,9 @@ def receiving(respond: Respond = ok) -> Iterator[Receiver]:
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)
             headers = {key.lower(): value for key, value in self.headers.items()}
-            status, extra, answer = receiver.handle(self.path, headers, body)
+            status, extra, answer = receiver.handle(
+                self.path, headers, body, (self.client_address[0], self.client_address[1])
+            )
             self.send_response(status)
             for name, value in extra.items():
                 self.send_header(name, value)
