@@ -61,7 +61,16 @@ class BatchWorker(Worker):
                 time.sleep(self.interval)
 
     def round(self) -> int:
-        """Claim and run one batch; how many tasks and events it took (0: nothing to do)."""
+        """Claim and run one batch; how many tasks and events it took (0: nothing to do).
+        A first SIGTERM lets it finish (``running_task``): nothing claimed is left
+        half-done by a graceful stop."""
+        self.running_task = True
+        try:
+            return self._round()
+        finally:
+            self.running_task = False
+
+    def _round(self) -> int:
         tasks = DBTaskResult.objects.ready().filter(backend_name=self.backend_name)
         if not self.process_all_queues:
             tasks = tasks.filter(queue_name__in=self.queue_names)
@@ -95,6 +104,7 @@ class BatchWorker(Worker):
         for task in claimed:
             if task.task_path != TASK_PATH:
                 self.run_task(task)
+                self.running_task = True  # run_task clears it; the round goes on
         if ours or events:
             self._run_batch(ours, events)
         return len(claimed) + len(events)
@@ -105,17 +115,15 @@ class BatchWorker(Worker):
             {*events, *(k["event_id"] for k in kwargs if k.get("event_id") is not None)}
         )
         delivery_ids = sorted({i for k in kwargs for i in (k.get("delivery_ids") or [])})
-        self.running_task = True
+        self._run_tasks += len(tasks)
         try:
             attempted = attempt_batch(event_ids=event_ids, delivery_ids=delivery_ids)
         except Exception as error:
             logger.exception("a batch of webhook deliveries failed; the sweep sends it again")
             for task in tasks:
                 task.set_failed(error)
+            time.sleep(self.interval)  # the database may be away for a moment
             return
-        finally:
-            self.running_task = False
-            self._run_tasks += len(tasks)
         _done(tasks, attempted)
         logger.info(
             "batch: %d tasks, %d events from the outbox, %d deliveries attempted",
