@@ -24,6 +24,7 @@ cut at the cap, or not complete in time, closes its connection.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ipaddress
 import socket
@@ -151,6 +152,15 @@ class Sender:
 
 _senders: dict[str, Sender] = {}
 _senders_lock = threading.Lock()
+
+
+@atexit.register
+def _senders_close() -> None:
+    """Close the kept connections when the process ends (not left to the collector)."""
+    with _senders_lock:
+        for kept in _senders.values():
+            kept.close()
+        _senders.clear()
 
 
 def _sender_key(conf: AppSettings) -> tuple[object, ...]:
