@@ -47,8 +47,9 @@ from sysprompt.events.models import Attempt, AuditRecord, Delivery, Event, Webho
 from sysprompt.events.sending import Outcome, Sender, post, sender
 
 CONCURRENCY = 8
-"""Deliveries a worker claims together and sends side by side (threads): a slow
-receiver holds one of them, not the worker; the lease of each is that of one attempt."""
+"""Deliveries a worker claims together and sends side by side (threads): the next ones
+wait for the slowest, so slow receivers cost one attempt's time together, not one each;
+and the lease of each is that of one attempt."""
 
 _threads: ThreadPoolExecutor | None = None
 
@@ -90,7 +91,8 @@ def attempt_batch(*, event_ids: Sequence[int], delivery_ids: Sequence[int]) -> l
 
 def fan_out(event_ids: Sequence[int]) -> list[int]:
     """Make the deliveries of those of the events not yet fanned out, one per
-    subscription each named that still exists, in one transaction; their ids."""
+    subscription each named that still exists, in one transaction; the ids of the
+    events fanned out here."""
     if not event_ids:
         return []
     with transaction.atomic():
