@@ -9,8 +9,9 @@ transaction, one delivery per subscription each event named that still exists). 
 due and pending → of an active subscription (a ``ping`` goes out whatever the state) →
 **claimed** (a lease of ``locked_until``/``locked_by``, taken by one conditional
 ``UPDATE`` of the rows still unclaimed, so two workers never both send a delivery) →
-each signed (``signing``) and sent (``sending.post``, on the worker's kept connections),
-side by side in threads → in one transaction: each attempt in the log, and
+each signed (``signing``) and sent (``sending.post``, on the worker's kept connections):
+a subscription's in the order of its events, different subscriptions side by side in
+threads → in one transaction: each attempt in the log, and
 
 * a 2xx: delivered;
 * a ``ping``: one attempt only, delivered or failed;
@@ -47,9 +48,9 @@ from sysprompt.events.models import Attempt, AuditRecord, Delivery, Event, Webho
 from sysprompt.events.sending import Outcome, Sender, post, sender
 
 CONCURRENCY = 8
-"""Deliveries a worker claims together and sends side by side (threads): the next ones
-wait for the slowest, so slow receivers cost one attempt's time together, not one each;
-and the lease of each is that of one attempt."""
+"""Deliveries a worker claims together: those of different subscriptions are sent side
+by side (threads), those of one subscription one after another in the order of their
+events; the lease covers as many attempts as one subscription has among them."""
 
 _threads: ThreadPoolExecutor | None = None
 
@@ -143,7 +144,8 @@ def _claim(
     if not candidates:
         return []
     ids = [delivery.pk for delivery in candidates]
-    lease = now + timedelta(seconds=lease_seconds(conf))
+    in_turn = max(len(group) for group in _by_webhook(candidates).values())
+    lease = now + timedelta(seconds=lease_seconds(conf) * in_turn)
     taken = (
         Delivery.objects.filter(pk__in=ids, state=PENDING)
         .filter(unclaimed)
@@ -160,12 +162,31 @@ def _claim(
 def _send_all(
     claimed: list[Delivery], conf: AppSettings, via: Sender
 ) -> list[tuple[datetime, Outcome]]:
+    """Send the claimed deliveries: each subscription's one after another, in the order
+    of its events, and the subscriptions side by side (threads)."""
     global _threads
-    if len(claimed) == 1:
-        return [_send(claimed[0], conf, via)]
-    if _threads is None:
-        _threads = ThreadPoolExecutor(CONCURRENCY, thread_name_prefix="webhook")
-    return list(_threads.map(lambda delivery: _send(delivery, conf, via), claimed))
+    results: list[tuple[datetime, Outcome] | None] = [None] * len(claimed)
+
+    def send(indexes: list[int]) -> None:
+        for index in indexes:
+            results[index] = _send(claimed[index], conf, via)
+
+    groups = list(_by_webhook(claimed).values())
+    if len(groups) == 1:
+        send(groups[0])
+    else:
+        if _threads is None:
+            _threads = ThreadPoolExecutor(CONCURRENCY, thread_name_prefix="webhook")
+        list(_threads.map(send, groups))
+    return [result for result in results if result is not None]
+
+
+def _by_webhook(deliveries: list[Delivery]) -> dict[int, list[int]]:
+    """The deliveries' indexes, by subscription, in order."""
+    groups: dict[int, list[int]] = {}
+    for index, delivery in enumerate(deliveries):
+        groups.setdefault(delivery.webhook_id, []).append(index)
+    return groups
 
 
 def retry_delay(failures: int, window: float) -> timedelta:
