@@ -2,14 +2,15 @@
 
 For each database (SQLite, and PostgreSQL unless ``--database sqlite``) a fresh database
 is migrated and given 10 subscriptions to ``template.saved`` (no worker runs: the
-deliveries wait in the outbox, as they do between a save and the worker's next look).
+events wait in the outbox, as they do between a save and the worker's next look).
 Then, in blocks that alternate — the 10 subscriptions active, then all switched off by
 one ``UPDATE`` between blocks, outside the timing — the same save is timed:
 
 * ``http`` — ``PUT /api/system-prompt`` on one keep-alive connection to gunicorn (one
   worker, one thread): the request an author's save is. With the subscriptions active
-  it also writes the event, 10 deliveries and the task that sends them, in the save's
-  transaction; switched off, only the audit record (which every save writes).
+  it also writes the event to the outbox in the save's transaction (one row: the worker
+  fans it out to the 10 subscriptions); switched off, only the audit record (which
+  every save writes).
 * ``service`` — ``prompts.services.template_save`` called in-process: the same work
   without HTTP, so the share the events take is seen at its largest.
 

@@ -2,15 +2,17 @@
 
 A fresh SQLite database is migrated; one subscription points at a local receiver
 (``_receiver.py``, its own process, answering 204); ``--events`` template saves
-enqueue as many events (the worker not yet running). Then ``manage.py events_worker``
-(the database backend, as ``scripts/serve`` starts it; then again with
-``--processes 2``, on as many new events) delivers them: the figure is the attempts
-between its first and its last divided by the time between them (the worker's start-up
-is not counted), with every delivery delivered and the attempts answered 204 counted.
+write as many events to the outbox (the worker not yet running). Then
+``manage.py events_worker`` (the database backend, as ``scripts/serve`` starts it;
+then again with ``--processes 2``, on as many new events) delivers them: the figure is
+the attempts between its first and its last divided by the time between them (the
+worker's start-up is not counted), with every delivery delivered and the attempts
+answered 204 counted.
 
-The peer, in the same run: the same signed bodies POSTed to the same receiver one
-after another by a plain loop (``sending.post``: resolve, check, connect, send, read) —
-the HTTP part alone, without the queue and the database.
+The peers, in the same run: the same signed bodies POSTed to the same receiver one
+after another by a plain loop (``sending.post``: check, send, read) — the HTTP part
+alone, without the queue and the database — once on the worker's kept connections
+(``sending.sender``), once with a new connection each (resolve, check, connect).
 
 Target (printed, never asserted): >= 200 events per second. Run:
 ``.venv/bin/python benchmarks/events_worker.py [--events N]``
@@ -68,7 +70,7 @@ PEER = """
 import json, sys, time
 from sysprompt.conf import app_settings
 from sysprompt.events import signing
-from sysprompt.events.sending import post
+from sysprompt.events.sending import post, sender
 from sysprompt.events.models import Event, Webhook
 conf = app_settings()
 webhook = Webhook.objects.get()
@@ -77,11 +79,16 @@ bodies = [
      data=event.data, text=event.text, include_text=False)))
     for event in Event.objects.order_by("id")
 ]
-started = time.perf_counter()
-for message_id, content in bodies:
-    headers = signing.signed_headers(secret=webhook.secret, message_id=message_id, content=content)
-    assert post(url=webhook.url, content=content, headers=headers, conf=conf).delivered
-print(json.dumps({"seconds": time.perf_counter() - started, "count": len(bodies)}))
+result = {"count": len(bodies)}
+for name, via in (("kept", sender(conf)), ("new", None)):
+    started = time.perf_counter()
+    for message_id, content in bodies:
+        headers = signing.signed_headers(
+            secret=webhook.secret, message_id=message_id, content=content
+        )
+        assert post(url=webhook.url, content=content, headers=headers, conf=conf, via=via).delivered
+    result[name] = time.perf_counter() - started
+print(json.dumps(result))
 """
 
 RESULT = """
@@ -152,11 +159,12 @@ def main() -> None:
                 f"(target >= {TARGET:g}: {verdict})"
             )
         peer = json.loads(shell(env, PEER))
-        peer_rate = peer["count"] / peer["seconds"]
-        print(
-            f"  peer, the HTTP part alone (sending.post in a loop): {peer_rate:,.0f} events/s "
-            f"= {1e3 / peer_rate:.2f} ms each"
-        )
+        for name, words in (("kept", "kept connections"), ("new", "a new connection each")):
+            peer_rate = peer["count"] / peer[name]
+            print(
+                f"  peer, the HTTP part alone (sending.post in a loop, {words}): "
+                f"{peer_rate:,.0f} events/s = {1e3 / peer_rate:.2f} ms each"
+            )
 
 
 def _deliver(env: dict[str, str], work: Path, processes: int, events: int) -> dict[str, Any]:

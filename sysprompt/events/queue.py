@@ -1,6 +1,12 @@
 """Putting a delivery task on the queue, never losing one.
 
-With the database backend (``django-tasks-db``) the queue is a table of the same
+A new event (:func:`event_enqueue`) with the database backend needs no task: its row in
+the outbox (``Event``), written in the change's transaction, is what the worker takes
+(``worker``), so a save pays one ``INSERT`` for its webhooks. With RQ its task is
+enqueued on commit, as below.
+
+For a task (:func:`send_soon`: retries, resumes, recoveries): with the database
+backend (``django-tasks-db``) the queue is a table of the same
 database, so the task is enqueued inside the caller's transaction: it exists exactly
 when the change it reports does. RQ is not transactional: the outbox rows (``Event``,
 ``Delivery``) are written in the transaction and the job is enqueued on commit; should
@@ -21,6 +27,17 @@ from sysprompt.conf import app_settings
 from sysprompt.events.tasks import deliveries_send
 
 logger = logging.getLogger("sysprompt.events")
+
+
+def outbox_polled() -> bool:
+    """Whether the worker takes new events from the outbox itself (the database backend)."""
+    return isinstance(deliveries_send.get_backend(), DatabaseBackend)
+
+
+def event_enqueue(*, event_id: int) -> None:
+    """See that a new event, written in the current transaction, is fanned out and sent."""
+    if not outbox_polled():
+        send_soon(event_id=event_id)
 
 
 def send_soon(

@@ -8,18 +8,28 @@ for SNI and the certificate check, and ``Host:`` naming it → ``POST`` with the
 body → the status and at most :data:`~sysprompt.events.catalog.MAX_RESPONSE_BYTES` of
 the answer, within the connect timeout and the attempt's timeout. A redirect is never
 followed (a 3xx is a failed attempt like any non-2xx), no proxy from the environment is
-used, no connection is kept.
+used.
 
 The connection is made by :class:`GuardedBackend`, a network backend of ``httpcore``:
 the check and the connect happen on the same address, so a name that resolves to
 127.0.0.1 — at once, or only on a second lookup — never reaches it.
+
+A worker keeps its connections (:class:`Sender`, one pool per process and settings):
+a connection is reused for the same scheme, host and port only, for at most
+:data:`KEEPALIVE_SECONDS` after its last answer, and it is the connection that was
+checked when it was made — so no request ever goes to an address that was not checked,
+and a name is resolved (and its addresses checked) again at least that often. An answer
+cut at the cap, or not complete in time, closes its connection.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ipaddress
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -35,6 +45,11 @@ from sysprompt.events.catalog import MAX_RESPONSE_BYTES, RESPONSE_EXCERPT_CHARS
 from sysprompt.events.validation import webhook_url_valid
 
 USER_AGENT = "sysprompt-webhooks/1"
+KEEPALIVE_SECONDS = 2.0
+"""How long an idle connection is kept for the next attempt to the same origin (less than
+common servers' keep-alive, so a kept connection is rarely one the receiver is closing)."""
+MAX_CONNECTIONS = 32
+"""Connections a worker process keeps open at most (all origins together)."""
 
 
 class Refused(Exception):
@@ -116,12 +131,69 @@ def ssl_context(conf: AppSettings) -> ssl.SSLContext:
     return events.tls_context(conf.webhook_ca_file)
 
 
-def post(*, url: str, content: bytes, headers: Mapping[str, str], conf: AppSettings) -> Outcome:
-    """Send one attempt (see the module docstring); never raises for the receiver's sake."""
+class Sender:
+    """A worker's connection pool: the settings that shape a connection (allow list,
+    certificates) are fixed for its life; :func:`sender` makes a new one when they
+    change. Safe to share between threads."""
+
+    def __init__(self, conf: AppSettings) -> None:
+        self.key = _sender_key(conf)
+        self.pool = httpcore.ConnectionPool(
+            ssl_context=ssl_context(conf),
+            network_backend=GuardedBackend(AllowList.parse(conf.webhook_allow_private)),
+            retries=0,
+            max_connections=MAX_CONNECTIONS,
+            keepalive_expiry=KEEPALIVE_SECONDS,
+        )
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+_senders: dict[str, Sender] = {}
+_senders_lock = threading.Lock()
+
+
+@atexit.register
+def _senders_close() -> None:
+    """Close the kept connections when the process ends (not left to the collector)."""
+    with _senders_lock:
+        for kept in _senders.values():
+            kept.close()
+        _senders.clear()
+
+
+def _sender_key(conf: AppSettings) -> tuple[object, ...]:
+    return (conf.webhook_allow_private, conf.webhook_ca_file)
+
+
+def sender(conf: AppSettings) -> Sender:
+    """This process's :class:`Sender` for the settings ``conf`` (a new one, the old one
+    closed, when they changed)."""
+    with _senders_lock:
+        current = _senders.get("worker")
+        if current is not None and current.key == _sender_key(conf):
+            return current
+        _senders["worker"] = fresh = Sender(conf)
+    if current is not None:
+        current.close()
+    return fresh
+
+
+def post(
+    *,
+    url: str,
+    content: bytes,
+    headers: Mapping[str, str],
+    conf: AppSettings,
+    via: Sender | None = None,
+) -> Outcome:
+    """Send one attempt (see the module docstring); never raises for the receiver's sake.
+    ``via``: the worker's kept connections; without, one connection made and closed."""
     started = time.monotonic()
     try:
         checked = webhook_url_valid(url, conf)
-        status, answer = _exchange(checked, content, headers, conf, started)
+        status, answer = _exchange(checked, content, headers, conf, started, via)
     except InvalidInput as refusal:
         return _failed(f"Refused: {refusal.message}", started)
     except Refused as refusal:
@@ -147,7 +219,12 @@ class _Overtime(Exception):
 
 
 def _exchange(
-    url: str, content: bytes, headers: Mapping[str, str], conf: AppSettings, started: float
+    url: str,
+    content: bytes,
+    headers: Mapping[str, str],
+    conf: AppSettings,
+    started: float,
+    via: Sender | None,
 ) -> tuple[int, str]:
     deadline = started + conf.webhook_timeout
     timeouts = {
@@ -156,23 +233,41 @@ def _exchange(
         "write": conf.webhook_timeout,
         "pool": conf.webhook_connect_timeout,
     }
-    backend = GuardedBackend(AllowList.parse(conf.webhook_allow_private))
     sent = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
-        "Connection": "close",
+        **({} if via else {"Connection": "close"}),
         **headers,
     }
+    with contextlib.ExitStack() as stack:
+        pool = via.pool if via else stack.enter_context(_one_off_pool(conf))
+        return _stream(pool, url, content, sent, timeouts, deadline)
+
+
+def _one_off_pool(conf: AppSettings) -> httpcore.ConnectionPool:
+    return httpcore.ConnectionPool(
+        ssl_context=ssl_context(conf),
+        network_backend=GuardedBackend(AllowList.parse(conf.webhook_allow_private)),
+        retries=0,
+        max_connections=1,
+    )
+
+
+def _stream(
+    pool: httpcore.ConnectionPool,
+    url: str,
+    content: bytes,
+    sent: Mapping[str, str],
+    timeouts: Mapping[str, float],
+    deadline: float,
+) -> tuple[int, str]:
     with (
-        httpcore.ConnectionPool(
-            ssl_context=ssl_context(conf), network_backend=backend, retries=0, max_connections=1
-        ) as pool,
         pool.stream(
             "POST",
             url,
             headers=list(sent.items()),
             content=content,
-            extensions={"timeout": timeouts},
+            extensions={"timeout": dict(timeouts)},
         ) as response,
     ):
         received = bytearray()

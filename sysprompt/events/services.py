@@ -2,9 +2,9 @@
 
 * :func:`event_record` — called by every other app's services inside the transaction of
   their change: the audit record, and when the change is a webhook event type, the
-  event in the outbox naming each active subscription that wants it, and the task that
-  fans it out into deliveries and sends them (``queue``). A change that rolls back writes and sends
-  nothing; one that commits has its deliveries, whatever happens next.
+  event in the outbox naming each active subscription that wants it — the worker fans
+  it out into deliveries and sends them (``queue.event_enqueue``). A change that rolls
+  back writes and sends nothing; one that commits has its deliveries, whatever happens next.
 * :func:`webhook_create`, :func:`webhook_update`, :func:`webhook_delete`,
   :func:`webhook_test` — subscriptions, each audited; the secret is made here and
   returned once, by :func:`webhook_create`.
@@ -106,7 +106,7 @@ def _event_enqueue(
         webhook_ids=webhook_ids,
         created_at=now,
     )
-    queue.send_soon(event_id=event.pk)
+    queue.event_enqueue(event_id=event.pk)
     return event
 
 

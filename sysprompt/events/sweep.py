@@ -6,7 +6,8 @@ that task "running" for ever), RQ down when a change committed, Redis restarted
 without its data. The deliveries themselves are rows in the database, so nothing is
 lost with the task: the worker (``manage.py events_worker``) runs :func:`sweep` when
 it starts and then every ``--sweep-interval`` seconds, and re-enqueues each event that
-is older than ``grace`` seconds and still not fanned out into deliveries, and each pending
+is older than ``grace`` seconds and still not fanned out into deliveries (RQ: with the
+database backend the worker takes those from the outbox itself), and each pending
 delivery of an active subscription (or a ``ping``) that is due since more than
 ``grace`` seconds and not claimed — or whose claim ran out. A healthy queue runs a
 task within moments of its due time, so such a delivery has no live task; should one
@@ -44,10 +45,14 @@ def sweep(*, grace: float, now: datetime | None = None) -> int:
         .values_list("pk", flat=True)[:SWEEP_BATCH]
     )
     ids = list(lost)
-    unsent = list(
-        Event.objects.filter(fanned_out=False, created_at__lte=now - timedelta(seconds=grace))
-        .order_by("pk")
-        .values_list("pk", flat=True)[:SWEEP_BATCH]
+    unsent = (
+        []
+        if queue.outbox_polled()
+        else list(
+            Event.objects.filter(fanned_out=False, created_at__lte=now - timedelta(seconds=grace))
+            .order_by("pk")
+            .values_list("pk", flat=True)[:SWEEP_BATCH]
+        )
     )
     with transaction.atomic():
         Delivery.objects.filter(pk__in=ids, state=PENDING).update(next_attempt_at=now)

@@ -2,9 +2,10 @@
 the test process that verifies every request with the ``standardwebhooks`` library),
 and the task queue run the way its worker runs it.
 
-``run_queued`` takes the ready rows of django-tasks-db's table and runs each through the
-library's own ``Worker.run_task`` (claim, call, record), as ``db_worker`` does, without
-its loop (which would close the test's connection between tasks).
+``run_queued`` runs rounds of the events' own worker (``sysprompt.events.worker``:
+the ready tasks of django-tasks-db's table and the outbox's new events, in batches), as
+``manage.py events_worker`` does, without its loop (which would close the test's
+connection between rounds).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from django_tasks_db.management.commands.db_worker import Worker
-from django_tasks_db.models import DBTaskResult
 from standardwebhooks import Webhook as Verifier
 from standardwebhooks import WebhookVerificationError
+
+from sysprompt.events.worker import BatchWorker
 
 ALLOW_LOCAL = {
     "WEBHOOK_ALLOW_HTTP_HOSTS": ["127.0.0.1", "localhost"],
@@ -41,6 +42,8 @@ class Received:
     body: bytes
     verified: dict[str, Any] | None
     error: str | None
+    client: tuple[str, int] = ("", 0)
+    """The sender's address and port: one port per connection."""
 
     @property
     def message_id(self) -> str:
@@ -88,7 +91,7 @@ class Receiver:
         raise AssertionError(f"{len(self.received)} requests received, {count} expected")
 
     def handle(
-        self, path: str, headers: dict[str, str], body: bytes
+        self, path: str, headers: dict[str, str], body: bytes, client: tuple[str, int] = ("", 0)
     ) -> tuple[int, dict[str, str], bytes]:
         verified, error = None, None
         if self.secret is not None:
@@ -96,7 +99,7 @@ class Receiver:
                 verified = Verifier(self.secret).verify(body, headers)
             except WebhookVerificationError as failure:
                 error = str(failure)
-        item = Received(path, headers, body, verified, error)
+        item = Received(path, headers, body, verified, error, client)
         with self.lock:
             self.received.append(item)
         return self.respond(item)
@@ -114,7 +117,9 @@ def receiving(respond: Respond = ok) -> Iterator[Receiver]:
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)
             headers = {key.lower(): value for key, value in self.headers.items()}
-            status, extra, answer = receiver.handle(self.path, headers, body)
+            status, extra, answer = receiver.handle(
+                self.path, headers, body, (self.client_address[0], self.client_address[1])
+            )
             self.send_response(status)
             for name, value in extra.items():
                 self.send_header(name, value)
@@ -141,7 +146,7 @@ def receiving(respond: Respond = ok) -> Iterator[Receiver]:
 def run_queued(*, rounds: int = 1, pause: float = 0.0) -> int:
     """Run every ready task of the queue (``rounds`` times, for retries that become ready
     meanwhile); how many ran."""
-    worker = Worker(
+    worker = BatchWorker(
         queue_names=["*"],
         interval=0,
         batch=True,
@@ -153,12 +158,8 @@ def run_queued(*, rounds: int = 1, pause: float = 0.0) -> int:
     )
     ran = 0
     for index in range(rounds):
-        while (
-            task := DBTaskResult.objects.ready().order_by("run_after", "enqueued_at").first()
-        ) is not None:
-            task.claim(worker.worker_id)
-            worker.run_task(task)
-            ran += 1
+        while taken := worker.round():
+            ran += taken
         if index + 1 < rounds:
             time.sleep(pause)
     return ran

@@ -122,3 +122,34 @@ def test_worker_killed_mid_delivery_loses_nothing(
     assert {next(iter(v)) for v in ids.values()} == set(
         Event.objects.values_list("message_id", flat=True)
     )
+
+
+def test_worker_killed_mid_batch_loses_nothing(
+    worker: WorkerProcess, receiver: Receiver, gate: Gate
+) -> None:
+    # shorter attempts, so the claims of the killed worker run out sooner (the lease
+    # covers the three attempts it would make one after another)
+    worker.env.update(SYSPROMPT_WEBHOOK_TIMEOUT="1", SYSPROMPT_WEBHOOK_CONNECT_TIMEOUT="0.5")
+    author = _subscribe(receiver)
+    gate.open.clear()
+    for n in range(3):  # waiting in the outbox: the worker takes them as one batch
+        template_save(text=f"version {n}", author=author)
+    worker.start()
+    assert gate.held.wait(timeout=20), worker.log()
+    wait_until(lambda: Delivery.objects.filter(locked_by__gt="").count() == 3, what="claims")
+    worker.kill()  # the batch claimed, the first of it sent, none of it recorded
+    gate.open.set()
+    worker.start()
+    wait_until(
+        lambda: not Delivery.objects.exclude(state="delivered").exists(),
+        timeout=60,
+        what="every delivery delivered",
+    )
+
+    received = receiver.wait_for(3)
+    by_version: dict[int, set[str]] = {}
+    for item in received:
+        assert item.verified is not None
+        by_version.setdefault(item.verified["data"]["version"], set()).add(item.message_id)
+    assert sorted(by_version) == [1, 2, 3]
+    assert all(len(message_ids) == 1 for message_ids in by_version.values())

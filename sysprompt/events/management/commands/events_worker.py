@@ -1,7 +1,8 @@
 """``manage.py events_worker``: the worker that delivers webhooks.
 
-It runs the configured task backend's own worker as a child process — django-tasks-db's
-``db_worker`` (the default), or django-rq's ``rqworker`` with its scheduler (for retries
+It runs the configured task backend's worker as a child process — django-tasks-db's
+``db_worker`` taking the events' work in batches (``events_db_worker``, the default),
+or django-rq's ``rqworker`` with its scheduler (for retries
 at their time) and django-tasks-rq's job class when ``SYSPROMPT_TASKS_BACKEND=rq`` — on
 the events' queue (``SYSPROMPT_TASKS_QUEUE``), and beside it the recovery sweep
 (``sysprompt.events.sweep``): once at start, then every ``--sweep-interval`` seconds.
@@ -58,7 +59,8 @@ class Command(BaseCommand):
             default=1,
             choices=range(1, 17),
             metavar="N",
-            help="Worker processes side by side (default 1): each sends one delivery at a time.",
+            help="Worker processes side by side (default 1): each sends up to 8 deliveries at a "
+            "time.",
         )
         parser.add_argument(
             "--interval",
@@ -146,7 +148,7 @@ def worker_command(*, interval: float) -> list[str]:
         ]
     return [
         *manage,
-        "db_worker",
+        "events_db_worker",
         "--queue-name",
         queue,
         "--interval",

@@ -1,0 +1,155 @@
+"""The database backend's worker for the events: django-tasks-db's ``Worker`` loop, taking
+work in batches.
+
+Each round, in one exclusive transaction, it claims up to :data:`TASK_BATCH` ready tasks
+of its queues (``RUNNING``, as ``db_worker`` marks one), and beside them takes up to
+:data:`EVENT_BATCH` events still waiting in the outbox — with this backend a change
+writes its event in its own transaction and no task (the outbox row is the queue
+entry; ``queue.event_enqueue``). The events' tasks and those events are one batch for
+``delivery.attempt_batch``; the tasks are then marked done together, each with what it
+attempted. Any other task runs alone, as ``db_worker`` runs it. A batch that fails
+marks its tasks failed; what it left undone is pending in the database and the sweep
+sends it again — as when a worker dies in the middle of a batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from typing import Any
+
+from django.db import close_old_connections
+from django.db.utils import OperationalError
+from django.utils import timezone
+from django_tasks_db.compat import TaskResultStatus
+from django_tasks_db.management.commands.db_worker import Worker
+from django_tasks_db.models import DBTaskResult
+from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
+
+from sysprompt.events.delivery import Attempted, attempt_batch
+from sysprompt.events.models import Event
+
+logger = logging.getLogger("sysprompt.events")
+
+TASK_BATCH = 50
+"""Ready tasks one round claims at most."""
+EVENT_BATCH = 50
+"""Outbox events one round takes at most."""
+TASK_PATH = "sysprompt.events.tasks.deliveries_send"
+
+
+class BatchWorker(Worker):
+    """``db_worker``'s loop (signals, graceful stop, ``--batch``, ``--max-tasks``) with
+    :meth:`round` in place of one task at a time."""
+
+    def run(self) -> None:
+        logger.info(
+            "Starting events worker worker_id=%s queues=%s",
+            self.worker_id,
+            ",".join(self.queue_names),
+        )
+        while self.running:
+            close_old_connections()
+            done = self.round()
+            if self.batch and done == 0:
+                return
+            if self.max_tasks is not None and self._run_tasks >= self.max_tasks:
+                return
+            close_old_connections()
+            if self.running and done == 0:
+                time.sleep(self.interval)
+
+    def round(self) -> int:
+        """Claim and run one batch; how many tasks and events it took (0: nothing to do).
+        A first SIGTERM lets it finish (``running_task``): nothing claimed is left
+        half-done by a graceful stop."""
+        self.running_task = True
+        try:
+            return self._round()
+        finally:
+            self.running_task = False
+
+    def _round(self) -> int:
+        tasks = DBTaskResult.objects.ready().filter(backend_name=self.backend_name)
+        if not self.process_all_queues:
+            tasks = tasks.filter(queue_name__in=self.queue_names)
+        if self.excluded_queue_names:
+            tasks = tasks.exclude(queue_name__in=self.excluded_queue_names)
+        limit = TASK_BATCH
+        if self.max_tasks is not None:
+            limit = max(1, min(limit, self.max_tasks - self._run_tasks))
+        try:
+            with exclusive_transaction(tasks.db):
+                claimed = list(tasks.select_for_update(skip_locked=True)[:limit])
+                now = timezone.now()
+                for task in claimed:
+                    task.status = TaskResultStatus.RUNNING
+                    task.started_at = now
+                    task.worker_ids = [*task.worker_ids, self.worker_id]
+                if claimed:
+                    DBTaskResult.objects.bulk_update(
+                        claimed, ["status", "started_at", "worker_ids"]
+                    )
+        except OperationalError as error:
+            if not is_locked_database_exception(error):
+                raise
+            return 0  # SQLite busy: try again
+        events = list(
+            Event.objects.filter(fanned_out=False)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:EVENT_BATCH]
+        )
+        ours = [task for task in claimed if task.task_path == TASK_PATH]
+        for task in claimed:
+            if task.task_path != TASK_PATH:
+                self.run_task(task)
+                self.running_task = True  # run_task clears it; the round goes on
+        if ours or events:
+            self._run_batch(ours, events)
+        return len(claimed) + len(events)
+
+    def _run_batch(self, tasks: list[DBTaskResult[Any, Any]], events: list[int]) -> None:
+        kwargs = [task.args_kwargs["kwargs"] for task in tasks]
+        event_ids = sorted(
+            {*events, *(k["event_id"] for k in kwargs if k.get("event_id") is not None)}
+        )
+        delivery_ids = sorted({i for k in kwargs for i in (k.get("delivery_ids") or [])})
+        self._run_tasks += len(tasks)
+        try:
+            attempted = attempt_batch(event_ids=event_ids, delivery_ids=delivery_ids)
+        except Exception as error:
+            logger.exception("a batch of webhook deliveries failed; the sweep sends it again")
+            for task in tasks:
+                task.set_failed(error)
+            time.sleep(self.interval)  # the database may be away for a moment
+            return
+        _done(tasks, attempted)
+        logger.info(
+            "batch: %d tasks, %d events from the outbox, %d deliveries attempted",
+            len(tasks),
+            len(events),
+            len(attempted),
+        )
+
+
+def _done(tasks: list[DBTaskResult[Any, Any]], attempted: list[Attempted]) -> None:
+    """Mark the batch's tasks successful, each with how many of its deliveries it
+    attempted (as the task returns it)."""
+    if not tasks:
+        return
+    by_event = Counter(item.event_id for item in attempted)
+    deliveries = {item.delivery_id for item in attempted}
+    now = timezone.now()
+    for task in tasks:
+        k = task.args_kwargs["kwargs"]
+        count = by_event[k["event_id"]] if k.get("event_id") is not None else 0
+        count += sum(1 for i in k.get("delivery_ids") or [] if i in deliveries)
+        task.status = TaskResultStatus.SUCCESSFUL
+        task.finished_at = now
+        task.return_value = count
+        task.exception_class_path = ""
+        task.traceback = ""
+    DBTaskResult.objects.bulk_update(
+        tasks, ["status", "finished_at", "return_value", "exception_class_path", "traceback"]
+    )
