@@ -22,12 +22,10 @@ Writes go through :mod:`sysprompt.library.services`; reads through
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.db import models
 
-from sysprompt.errors import TemplateVersionImmutable
+from sysprompt.history import HistoryRow
 from sysprompt_core.library import FRAGMENT_NAME_MAX_LENGTH
 from sysprompt_core.limits import MODEL_MAX_LENGTH
 
@@ -57,8 +55,13 @@ class Fragment(models.Model):
         return self.name
 
 
-class FragmentVersion(models.Model):
+class FragmentVersion(HistoryRow):
     """One saved state of one variant of a fragment; the highest ``number`` is current."""
+
+    stored_message = "Fragment {row} is stored; add a new version."
+    kept_message = (
+        "Fragment {row} is part of the history; delete the variant instead (which adds a version)."
+    )
 
     fragment = models.ForeignKey(
         Fragment,
@@ -126,17 +129,6 @@ class FragmentVersion(models.Model):
     def __str__(self) -> str:
         variant = "/".join(part or "—" for part in (self.provider, self.model))
         return f"{self.fragment_id} {variant} version {self.number}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise TemplateVersionImmutable(f"Fragment {self} is stored; add a new version.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise TemplateVersionImmutable(
-            f"Fragment {self} is part of the history; delete the variant instead "
-            "(which adds a version)."
-        )
 
 
 class ShippedDefault(models.Model):

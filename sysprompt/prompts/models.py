@@ -20,18 +20,19 @@ Writes go through :mod:`sysprompt.prompts.services`; reads through
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.db import models
 
-from sysprompt.errors import TemplateVersionImmutable
+from sysprompt.history import HistoryRow
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, MODEL_MAX_LENGTH
 from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH, PRODUCTION
 
 
-class TemplateVersion(models.Model):
+class TemplateVersion(HistoryRow):
     """One saved state of the global template; the highest ``number`` is current."""
+
+    stored_message = "Template {row} is stored; add a new version."
+    kept_message = "Template {row} is part of the history; it stays."
 
     number = models.PositiveIntegerField(unique=True, editable=False)
     text = models.TextField(blank=True, editable=False)
@@ -61,14 +62,6 @@ class TemplateVersion(models.Model):
 
     def __str__(self) -> str:
         return f"version {self.number}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise TemplateVersionImmutable(f"Template {self} is stored; add a new version.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise TemplateVersionImmutable(f"Template {self} is part of the history; it stays.")
 
 
 class ConversationPrompt(models.Model):

@@ -20,19 +20,20 @@ Writes go through :mod:`sysprompt.releases.services`; reads through
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.db import models
 
-from sysprompt.errors import TemplateVersionImmutable
+from sysprompt.history import HistoryRow
 from sysprompt.releases.permissions import PUBLISH_CODENAME
 from sysprompt_core.limits import CWD_MAX_LENGTH, MODEL_MAX_LENGTH
 from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH
 
 
-class Release(models.Model):
+class Release(HistoryRow):
     """One snapshot of the working copy; see the module docstring."""
+
+    stored_message = "{row} is stored; create a new release."
+    kept_message = "{row} is part of the history; it stays."
 
     number = models.PositiveIntegerField(unique=True, editable=False)
     message = models.TextField(blank=True, editable=False)
@@ -75,14 +76,6 @@ class Release(models.Model):
 
     def __str__(self) -> str:
         return f"release {self.number}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise TemplateVersionImmutable(f"{self} is stored; create a new release.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise TemplateVersionImmutable(f"{self} is part of the history; it stays.")
 
 
 class ReleaseFragment(models.Model):
