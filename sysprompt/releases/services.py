@@ -276,15 +276,6 @@ def _label_write(
             created = False
         else:
             _move(label, None, target, author=author, at=now, message=message, rollback=rollback)
-            records.label_moved(
-                actor=_who(author),
-                label=name,
-                old=None,
-                new=target,
-                message=message,
-                protected=label.protected,
-                rollback=rollback,
-            )
             return LabelSet(label_get(name), created=True, moved=True)
     _check_may_change(label, author)
     old = parse_target(label.target)
@@ -300,15 +291,6 @@ def _label_write(
     label.save(update_fields=["target", "protected", "updated_at", "updated_by"])
     if moved:
         _move(label, old, target, author=author, at=now, message=message, rollback=rollback)
-        records.label_moved(
-            actor=_who(author),
-            label=name,
-            old=old,
-            new=target,
-            message=message,
-            protected=protect,
-            rollback=rollback,
-        )
     if protection_changed:
         records.label_protection(actor=_who(author), label=name, protected=protect)
     return LabelSet(label_get(name), created=created, moved=moved)
@@ -333,7 +315,9 @@ def _move(
     message: str,
     rollback: bool = False,
 ) -> LabelMove:
-    return LabelMove.objects.create(
+    """Keep ``label``'s move from ``old`` (``None``: its creation) to ``new`` in its
+    history, and report it (``label.moved``) in the same transaction."""
+    move = LabelMove.objects.create(
         label=label,
         from_target=None if old is None else old.as_json(),
         to_target=new.as_json(),
@@ -342,6 +326,16 @@ def _move(
         message=message,
         rollback=rollback,
     )
+    records.label_moved(
+        actor=_who(author),
+        label=label.name,
+        old=old,
+        new=new,
+        message=message,
+        protected=label.protected,
+        rollback=rollback,
+    )
+    return move
 
 
 @dataclass(frozen=True)
@@ -438,15 +432,6 @@ def production_ensure() -> Label:
     if created:
         target = Single(LATEST)
         _move(label, None, target, author=None, at=now, message=PRODUCTION_MESSAGE)
-        records.label_moved(
-            actor=None,
-            label=PRODUCTION,
-            old=None,
-            new=target,
-            message=PRODUCTION_MESSAGE,
-            protected=True,
-            rollback=False,
-        )
     return label
 
 
