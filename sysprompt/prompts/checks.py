@@ -18,11 +18,12 @@ from sysprompt_core.sandbox.confinement import unconfined_reason
 UNCONFINED_HINT = (
     "git: values are still read in worker processes with a memory limit, killed at "
     "their deadline, and the path checks still refuse a repository whose parts lie "
-    "outside SYSPROMPT_ALLOWED_ROOTS; but libgit2 may open files outside the roots "
-    "through symlinks inside .git or a configuration include it reads before any "
-    'check, and a reader may connect to other services (docs/security.md, "Where the '
-    'kernel cannot confine the readers"). Run on Linux 5.13+ with Landlock enabled '
-    "and seccomp filters allowed, or set SYSPROMPT_SERVER_RESOLVES without git."
+    "outside SYSPROMPT_ALLOWED_ROOTS; but without Landlock libgit2 may open files "
+    "outside the roots through symlinks inside .git or a configuration include it "
+    "reads before any check, and without the seccomp filter a reader may connect to "
+    'other services (docs/security.md, "Where the kernel cannot confine the '
+    'readers"). Run on Linux 5.13+ with Landlock enabled and seccomp filters allowed, '
+    "or set SYSPROMPT_SERVER_RESOLVES without git."
 )
 REFUSED_HINT = (
     "Run on Linux 5.13+ with Landlock enabled and seccomp filters allowed; or set "

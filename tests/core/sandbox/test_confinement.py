@@ -11,6 +11,8 @@ and what the missing mechanism stopped is possible again.
 from __future__ import annotations
 
 import errno
+import os
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -109,6 +111,23 @@ def test_confinement_without_seccomp_reads_when_the_operator_accepts_it(
     exchange = run(no_seccomp, spec(root, allow_unconfined=True), "socketpair")
     assert errno_of(exchange) == 0  # what the filter stopped
     assert exchange.landlock == LANDLOCK.abi
+
+
+@pytest.mark.skipif(LANDLOCK.abi < 6, reason="Landlock handles TCP from ABI 4, scopes from 6")
+def test_confinement_without_seccomp_landlock_still_refuses_tcp_and_abstract_sockets(
+    no_seccomp: WorkerPool, tree: tuple[Path, Path]
+) -> None:
+    """Landlock's own network and scope rules, seen where the filter is missing."""
+    root, _ = tree
+    worker = spec(root, allow_unconfined=True)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        assert errno_of(run(no_seccomp, worker, "connect", port)) == errno.EACCES
+    name = f"\0sysprompt-test-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as abstract:
+        abstract.bind(name)
+        abstract.listen()
+        assert errno_of(run(no_seccomp, worker, "unix", name)) == errno.EPERM
 
 
 def test_confinement_landlock_switched_off_reads_nothing_unless_accepted(
