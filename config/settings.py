@@ -331,6 +331,11 @@ def _sysprompt() -> dict[str, Any]:
             if "SYSPROMPT_GIT_LANDLOCK" in os.environ
             else None
         ),
+        "GIT_ALLOW_UNCONFINED": (
+            env_bool("SYSPROMPT_GIT_ALLOW_UNCONFINED", False)
+            if "SYSPROMPT_GIT_ALLOW_UNCONFINED" in os.environ
+            else None
+        ),
         "MAX_FILE_BYTES": env_int("SYSPROMPT_MAX_FILE_BYTES"),
         "MAX_TEMPLATE_BYTES": env_int("SYSPROMPT_MAX_TEMPLATE_BYTES"),
         "MAX_PROMPT_BYTES": env_int("SYSPROMPT_MAX_PROMPT_BYTES"),

@@ -58,6 +58,7 @@ KEYS = (
     "ALLOWED_ROOTS",
     "COMPACTION_INSTRUCTIONS",
     "DEFAULT_TEMPLATE",
+    "GIT_ALLOW_UNCONFINED",
     "GIT_LANDLOCK",
     "GIT_MEMORY_LIMIT",
     "GIT_TIMEOUT",
@@ -113,7 +114,12 @@ class AppSettings:
     """The address space of one git reader process, in bytes (``RLIMIT_AS``)."""
     git_landlock: bool = True
     """Whether git readers confine themselves with Landlock (off: to try what a host
-    without Landlock does; ``manage.py check`` then warns)."""
+    without Landlock does: they then read nothing unless ``git_allow_unconfined``)."""
+    git_allow_unconfined: bool = False
+    """Whether git readers that the kernel cannot confine (no Landlock, or no seccomp
+    filter) read anyway: the operator's explicit acceptance (``manage.py check`` warns
+    with ``sysprompt.W001``). Off: they read nothing, and ``git:`` values do not exist
+    with the reason (``sysprompt.W002``, and an error logged at start)."""
     parse_cache_bytes: int = DEFAULT_PARSE_CACHE_BYTES
     """What the process's cache of parsed templates and fragments may hold, in bytes."""
 
@@ -166,6 +172,9 @@ def app_settings() -> AppSettings:
             "GIT_MEMORY_LIMIT", raw.get("GIT_MEMORY_LIMIT", DEFAULT_GIT_MEMORY_LIMIT)
         ),
         git_landlock=_boolean("GIT_LANDLOCK", raw.get("GIT_LANDLOCK", True)),
+        git_allow_unconfined=_boolean(
+            "GIT_ALLOW_UNCONFINED", raw.get("GIT_ALLOW_UNCONFINED", False)
+        ),
         parse_cache_bytes=_positive_int(
             "PARSE_CACHE_BYTES", raw.get("PARSE_CACHE_BYTES", DEFAULT_PARSE_CACHE_BYTES)
         ),
@@ -185,6 +194,7 @@ def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
         git_workers=conf.git_workers,
         git_memory_limit=conf.git_memory_limit,
         git_landlock=conf.git_landlock,
+        git_allow_unconfined=conf.git_allow_unconfined,
     )
 
 
