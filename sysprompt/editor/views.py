@@ -44,6 +44,7 @@ from sysprompt_core.releases import SPLIT_TOTAL, Split, Target, describe_pointer
 from sysprompt_core.variables import CatalogEntry, variable_catalog
 
 if TYPE_CHECKING:
+    from sysprompt.prompts.builds import Build
     from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 
 PREVIEW_DEBOUNCE_MS = 250
@@ -452,7 +453,8 @@ class ConversationCompactionView(ConversationPagesMixin, View):
                 stored.conversation_id, user=request.user, build=conversation_build()
             )
         if HtmxDetails(request):
-            return render(request, "editor/_conversation_compaction.html", {"preview": preview})
+            context = {"preview": preview, "fresh_from": _fresh_from(preview.build)}
+            return render(request, "editor/_conversation_compaction.html", context)
         return _conversation_page(request, preview.stored, preview=preview)
 
 
@@ -464,19 +466,20 @@ class ConversationConstructView(ConversationPagesMixin, View):
         stored = _conversation(conversation_id, request)
         try:
             with _conversation_rules():
-                services.conversation_prompt_construct(
+                built = services.conversation_prompt_construct(
                     conversation_id=stored.conversation_id,
                     cwd=stored.cwd,
                     model=stored.model,
                     user=request.user,
                     build=conversation_build(),
-                )
+                ).prompt
         except errors.InvalidInput as exc:
             messages.error(request, f"Not re-constructed: {exc.message}")
         except errors.ResolutionBusy as exc:
             messages.error(request, f"Not re-constructed: {exc}")
         else:
-            messages.success(request, "Re-constructed from the current template.")
+            served = served_words(built.label, built.release, built.arm)
+            messages.success(request, f"Re-constructed from {served}.")
         return redirect("editor:conversation", conversation_id=stored.conversation_id)
 
 
@@ -605,6 +608,9 @@ def _conversation_page(
 ) -> HttpResponse:
     context = {
         "stored": stored,
+        "built_from": built_from(stored.release, stored.arm),
+        # What a fresh render (compaction, Re-construct) would be built from now.
+        "fresh_from": _fresh_from(preview.build if preview else _build_now(stored)),
         "owner": stored.owner.get_username() if stored.owner else None,
         "access": selectors.conversation_access(stored, user=request.user),
         "preview": preview,
@@ -616,6 +622,35 @@ def _conversation_page(
         "fragments_used": fragment_rows(_stored_uses(stored.fragments_used)),
     }
     return render(request, "editor/conversation.html", context)
+
+
+def built_from(release: int | None, arm: int | None) -> str:
+    """What a label served, in words: "release 3", "the working copy (latest)", and
+    the split's arm when there was one ("release 3, arm 1 of a split": from 0, as the
+    API's ``arm``)."""
+    what = "the working copy (latest)" if release is None else f"release {release}"
+    return what if arm is None else f"{what}, arm {arm} of a split"
+
+
+def served_words(label: str, release: int | None, arm: int | None) -> str:
+    """"what production serves now: release 3" (see :func:`built_from`)."""
+    return f"what {label} serves now: {built_from(release, arm)}"
+
+
+def _fresh_from(build: Build | None) -> str | None:
+    return None if build is None else served_words(build.label, build.release, build.arm)
+
+
+def _build_now(stored: ConversationPrompt) -> Build | None:
+    """What a construct or compaction of ``stored`` would build from now (its agent
+    host's label, else production; the label and a release's template read, nothing
+    rendered); ``None`` if that cannot be told (a label pointing at a missing release)."""
+    try:
+        return conversation_build()(
+            conversation_id=stored.conversation_id, owner_id=stored.owner_id
+        )
+    except errors.SyspromptError:
+        return None
 
 
 def _stored_uses(stored: object) -> list[FragmentUse]:

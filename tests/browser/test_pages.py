@@ -333,7 +333,7 @@ def test_reconstruct_confirm_replaces_prompt_with_fresh_render(
     page.locator("#confirm-accept").click()
 
     expect(page.locator(".message-success")).to_have_text(
-        "Re-constructed from the current template."
+        "Re-constructed from what production serves now: the working copy (latest)."
     )
     expect(page).to_have_url(re.compile(r"/conversations/conv-1/$"))
     after = ConversationPrompt.objects.get(conversation_id="conv-1")
