@@ -31,7 +31,7 @@ from django_htmx.middleware import HtmxDetails
 
 from sysprompt import errors
 from sysprompt.conf import app_settings
-from sysprompt.editor import forms
+from sysprompt.editor import cwds, forms
 from sysprompt.editor.preview import fragment_rows, preview_context
 from sysprompt.library.selectors import library_source
 from sysprompt.prompts import files, rendering, selectors, services, validation
@@ -62,7 +62,7 @@ class EditorPageView(LoginRequiredMixin, View):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         current = selectors.template_current()
-        cwd = default_cwd()
+        cwd, recent_cwds = user_cwds(request)
         preview = preview_context(text=current.text, cwd=cwd, compress=current.compress)
         config = editor_config(
             request,
@@ -98,6 +98,7 @@ class EditorPageView(LoginRequiredMixin, View):
             ),
             "conversation_count_cap": COUNT_CAP,
             "cwd": cwd,
+            "recent_cwds": recent_cwds,
             "save_banner": save_banner(request),
             **preview,
         }
@@ -184,7 +185,7 @@ def editor_config(
         "debounceMs": PREVIEW_DEBOUNCE_MS,
         "settings": settings,
         "fragment": fragment,
-        "urls": {"files": reverse("editor:files"), **urls},
+        "urls": {"files": reverse("editor:files"), "cwd": reverse("editor:cwd"), **urls},
     }
 
 
@@ -394,6 +395,21 @@ class FileSuggestView(LoginRequiredMixin, View):
         return JsonResponse({"files": found})
 
 
+class CwdRememberView(LoginRequiredMixin, View):
+    """Remember the working directory a preview ran in (POST ``cwd``): the user's editor
+    opens on it next time. JSON: the list as stored, or 400 with why the cwd is refused."""
+
+    def post(self, request: HttpRequest) -> JsonResponse:
+        form = forms.CwdForm(request.POST)
+        if not form.is_valid():
+            return JsonResponse({"error": " ".join(map(str, form.errors["cwd"]))}, status=400)
+        try:
+            recent = cwds.cwd_remember(user=request.user, cwd=form.cleaned_data["cwd"])
+        except errors.InvalidInput as exc:
+            return JsonResponse({"error": exc.message}, status=400)
+        return JsonResponse({"recent": recent})
+
+
 class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
     """The Conversations pages are for prompt authors: a user without the view
     permission is answered 403 (anonymous users go to the login page). What each
@@ -512,6 +528,13 @@ def catalog_groups(catalog: list[CatalogEntry]) -> list[CatalogGroup]:
 def default_cwd() -> str:
     roots = real_roots(app_settings().allowed_roots)
     return roots[0] if roots else ""
+
+
+def user_cwds(request: HttpRequest) -> tuple[str, list[str]]:
+    """The cwd an editor page previews in (the user's newest still valid, else the first
+    allowed root) and the user's working directories, newest first (``editor.cwds``)."""
+    recent = cwds.recent_cwds(request.user)
+    return cwds.preview_cwd(recent, default_cwd()), recent
 
 
 def form_errors(request: HttpRequest, form: django_forms.Form) -> HttpResponse:
@@ -633,7 +656,7 @@ def built_from(release: int | None, arm: int | None) -> str:
 
 
 def served_words(label: str, release: int | None, arm: int | None) -> str:
-    """"what production serves now: release 3" (see :func:`built_from`)."""
+    """ "what production serves now: release 3" (see :func:`built_from`)."""
     return f"what {label} serves now: {built_from(release, arm)}"
 
 

@@ -63,7 +63,10 @@ def cells(content: str, conversation_id: str) -> list[str]:
     """The text of a conversation's row in the list, cell by cell."""
     row = re.search(rf"<tr>\s*<th[^>]*>.*?>{conversation_id}</a></th>(.*?)</tr>", content, re.S)
     assert row is not None, content
-    return [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row[1], re.S)]
+    return [
+        re.sub(r"<[^>]+>", "", cell).strip()
+        for cell in re.findall(r"<td[^>]*>(.*?)</td>", row[1], re.S)
+    ]
 
 
 def test_conversation_list_shows_label_release_and_arm(
@@ -71,7 +74,7 @@ def test_conversation_list_shows_label_release_and_arm(
 ) -> None:
     content = publisher_web.get("/conversations/").content.decode()
 
-    assert "<th scope=\"col\">Label</th>" in content
+    assert '<th scope="col">Label</th>' in content
     assert cells(content, "prod-1")[:3] == ["production", "1", "—"]
     canary = built["canary"]
     assert canary.arm is not None

@@ -84,6 +84,7 @@ POST_URLS = [
     "/editor/preview",
     "/editor/save",
     "/editor/history/1/diff",
+    "/editor/cwd",
     "/conversations/c1/construct",
     "/conversations/c1/forget",
     "/conversations/c1/compaction",
