@@ -27,6 +27,7 @@ from django.conf import settings as django_settings
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Dialog, Error, Page
+from pytest_django import Settings
 from pytest_django.live_server_helper import LiveServer
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -154,10 +155,15 @@ def login_as(
     browser_context_args: dict[str, Any],
     dialogs: list[str],
     page_errors: PageErrors,
+    settings: Settings,
 ) -> Iterator[LoginAs]:
     """A new browser context logged in as ``user`` (session cookie, no login form), or
     anonymous for ``None``; every dialog its page opens is recorded in ``dialogs``, every
-    console error and uncaught exception in ``page_errors``."""
+    console error and uncaught exception in ``page_errors``.
+
+    It asks for ``settings`` so that its contexts are closed before the test's settings
+    (the allowed roots) are restored: a request still in flight would otherwise be
+    answered under the defaults (400, outside the allowed roots)."""
     contexts: list[BrowserContext] = []
 
     def login(user: User | None) -> Page:
