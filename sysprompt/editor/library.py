@@ -50,8 +50,8 @@ from sysprompt.editor.views import (
 )
 from sysprompt.library import selectors, services
 from sysprompt.library.validation import fragment_name_valid, variant_key_valid
-from sysprompt.prompts.diffs import text_diff
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
+from sysprompt_core.diff import text_diff
 from sysprompt_core.library import choose_variant
 
 LIBRARY_WRITE_PERMISSION = TEMPLATE_EDIT_PERMISSION

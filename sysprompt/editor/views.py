@@ -35,9 +35,9 @@ from sysprompt.editor import cwds, forms
 from sysprompt.editor.preview import fragment_rows, preview_context
 from sysprompt.library.selectors import library_source
 from sysprompt.prompts import files, rendering, selectors, services, validation
-from sysprompt.prompts.diffs import text_diff
 from sysprompt.prompts.permissions import CONVERSATION_VIEW_PERMISSION, TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases.selectors import SaveReach, conversation_build, latest_weight, save_reach
+from sysprompt_core.diff import text_diff
 from sysprompt_core.library import FragmentUse
 from sysprompt_core.paths import real_roots
 from sysprompt_core.releases import SPLIT_TOTAL, Split, Target, describe_pointer, percent

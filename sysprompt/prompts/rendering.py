@@ -35,7 +35,6 @@ from sysprompt.library.selectors import (
 )
 from sysprompt.library.validation import override_valid
 from sysprompt.prompts.builds import Build, Chooser, working_copy
-from sysprompt.prompts.diffs import Diff, text_diff
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.prompts.selectors import (
     Actor,
@@ -54,6 +53,7 @@ from sysprompt.prompts.validation import (
     preset_check,
 )
 from sysprompt_core import template as engine
+from sysprompt_core.diff import Diff, text_diff
 from sysprompt_core.library import (
     FragmentSource,
     FragmentUse,
