@@ -135,7 +135,11 @@ for url in ("http://127.0.0.1:9000/hook", "http://localhost:9000/hook", "http://
         answers[url] = "refused: " + refusal.message
 print(json.dumps(answers))
 """
-LOCAL_RECEIVERS = ("http://127.0.0.1:9000/hook", "http://localhost:9000/hook", "http://[::1]:9000/hook")
+LOCAL_RECEIVERS = (
+    "http://127.0.0.1:9000/hook",
+    "http://localhost:9000/hook",
+    "http://[::1]:9000/hook",
+)
 
 
 @pytest.mark.parametrize(
