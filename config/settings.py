@@ -1,6 +1,6 @@
 """Django settings for sysprompt, read from the environment.
 
-Every variable is listed in README.md ("Configuration"). Application settings live in
+Every variable is listed in docs/configuration.md. Application settings live in
 the one ``SYSPROMPT`` dict and are read through ``sysprompt.conf``.
 """
 

@@ -54,6 +54,11 @@ DEFAULT_WEBHOOK_RETRY_WINDOW = 86_400.0
 """Seconds a failing delivery keeps being retried (a day) before it is given up."""
 DEFAULT_TASKS_QUEUE = "default"
 """The task queue the events' tasks go to (with RQ: the Redis queue's name)."""
+DEBUG_WEBHOOK_RECEIVERS = ("localhost", "127.0.0.1", "::1")
+"""With ``DEBUG`` on (``scripts/serve``, the development server), the default of both
+``WEBHOOK_ALLOW_HTTP_HOSTS`` and ``WEBHOOK_ALLOW_PRIVATE``: a receiver on this machine,
+over plain http, can be tried without setting anything. With ``DEBUG`` off (production)
+both default to empty: public https receivers only."""
 KEYS = (
     "ALLOWED_ROOTS",
     "COMPACTION_INSTRUCTIONS",
@@ -152,9 +157,14 @@ def app_settings() -> AppSettings:
         ),
         server_resolves=_server_resolves(raw.get("SERVER_RESOLVES", DEFAULT_SERVER_RESOLVES)),
         webhook_allow_http_hosts=frozenset(
-            _host_names("WEBHOOK_ALLOW_HTTP_HOSTS", raw.get("WEBHOOK_ALLOW_HTTP_HOSTS", ()))
+            _host_names(
+                "WEBHOOK_ALLOW_HTTP_HOSTS",
+                raw.get("WEBHOOK_ALLOW_HTTP_HOSTS", _webhook_receivers_default()),
+            )
         ),
-        webhook_allow_private=_hosts_or_networks(raw.get("WEBHOOK_ALLOW_PRIVATE", ())),
+        webhook_allow_private=_hosts_or_networks(
+            raw.get("WEBHOOK_ALLOW_PRIVATE", _webhook_receivers_default())
+        ),
         webhook_ca_file=_ca_file(raw.get("WEBHOOK_CA_FILE", "")),
         webhook_connect_timeout=_positive_number(
             "WEBHOOK_CONNECT_TIMEOUT",
@@ -196,6 +206,11 @@ def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
         git_landlock=conf.git_landlock,
         git_allow_unconfined=conf.git_allow_unconfined,
     )
+
+
+def _webhook_receivers_default() -> tuple[str, ...]:
+    """The webhook allowances when the operator set none: loopback with DEBUG on."""
+    return DEBUG_WEBHOOK_RECEIVERS if settings.DEBUG else ()
 
 
 def _raw_settings() -> Mapping[str, Any]:
