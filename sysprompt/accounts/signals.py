@@ -304,7 +304,12 @@ def login_record_deleted(sender: type[Model], instance: Any, **_: Any) -> None:
     at a successful login and when they expire: those are not recorded)."""
     if not through_admin():
         return
-    kind = {AccessAttempt: "attempt", AccessLog: "log", AccessFailureLog: "failure_log"}[sender]
+    kinds: dict[type[Model], str] = {
+        AccessAttempt: "attempt",
+        AccessLog: "log",
+        AccessFailureLog: "failure_log",
+    }
+    kind = kinds[sender]
     records.login_record_deleted(
         actor=current_actor(),
         kind=kind,
@@ -323,8 +328,8 @@ def connect() -> None:
         (pre_save, group_before, Group),
         (post_save, group_saved, Group),
         (post_delete, group_deleted, Group),
-        (m2m_changed, membership_changed, users.groups.through),  # type: ignore[attr-defined]
-        (m2m_changed, user_permissions_changed, users.user_permissions.through),  # type: ignore[attr-defined]
+        (m2m_changed, membership_changed, users.groups.through),
+        (m2m_changed, user_permissions_changed, users.user_permissions.through),
         (m2m_changed, group_permissions_changed, Group.permissions.through),
     ]
     for token_model in (Token, TokenProxy):

@@ -50,7 +50,7 @@ def test_audit_pages_with_a_cursor(author: User, author_client: APIClient) -> No
         template_save(text=f"v{index}", author=author)
 
     # (the fixtures' user and token are in the log too: the filter leaves them out)
-    first = author_client.get("/api/audit", {"page_size": 2, "action": "template."}).json()
+    first = author_client.get("/api/audit", {"page_size": "2", "action": "template."}).json()
     second = author_client.get(first["next"]).json()
     third = author_client.get(second["next"]).json()
 
