@@ -72,11 +72,14 @@ def _user_fields(model: type[Model]) -> list[str]:
 def user_before(sender: type[Model], instance: Any, update_fields: Any = None, **_: Any) -> None:
     """Keep the stored row of a user about to be saved, to say afterwards what changed
     (not for a new user, nor for a save of ``last_login`` alone)."""
+    instance.__dict__.pop(_BEFORE, None)  # a failed save's, never compared
     if instance._state.adding or instance.pk is None:
         return
     if update_fields is not None and set(update_fields) <= _IGNORED:
         return
     fields = _user_fields(sender)
+    if update_fields is not None:  # the save writes only these: compare only these
+        fields = [field for field in fields if field in set(update_fields)]
     before = sender._default_manager.filter(pk=instance.pk).values(*fields).first()
     setattr(instance, _BEFORE, before)
 
@@ -94,9 +97,9 @@ def user_saved(sender: type[Model], instance: Any, created: bool, **_: Any) -> N
     if before is None:
         return
     changes = [
-        _change(field, before[field], getattr(instance, field))
-        for field in _user_fields(sender)
-        if _differs(before[field], getattr(instance, field))
+        _change(field, old, getattr(instance, field))
+        for field, old in before.items()
+        if _differs(old, getattr(instance, field))
     ]
     if changes:
         records.user_changed(actor=current_actor(), user=_name(instance), changes=changes)
@@ -128,6 +131,7 @@ def user_deleted(sender: type[Model], instance: Any, **_: Any) -> None:
 
 
 def group_before(sender: type[Model], instance: Group, **_: Any) -> None:
+    instance.__dict__.pop(_BEFORE, None)
     if instance._state.adding or instance.pk is None:
         return
     setattr(instance, _BEFORE, Group.objects.filter(pk=instance.pk).values_list("name").first())
@@ -152,6 +156,7 @@ def group_deleted(sender: type[Model], instance: Group, **_: Any) -> None:
 
 
 def token_before(sender: type[Model], instance: Token, **_: Any) -> None:
+    instance.__dict__.pop(_BEFORE, None)
     if instance._state.adding:
         return
     setattr(instance, _BEFORE, Token.objects.filter(pk=instance.pk).values_list("user_id").first())

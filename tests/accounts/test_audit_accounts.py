@@ -384,3 +384,21 @@ def test_createsuperuser_is_recorded_by_the_system(
     assert records_since(before) == [
         ("", "user.created", "user boss", "created user boss (staff, superuser)")
     ]
+
+
+def test_an_agent_host_made_on_the_editor_page_is_recorded_by_its_author(ada: User) -> None:
+    ada.groups.add(Group.objects.get(name="Prompt authors"))
+    client = Client()
+    client.force_login(ada)
+    before = mark()
+
+    answer = client.post("/agent-hosts/", {"name": "build-07"})
+
+    assert answer.status_code == 200
+    assert [r[:3] for r in records_since(before)] == [
+        ("ada", "user.created", "user build-07"),
+        ("ada", "user.group_added", "user build-07"),
+        ("ada", "token.created", "token of user build-07"),
+        ("ada", "host.created", "agent host build-07"),
+    ]
+    assert answer.context["host"].token not in str(records_since(before))
