@@ -98,17 +98,27 @@ class AgentHostOverrideView(AgentHostPagesMixin, View):
             )
         except errors.AgentHostNotFound as exc:
             raise Http404(str(exc)) from None
-        except (errors.InvalidInput, errors.LabelProtected) as exc:
-            refused = isinstance(exc, errors.LabelProtected)
-            return _hosts_page(
-                request,
-                forms.AgentHostForm(),
-                override_error=(name, str(exc) if refused else exc.message, form),
-                status=403 if refused else 400,
-            )
+        except errors.InvalidInput as exc:
+            return _override_refused(request, name, exc.message, form, status=400)
+        except errors.LabelProtected as exc:  # the host's label is protected
+            return _override_refused(request, name, str(exc), form, status=403)
         what = "removed" if override is None else "saved"
         messages.success(request, f"Instance override of {name} {what}.")
         return redirect(reverse("editor:agent-hosts") + "#overrides")
+
+
+def _override_refused(
+    request: HttpRequest,
+    name: str,
+    message: str,
+    form: library_forms.HostOverrideForm,
+    *,
+    status: int,
+) -> HttpResponse:
+    """The page again, ``message`` under ``name``'s override form with what was typed."""
+    return _hosts_page(
+        request, forms.AgentHostForm(), override_error=(name, message, form), status=status
+    )
 
 
 class AgentHostLabelView(AgentHostPagesMixin, View):
