@@ -189,12 +189,20 @@ class LabelProtected(SyspromptError):
     """A protected label, and a user without the permission to move it (the API's 403);
     nothing was changed."""
 
-    def __init__(self, name: str, permission: str) -> None:
-        super().__init__(
-            f"Label {name!r} is protected: changing it needs the permission {permission} "
-            '(the "Prompt publishers" group). Ask a publisher, or point an unprotected '
-            "label at the release."
-        )
+    def __init__(self, name: str, permission: str, *, host: str | None = None) -> None:
+        if host is None:
+            said = (
+                f"Label {name!r} is protected: changing it needs the permission {permission} "
+                '(the "Prompt publishers" group). Ask a publisher, or point an unprotected '
+                "label at the release."
+            )
+        else:  # an agent host's label or instance override: what the label's hosts get
+            said = (
+                f"Agent host {host!r} changes what protected label {name!r} serves: its label "
+                f"and its instance override need the permission {permission} (the "
+                '"Prompt publishers" group), as moving the label does. Ask a publisher.'
+            )
+        super().__init__(said)
         self.name = name
         self.permission = permission
 

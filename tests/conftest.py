@@ -82,6 +82,13 @@ def author(db: None) -> User:
 
 
 @pytest.fixture
+def author_publishes(author: User) -> None:
+    """The author may publish too: an agent host without a label is on production, which
+    is protected, so its instance override and its label are a publisher's to change."""
+    author.user_permissions.add(Permission.objects.get(codename="publish_release"))
+
+
+@pytest.fixture
 def agent_host(db: None) -> User:
     """An agent host's user: resolves prompts, may not change the template."""
     return _user("agent-host")

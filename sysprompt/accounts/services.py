@@ -25,6 +25,7 @@ from rest_framework.authtoken.models import Token
 
 from sysprompt.errors import AdminBootstrapError, AgentHostError, AgentHostNotFound
 from sysprompt.events import records
+from sysprompt.events.actors import acting
 from sysprompt.events.services import Actor
 
 # The group names live below every app; re-exported for the callers of this module.
@@ -151,6 +152,12 @@ def agent_host_ensure(*, name: str, rotate: bool = False, author: Actor = None) 
         raise AgentHostError(
             f"{name!r} is not a valid user name: {' '.join(error.messages)}"
         ) from None
+    with acting(author):  # the user, group and token records name the author too
+        return _host_write(name, rotate, author)
+
+
+def _host_write(name: str, rotate: bool, author: Actor) -> AgentHost:
+    user_model = get_user_model()
     user = user_model._default_manager.filter(**{user_model.USERNAME_FIELD: name}).first()
     user_created = user is None
     if user is None:

@@ -2,7 +2,9 @@
 authors only; applied to every conversation that host constructs from then on.
 
 request → the username (a user in the "Agent hosts" group, else 404) → the library's
-selector or service (which checks the override: 400 naming the field) → output.
+selector, or the releases service (403 when the host's label is protected and the
+author may not publish; then the library's, which checks the override: 400 naming the
+field) → output.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from sysprompt.api.auth import IsPromptAuthor
 from sysprompt.api.common import error_responses
 from sysprompt.errors import AgentHostNotFound
 from sysprompt.library import selectors as library
-from sysprompt.library import services as library_services
+from sysprompt.releases import services as release_services
 
 USERNAME = OpenApiParameter(
     "username",
@@ -70,7 +72,8 @@ class AgentHostOverrideSetApi(APIView):
         summary="Set (or with null remove) the instance override of an agent host",
         description=(
             "Applies to the conversations the host constructs or compacts from now on; "
-            "stored prompts do not change until then."
+            "stored prompts do not change until then. A host whose label is protected "
+            "(no label: production) needs releases.publish_release: 403 without it."
         ),
         parameters=[USERNAME],
         request=ls.HostOverrideInputSerializer,
@@ -79,7 +82,7 @@ class AgentHostOverrideSetApi(APIView):
     def put(self, request: Request, username: str) -> Response:
         body = ls.HostOverrideInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        state = library_services.host_override_set(
+        state = release_services.host_override_set(
             username=host_name(username),
             override=body.validated_data["override"],
             author=request.user,

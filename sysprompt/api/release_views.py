@@ -548,7 +548,9 @@ class AgentHostLabelSetApi(_Authors):
         summary="Set (or with null remove) the label of an agent host",
         description=(
             "The label its conversations use when a call names none (else production), "
-            "from their next construct or compact on; stored prompts do not change."
+            "from their next construct or compact on; stored prompts do not change. "
+            "Moving a host off or onto a protected label needs releases.publish_release: "
+            "403 without it."
         ),
         parameters=[USERNAME],
         request=rs.HostLabelInputSerializer,

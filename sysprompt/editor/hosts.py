@@ -8,11 +8,14 @@ changing an instance override also needs the library's author permission (the pa
 shows the others each override read only). The override form's fields (none, a text
 and where it goes, or a preset with ``name=value`` variables and where it goes — by
 default its own strategy) become the override's JSON,
-which ``sysprompt.library.services.host_override_set`` checks: its refusals show inline,
-under that host's form. A host's label (what its conversations use when a call names
-none; else production) is set or cleared the same way, through
+which ``sysprompt.releases.services.host_override_set`` checks (and the library's
+service after it): its refusals show inline, under that host's form — 403 when the
+host's label is protected and the author may not publish. A host's label (what its
+conversations use when a call names none; else production) is set or cleared the
+same way, through
 ``sysprompt.releases.services.host_label_set``: a name that is no label is refused
-under that host's form, as ``PUT /api/agent-hosts/{username}/label`` refuses it.
+under that host's form, as ``PUT /api/agent-hosts/{username}/label`` refuses it (403
+for a move off or onto a protected label by an author who may not publish).
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ from sysprompt.editor import forms, library_forms
 from sysprompt.editor.library import may_write
 from sysprompt.editor.preview import assignments_parse, assignments_text
 from sysprompt.library import selectors as library_selectors
-from sysprompt.library import services as library_services
 from sysprompt.releases import selectors as release_selectors
 from sysprompt.releases import services as release_services
 from sysprompt_core.library import DEFAULT_STRATEGY
@@ -91,21 +93,32 @@ class AgentHostOverrideView(AgentHostPagesMixin, View):
         form = library_forms.HostOverrideForm(request.POST)
         try:
             override = _override_value(form)
-            library_services.host_override_set(
+            release_services.host_override_set(
                 username=name, override=override, author=request.user
             )
         except errors.AgentHostNotFound as exc:
             raise Http404(str(exc)) from None
         except errors.InvalidInput as exc:
-            return _hosts_page(
-                request,
-                forms.AgentHostForm(),
-                override_error=(name, exc.message, form),
-                status=400,
-            )
+            return _override_refused(request, name, exc.message, form, status=400)
+        except errors.LabelProtected as exc:  # the host's label is protected
+            return _override_refused(request, name, str(exc), form, status=403)
         what = "removed" if override is None else "saved"
         messages.success(request, f"Instance override of {name} {what}.")
         return redirect(reverse("editor:agent-hosts") + "#overrides")
+
+
+def _override_refused(
+    request: HttpRequest,
+    name: str,
+    message: str,
+    form: library_forms.HostOverrideForm,
+    *,
+    status: int,
+) -> HttpResponse:
+    """The page again, ``message`` under ``name``'s override form with what was typed."""
+    return _hosts_page(
+        request, forms.AgentHostForm(), override_error=(name, message, form), status=status
+    )
 
 
 class AgentHostLabelView(AgentHostPagesMixin, View):
@@ -133,6 +146,10 @@ def _label_post(request: HttpRequest, name: str) -> HttpResponse:
     except errors.InvalidInput as exc:
         return _hosts_page(
             request, forms.AgentHostForm(), label_error=(name, exc.message, typed), status=400
+        )
+    except errors.LabelProtected as exc:
+        return _hosts_page(
+            request, forms.AgentHostForm(), label_error=(name, str(exc), typed), status=403
         )
     if state.label is None:
         messages.success(request, f"Label of {name} cleared: its conversations use production.")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from sysprompt.events.actors import through_admin
 from sysprompt.events.services import Actor, event_record
 from sysprompt_core.releases import Target
 
@@ -276,4 +277,131 @@ def context_deleted(*, actor: Actor, name: str) -> None:
         action="test_context.deleted",
         object=f"test context {name}",
         summary=f"deleted test context {name}",
+    )
+
+
+# --- accounts: users, groups, permissions and tokens ---------------------------------------
+# Recorded by ``sysprompt.accounts.signals`` whatever made the change (the app, the Django
+# admin, a shell, createsuperuser, changepassword): audit only, no webhook event. Never a
+# password, a hash or a token's key.
+
+
+def _where() -> str:
+    """The words a change made by one of the Django admin's views ends with."""
+    return " in the Django admin" if through_admin() else ""
+
+
+def user_created(*, actor: Actor, user: str, flags: Sequence[str]) -> None:
+    said = f" ({', '.join(flags)})" if flags else ""
+    event_record(
+        actor=actor,
+        action="user.created",
+        object=f"user {user}",
+        summary=f"created user {user}{said}{_where()}",
+    )
+
+
+def user_changed(*, actor: Actor, user: str, changes: Sequence[str]) -> None:
+    """``changes`` say what changed (``password``, ``is_superuser: off → on``); a
+    change of the password alone is a ``user.password_changed``."""
+    action = "user.password_changed" if list(changes) == ["password"] else "user.changed"
+    event_record(
+        actor=actor,
+        action=action,
+        object=f"user {user}",
+        summary=f"changed user {user}{_where()}: {', '.join(changes)}",
+    )
+
+
+def user_deleted(*, actor: Actor, user: str) -> None:
+    event_record(
+        actor=actor,
+        action="user.deleted",
+        object=f"user {user}",
+        summary=f"deleted user {user}{_where()}",
+    )
+
+
+def user_group(*, actor: Actor, user: str, group: str, added: bool) -> None:
+    """``user`` put in ``group`` (or taken out): a group carries permissions ("Prompt
+    publishers" moves production)."""
+    event_record(
+        actor=actor,
+        action="user.group_added" if added else "user.group_removed",
+        object=f"user {user}",
+        summary=(f"added user {user} to" if added else f"removed user {user} from")
+        + f" group {group}{_where()}",
+    )
+
+
+def permission_given(*, actor: Actor, holder: str, permission: str, added: bool) -> None:
+    """``holder`` (``user ada``, ``group Prompt authors``) given ``permission``
+    (``app_label.codename``) or deprived of it."""
+    kind = holder.split(" ", 1)[0]
+    event_record(
+        actor=actor,
+        action=f"{kind}.permission_added" if added else f"{kind}.permission_removed",
+        object=holder,
+        summary=(f"gave {holder} the permission" if added else f"took from {holder} the permission")
+        + f" {permission}{_where()}",
+    )
+
+
+def group_changed(*, actor: Actor, group: str, change: str, was: str = "") -> None:
+    """A group ``created``, ``renamed`` (from ``was``) or ``deleted``."""
+    summary = {
+        "created": f"created group {group}",
+        "renamed": f"renamed group {was} to {group}",
+        "deleted": f"deleted group {group}",
+    }[change]
+    event_record(
+        actor=actor,
+        action=f"group.{'changed' if change == 'renamed' else change}",
+        object=f"group {group}",
+        summary=summary + _where(),
+    )
+
+
+def token_changed(*, actor: Actor, user: str, fingerprint: str, change: str) -> None:
+    """An API token ``created``, ``deleted`` or given to another user (``changed``):
+    named by its owner and a fingerprint (the first hex digits of its key's SHA-256),
+    never its key."""
+    verb = {"created": "created", "deleted": "deleted", "changed": "reassigned"}[change]
+    event_record(
+        actor=actor,
+        action=f"token.{change}",
+        object=f"token of user {user}",
+        summary=f"{verb} the API token of user {user} (fingerprint {fingerprint}){_where()}",
+    )
+
+
+def login_record_deleted(*, actor: Actor, kind: str, user: str, address: str) -> None:
+    """A record of django-axes deleted by a person in the admin: a failed-login record
+    (``kind`` ``attempt``: deleting it lifts a lockout early) or a login log entry
+    (``log``, ``failure_log``)."""
+    what = {
+        "attempt": "failed-login record",
+        "log": "login log entry",
+        "failure_log": "failed-login log entry",
+    }[kind]
+    event_record(
+        actor=actor,
+        action=f"login_{kind}.deleted",
+        object=f"{what} of {user}",
+        summary=f"deleted the {what} of {user} from {address}{_where()}",
+    )
+
+
+# --- conversations --------------------------------------------------------------------------
+
+
+def conversation_deleted(*, actor: Actor, conversation: str, owner: str | None, label: str) -> None:
+    """A conversation's frozen prompt forgotten: its next turn is built anew."""
+    whose = f" of {owner}" if owner else ""
+    event_record(
+        actor=actor,
+        action="conversation.deleted",
+        object=f"conversation {conversation}",
+        summary=f"deleted the stored prompt of conversation {conversation}{whose} "
+        f"(label {label}){_where()}",
     )

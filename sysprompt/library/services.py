@@ -256,7 +256,9 @@ def host_override_set(*, username: str, override: object, author: Author) -> Hos
     stored as given once checked: ``InvalidInput`` names the field (``override``,
     ``override.strategy``, ``override.preset`` for a preset not in the library);
     :class:`~sysprompt.errors.AgentHostNotFound` for a user outside the "Agent hosts"
-    group."""
+    group. Checks no permission: what acts for a person (the API, the editor) calls
+    ``sysprompt.releases.services.host_override_set``, which asks for the permission
+    to publish when the host's label is protected, then this."""
     user_id = agent_host_id(username)
     override_valid(override, "override", library_source())
     HostOverride.objects.update_or_create(

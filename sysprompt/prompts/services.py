@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
@@ -25,6 +26,7 @@ from django.utils import timezone
 from sysprompt.conf import app_settings
 from sysprompt.errors import PreconditionFailed
 from sysprompt.events import records
+from sysprompt.events.services import Actor as Recorded
 from sysprompt.prompts.builds import Build, Chooser, working_copy
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from sysprompt.prompts.permissions import CONVERSATION_DELETE_PERMISSION
@@ -351,6 +353,10 @@ def conversation_prompt_delete(*, conversation_id: str, user: Actor) -> bool:
         return False
     conversation_check(row, user=user, action=ConversationAction.DELETE)
     deleted, _ = ConversationPrompt.objects.filter(pk=row.pk).delete()
+    owner = row.owner.get_username() if row.owner is not None else None
+    records.conversation_deleted(
+        actor=_recorded(user), conversation=row.conversation_id, owner=owner, label=row.label
+    )
     return deleted > 0
 
 
@@ -361,8 +367,19 @@ def conversation_prompts_delete(*, prompts: QuerySet[ConversationPrompt], user: 
     were."""
     if not user.has_perm(CONVERSATION_DELETE_PERMISSION):
         prompts = prompts.filter(owner_id=user.pk) if user.pk is not None else prompts.none()
+    owner = f"owner__{get_user_model().USERNAME_FIELD}"
+    gone = list(prompts.order_by("pk").values_list("conversation_id", owner, "label"))
     deleted, _ = prompts.delete()
+    for conversation, name, label in gone:
+        records.conversation_deleted(
+            actor=_recorded(user), conversation=conversation, owner=name, label=label
+        )
     return deleted
+
+
+def _recorded(user: Actor) -> Recorded:
+    """The user as the audit log names them (``None``: the system)."""
+    return user if isinstance(user, AbstractBaseUser | AnonymousUser) else None
 
 
 def _stored_fields(rendered: Rendered, build: Build) -> dict[str, Any]:

@@ -9,7 +9,9 @@ may act (a protected label needs ``releases.publish_release``), then write.
   that changes nothing writes nothing), :func:`label_rollback` — back to the target it
   had before its last move, in one action; :func:`release_publish` — both at once, as
   the editor's Publish does;
-* :func:`host_label_set` — an agent host's label;
+* :func:`host_label_set` — an agent host's label; :func:`host_override_set` — its
+  instance override: each needs the permission to publish when it changes what a
+  protected label's conversations get (the host's label, or the one it moves to);
 * :func:`test_context_save`, :func:`test_context_delete`.
 
 Nothing here touches a stored conversation: moving a label changes what the next
@@ -38,6 +40,8 @@ from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, LabelNotFound, LabelProtected
 from sysprompt.events import records
 from sysprompt.events.services import Actor as Recorded
+from sysprompt.library import services as library_services
+from sysprompt.library.selectors import HostOverrideState as OverrideState
 from sysprompt.library.selectors import agent_host_id
 from sysprompt.prompts.selectors import Actor, template_version
 from sysprompt.prompts.validation import preset_check
@@ -391,12 +395,18 @@ def _canary(current: Target, number: int, weight: object) -> Target:
 def host_label_set(*, username: str, label: str | None, author: Actor) -> HostLabelState:
     """Set (``None``: remove) the label of the agent host ``username``: its
     conversations use it when a call names none, from their next construct on.
-    Refused (field ``label``): a name that is no label. :class:`AgentHostNotFound`."""
+    Refused (field ``label``): a name that is no label. :class:`AgentHostNotFound`.
+
+    Moving a host off a protected label, or onto one, changes what that label's
+    conversations get: it needs the permission that moving the label needs
+    (:class:`LabelProtected` without it, before anything is written)."""
     user_id = agent_host_id(username)
     previous = (
         HostLabel.objects.filter(user_id=user_id).values_list("label__name", flat=True).first()
     )
     if label is None:
+        if previous is not None:
+            _check_host_may_change(username, previous, PRODUCTION, author)
         HostLabel.objects.filter(user_id=user_id).delete()
         if previous is not None:
             records.host_label(actor=_who(author), host=username, label=None, previous=previous)
@@ -407,6 +417,7 @@ def host_label_set(*, username: str, label: str | None, author: Actor) -> HostLa
         row = production_ensure()
     if row is None:
         raise InvalidInput("label", f"There is no label {name!r}; GET /api/labels lists them.")
+    _check_host_may_change(username, previous or PRODUCTION, name, author)
     HostLabel.objects.update_or_create(
         user_id=user_id,
         defaults={"label": row, "updated_at": timezone.now(), "updated_by_id": author.pk},
@@ -414,6 +425,44 @@ def host_label_set(*, username: str, label: str | None, author: Actor) -> HostLa
     if previous != name:
         records.host_label(actor=_who(author), host=username, label=name, previous=previous)
     return host_label_state(username)
+
+
+@transaction.atomic
+def host_override_set(*, username: str, override: object, author: Actor) -> OverrideState:
+    """Set (``None``: remove) the instance override of the agent host ``username``
+    (:func:`sysprompt.library.services.host_override_set`, which checks it), once
+    the author may: the override reaches every conversation the host builds, so a
+    host whose label is protected (no label: production) needs the permission that
+    moving that label needs — :class:`LabelProtected` without it, nothing written."""
+    user_id = agent_host_id(username)
+    current = (
+        HostLabel.objects.filter(user_id=user_id).values_list("label__name", flat=True).first()
+    )
+    name = current or PRODUCTION
+    if _is_protected(name) and not author.has_perm(PUBLISH_PERMISSION):
+        raise LabelProtected(name, PUBLISH_PERMISSION, host=username)
+    return library_services.host_override_set(
+        username=username, override=override, author=_who(author)
+    )
+
+
+def _is_protected(name: str) -> bool:
+    """Whether the label ``name`` is protected (production always is, even while its
+    row is missing)."""
+    if name == PRODUCTION:
+        return True
+    return Label.objects.filter(name=name, protected=True).exists()
+
+
+def _check_host_may_change(host: str, current: str, new: str, author: Actor) -> None:
+    """A host's label going from ``current`` to ``new`` (each: its label, or
+    production without one): refused without the permission to publish when either is
+    protected and they differ."""
+    if current == new or author.has_perm(PUBLISH_PERMISSION):
+        return
+    for name in (current, new):
+        if _is_protected(name):
+            raise LabelProtected(name, PUBLISH_PERMISSION, host=host)
 
 
 PRODUCTION_MESSAGE = "Created: production follows latest (saving is shipping)."

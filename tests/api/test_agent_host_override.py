@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from sysprompt.accounts.services import AgentHost
 from tests.api.library_support import call, put_fragment, turn
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("author_publishes")]
 
 URL = "/api/agent-hosts/{}/override"
 

@@ -34,6 +34,7 @@ def set_override(client: APIClient, username: str, override: object) -> None:
     assert response.status_code == 200, response.json()
 
 
+@pytest.mark.usefixtures("author_publishes")
 def test_resolve_1000_turns_same_bytes_through_library_edits_until_construct(
     author_client: APIClient, host_client: APIClient, host: AgentHost, workdir: Path
 ) -> None:

@@ -102,6 +102,7 @@ def test_compressed_template_is_read_as_compiled(
     assert keys(host_client_1) == ["file:NOTES.md"]
 
 
+@pytest.mark.usefixtures("author_publishes")
 def test_the_callers_instance_override_counts_and_only_the_callers(
     author_client: APIClient, host_client_1: APIClient
 ) -> None:

@@ -48,6 +48,7 @@ def test_test_context_create_read_replace_list_delete(
     assert author_client.get(f"{TEST_CONTEXTS}/ci").status_code == 404
 
 
+@pytest.mark.usefixtures("author_publishes")  # off production and back: a publisher's
 def test_agent_host_label_is_set_read_and_removed_by_authors(
     author_client: APIClient, host_client: APIClient
 ) -> None:

@@ -179,6 +179,7 @@ def test_a_fragment_carries_the_prefix_into_it(
 # --- overrides move it, or end it ---------------------------------------------------------
 
 
+@pytest.mark.usefixtures("author_publishes")
 def test_an_instance_override_before_the_template_moves_it_by_its_length(
     host: AgentHost,
     host_client: APIClient,

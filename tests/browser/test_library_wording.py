@@ -20,6 +20,8 @@ from tests.browser.conftest import LoginAs, make_user
 def manager(transactional_db: None, project: Path) -> User:
     user = make_user("grace")
     user.user_permissions.add(Permission.objects.get(codename="add_token"))
+    # build-01 is on production, which is protected: its override is a publisher's
+    user.user_permissions.add(Permission.objects.get(codename="publish_release"))
     return user
 
 

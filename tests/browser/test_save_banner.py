@@ -53,7 +53,8 @@ def test_host_label_form_sets_refuses_and_clears(
     watched: Watched,  # noqa: F811
     author: User,
 ) -> None:
-    manager = grant(author, "add_token")
+    # production is protected: moving a host off it, or back, is a publisher's
+    manager = grant(author, "add_token", "publish_release")
     accounts.agent_host_ensure(name="build-01")
     releases.label_set(name="staging", target="latest", author=manager)
     page, watch = watched(manager)

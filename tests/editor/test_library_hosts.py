@@ -21,6 +21,8 @@ def host(db: None) -> str:
 def manager_web(author: User) -> Client:
     """An author who may also manage agent hosts."""
     author.user_permissions.add(Permission.objects.get(codename="add_token"))
+    # production is protected: a host's label and override on it are a publisher's
+    author.user_permissions.add(Permission.objects.get(codename="publish_release"))
     return web(User.objects.get(pk=author.pk))
 
 

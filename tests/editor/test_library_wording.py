@@ -60,6 +60,8 @@ def test_imported_version_says_imported(author_web: Client) -> None:
 @pytest.fixture
 def manager_web(author: User) -> Client:
     author.user_permissions.add(Permission.objects.get(codename="add_token"))
+    # production is protected: a host's label and override on it are a publisher's
+    author.user_permissions.add(Permission.objects.get(codename="publish_release"))
     return web(User.objects.get(pk=author.pk))
 
 

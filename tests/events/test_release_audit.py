@@ -25,17 +25,19 @@ def _records(prefix: str) -> list[tuple[str, str, str]]:
     )
 
 
-def test_host_label_set_and_removed_send_host_changed(writer: User, everything: int) -> None:
+def test_host_label_set_and_removed_send_host_changed(
+    writer: User, publisher: User, everything: int
+) -> None:
     agent_host_ensure(name="build-01")
     releases.label_set(name="canary", target="latest", author=writer)
 
-    releases.host_label_set(username="build-01", label="canary", author=writer)
+    releases.host_label_set(username="build-01", label="canary", author=publisher)
     releases.host_label_set(
-        username="build-01", label="canary", author=writer
+        username="build-01", label="canary", author=publisher
     )  # unchanged: nothing
-    releases.host_label_set(username="build-01", label="production", author=writer)
-    releases.host_label_set(username="build-01", label=None, author=writer)
-    releases.host_label_set(username="build-01", label=None, author=writer)  # nothing to remove
+    releases.host_label_set(username="build-01", label="production", author=publisher)
+    releases.host_label_set(username="build-01", label=None, author=publisher)
+    releases.host_label_set(username="build-01", label=None, author=publisher)  # nothing to remove
 
     host = "agent host build-01"
     assert _records("host.label") == [
@@ -45,9 +47,9 @@ def test_host_label_set_and_removed_send_host_changed(writer: User, everything: 
     ]
     sent = Event.objects.filter(type="host.changed", data__change__startswith="label_")
     assert [event.data for event in sent.order_by("id")] == [
-        {"actor": "writer", "host": "build-01", "change": "label_set", "label": "canary"},
-        {"actor": "writer", "host": "build-01", "change": "label_set", "label": "production"},
-        {"actor": "writer", "host": "build-01", "change": "label_removed", "label": None},
+        {"actor": "publisher", "host": "build-01", "change": "label_set", "label": "canary"},
+        {"actor": "publisher", "host": "build-01", "change": "label_set", "label": "production"},
+        {"actor": "publisher", "host": "build-01", "change": "label_removed", "label": None},
     ]
 
 

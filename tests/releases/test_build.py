@@ -53,19 +53,19 @@ def test_conversation_build_production_on_a_release_builds_from_its_versions(
 
 
 def test_conversation_build_call_label_wins_over_the_host_label(
-    releases: tuple[int, int], writer: User
+    releases: tuple[int, int], writer: User, publisher: User
 ) -> None:
     host = agent_host_ensure(name="host-1")
     owner = User.objects.get(username="host-1").pk
     services.label_set(name="staging", target={"release": 2}, author=writer)
     services.label_set(name="canary", target={"release": 1}, author=writer)
-    services.host_label_set(username=host.username, label="staging", author=writer)
+    services.host_label_set(username=host.username, label="staging", author=publisher)
 
     assert built(None, owner)[:2] == ("staging", "2")
     assert built("canary", owner)[:2] == ("canary", "1")
     assert built("production", owner)[:2] == ("production", "None")
     assert built(None, None)[:2] == ("production", "None")
-    services.host_label_set(username=host.username, label=None, author=writer)
+    services.host_label_set(username=host.username, label=None, author=publisher)
     assert built(None, owner)[:2] == ("production", "None")
 
 
@@ -113,12 +113,12 @@ def test_conversation_build_reads_nothing_until_it_is_called() -> None:
 
 
 def test_conversation_build_reads_the_label_and_the_host_label_in_one_query(
-    releases: tuple[int, int], writer: User
+    releases: tuple[int, int], writer: User, publisher: User
 ) -> None:
     agent_host_ensure(name="host-1")
     owner = User.objects.get(username="host-1").pk
     services.label_set(name="staging", target="latest", author=writer)
-    services.host_label_set(username="host-1", label="staging", author=writer)
+    services.host_label_set(username="host-1", label="staging", author=publisher)
 
     with CaptureQueriesContext(connection) as queries:
         selectors._label_for(None, owner)

@@ -1,4 +1,5 @@
-"""Releases §2: an agent host's label, set by authors."""
+"""Releases §2: an agent host's label, set by authors — by publishers when the host
+moves off or onto a protected label (tests/releases/test_host_protection.py)."""
 
 from __future__ import annotations
 
@@ -13,25 +14,25 @@ from sysprompt.releases.models import HostLabel
 pytestmark = pytest.mark.django_db
 
 
-def test_host_label_set_and_remove(writer: User) -> None:
+def test_host_label_set_and_remove(writer: User, publisher: User) -> None:
     agent_host_ensure(name="host-1")
     services.label_set(name="canary", target="latest", author=writer)
 
-    state = services.host_label_set(username="host-1", label="canary", author=writer)
+    state = services.host_label_set(username="host-1", label="canary", author=publisher)
 
-    assert (state.label, state.effective, state.updated_by) == ("canary", "canary", "writer")
-    cleared = services.host_label_set(username="host-1", label=None, author=writer)
+    assert (state.label, state.effective, state.updated_by) == ("canary", "canary", "publisher")
+    cleared = services.host_label_set(username="host-1", label=None, author=publisher)
     assert (cleared.label, cleared.effective) == (None, "production")
     assert selectors.host_label_state("host-1") == cleared
 
 
 @pytest.mark.parametrize("label", ["nope", "Bad Name", "latest"])
 def test_host_label_set_refuses_what_is_no_label_and_keeps_the_old_one(
-    writer: User, label: str
+    writer: User, publisher: User, label: str
 ) -> None:
     agent_host_ensure(name="host-1")
     services.label_set(name="canary", target="latest", author=writer)
-    services.host_label_set(username="host-1", label="canary", author=writer)
+    services.host_label_set(username="host-1", label="canary", author=publisher)
 
     with pytest.raises(InvalidInput) as caught:
         services.host_label_set(username="host-1", label=label, author=writer)
