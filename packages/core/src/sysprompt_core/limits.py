@@ -20,8 +20,14 @@ DEFAULT_GIT_TIMEOUT = 2.0
 """Seconds reading a repository for ``git:`` may take (``SYSPROMPT_GIT_TIMEOUT``)."""
 DEFAULT_GIT_WORKERS = 2
 """Worker processes each server process keeps for reading git repositories
-(``SYSPROMPT_GIT_WORKERS``): git reads that may run at once; one more waits for a free
-worker until its deadline, then its values are "busy"."""
+(``SYSPROMPT_GIT_WORKERS``): git reads that may run at once; one more queues for a free
+worker (``DEFAULT_GIT_QUEUE_TIMEOUT``), then its values are "busy"."""
+DEFAULT_GIT_QUEUE_TIMEOUT = 10.0
+"""Seconds a git read may queue for a reader, free or starting, before it is given up
+as "busy" (``SYSPROMPT_GIT_QUEUE_TIMEOUT``). The wait comes before the read's own
+``DEFAULT_GIT_TIMEOUT``, never out of it: a burst of first turns on a loaded machine
+waits its turn and then reads in full. A request's git values take at most the sum of
+the two."""
 DEFAULT_GIT_MEMORY_LIMIT = 512 * 1_048_576
 """The address space one git worker process may use, in bytes
 (``SYSPROMPT_GIT_MEMORY_LIMIT``, ``RLIMIT_AS``): a read that needs more ends with its
