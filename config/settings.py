@@ -326,6 +326,7 @@ def _sysprompt() -> dict[str, Any]:
         "ALLOWED_ROOTS": env_list("SYSPROMPT_ALLOWED_ROOTS", separator=":"),
         "GIT_TIMEOUT": env_float("SYSPROMPT_GIT_TIMEOUT"),
         "GIT_WORKERS": env_int("SYSPROMPT_GIT_WORKERS"),
+        "GIT_QUEUE_TIMEOUT": env_float("SYSPROMPT_GIT_QUEUE_TIMEOUT"),
         "GIT_MEMORY_LIMIT": env_int("SYSPROMPT_GIT_MEMORY_LIMIT"),
         "GIT_LANDLOCK": (
             env_bool("SYSPROMPT_GIT_LANDLOCK", True)

@@ -21,6 +21,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from sysprompt_core.limits import (
     DEFAULT_GIT_MEMORY_LIMIT,
+    DEFAULT_GIT_QUEUE_TIMEOUT,
     DEFAULT_GIT_TIMEOUT,
     DEFAULT_GIT_WORKERS,
     DEFAULT_MAX_FILE_BYTES,
@@ -66,6 +67,7 @@ KEYS = (
     "GIT_ALLOW_UNCONFINED",
     "GIT_LANDLOCK",
     "GIT_MEMORY_LIMIT",
+    "GIT_QUEUE_TIMEOUT",
     "GIT_TIMEOUT",
     "GIT_WORKERS",
     "MAX_FILE_BYTES",
@@ -115,6 +117,9 @@ class AppSettings:
     tasks_queue: str = DEFAULT_TASKS_QUEUE
     git_workers: int = DEFAULT_GIT_WORKERS
     """Git reader processes per server process (reads that may run at once)."""
+    git_queue_timeout: float = DEFAULT_GIT_QUEUE_TIMEOUT
+    """Seconds a git read may queue for a reader (free or starting) before its values
+    are "busy"; the read's own ``git_timeout`` starts after."""
     git_memory_limit: int = DEFAULT_GIT_MEMORY_LIMIT
     """The address space of one git reader process, in bytes (``RLIMIT_AS``)."""
     git_landlock: bool = True
@@ -178,6 +183,9 @@ def app_settings() -> AppSettings:
         ),
         tasks_queue=_queue_name(raw.get("TASKS_QUEUE", DEFAULT_TASKS_QUEUE)),
         git_workers=_positive_int("GIT_WORKERS", raw.get("GIT_WORKERS", DEFAULT_GIT_WORKERS)),
+        git_queue_timeout=_positive_number(
+            "GIT_QUEUE_TIMEOUT", raw.get("GIT_QUEUE_TIMEOUT", DEFAULT_GIT_QUEUE_TIMEOUT)
+        ),
         git_memory_limit=_positive_int(
             "GIT_MEMORY_LIMIT", raw.get("GIT_MEMORY_LIMIT", DEFAULT_GIT_MEMORY_LIMIT)
         ),
@@ -202,6 +210,7 @@ def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
         max_read_bytes=conf.max_read_bytes,
         max_prompt_bytes=conf.max_prompt_bytes,
         git_workers=conf.git_workers,
+        git_queue_timeout=conf.git_queue_timeout,
         git_memory_limit=conf.git_memory_limit,
         git_landlock=conf.git_landlock,
         git_allow_unconfined=conf.git_allow_unconfined,

@@ -395,12 +395,13 @@ class DatabaseSource:
 _NONE: Mapping[VariantKey, FragmentVariant] = MappingProxyType({})
 
 
-def parsed_text(source: str) -> engine.Template:
+def parsed_text(source: str, *, keep: bool = True) -> engine.Template:
     """``source`` parsed, from the process's cache of parsed texts (templates and
-    fragments, bounded in bytes: ``PARSE_CACHE_BYTES``) when seen before."""
+    fragments, bounded in bytes: ``PARSE_CACHE_BYTES``) when seen before; kept there
+    unless ``keep`` is false (a draft)."""
     config = apps.get_app_config("library")
     assert isinstance(config, LibraryConfig)
-    return config.parsed_texts.get(source)
+    return config.parsed_texts.get(source, keep=keep)
 
 
 def library_source() -> DatabaseSource:

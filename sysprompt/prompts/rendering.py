@@ -77,9 +77,10 @@ from sysprompt_core.variables import (
 )
 
 
-def parsed_template(source: str) -> engine.Template:
-    """``source`` parsed, from the process's cache of parsed texts when seen before."""
-    return parsed_text(source)
+def parsed_template(source: str, *, keep: bool = True) -> engine.Template:
+    """``source`` parsed, from the process's cache of parsed texts when seen before
+    (and kept there, unless ``keep`` is false: a draft)."""
+    return parsed_text(source, keep=keep)
 
 
 NO_HOST = HostContext()
@@ -132,6 +133,7 @@ def prompt_render(
     host: HostContext = NO_HOST,
     instance: Override | None = None,
     library: FragmentSource | None = None,
+    draft: bool = False,
 ) -> Rendered:
     """Render ``template`` (default: the current one) for a conversation in ``cwd``,
     with the host's context, then layer the ``instance`` and the thread override on it.
@@ -141,7 +143,9 @@ def prompt_render(
     ``cwd`` is what :func:`cwd_check` returned (a plain string is checked here): the
     resolvers work in its checked real path. Only what the rendering reaches is
     resolved, unless ``resolve_all`` asks for every referenced variable (the preview).
-    Raises :class:`~sysprompt_core.template.PromptTooLarge` when the template's literal text
+    A ``draft`` (a text being previewed, not saved) is parsed without being kept in the
+    process's cache of parsed texts. Raises
+    :class:`~sysprompt_core.template.PromptTooLarge` when the template's literal text
     alone is over ``MAX_PROMPT_BYTES``.
     """
     checked = cwd if isinstance(cwd, CheckedCwd) else cwd_check(cwd)
@@ -149,7 +153,7 @@ def prompt_render(
     now = timezone.now()
     context = _context(checked, model, conversation_id, now, host, library)
     source = compress(chosen.text) if chosen.compress else chosen.text
-    parsed = parsed_template(source)
+    parsed = parsed_template(source, keep=not draft)
     if isinstance(context.library, DatabaseSource):
         context.library.prefetch(
             key.removeprefix(FRAGMENT) for key in parsed.references if key.startswith(FRAGMENT)
@@ -449,6 +453,7 @@ def template_preview(
         template=chosen,
         resolve_all=True,
         host=host,
+        draft=template is not None and fragment is None,
     )
     if used is not None:
         fragments = tuple(dict.fromkeys((used, *rendered.fragments_used)))

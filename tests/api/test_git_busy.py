@@ -2,7 +2,7 @@
 
 Every git reader of the process (one, here) is kept reading a repository whose index
 is a FIFO nobody writes to. Meanwhile an agent host's first turn, a construct and a
-compact of a template with ``[git:branch]`` wait for a reader until the deadline,
+compact of a template with ``[git:branch]`` queue for a reader as long as they may,
 then answer 503 with ``Retry-After`` and a JSON detail, and store nothing; the preview
 answers 200 and says why the value is missing. Once the reader is free, the same first
 turn stores the prompt with the branch.
@@ -61,6 +61,7 @@ def busy(allowed_root: Path, settings: Settings) -> Iterator[Blocked]:
         "ALLOWED_ROOTS": [str(allowed_root)],
         "GIT_WORKERS": 1,
         "GIT_TIMEOUT": DEADLINE,
+        "GIT_QUEUE_TIMEOUT": DEADLINE,
     }
     project = make_repo(allowed_root / "project")
     blocked = make_repo(allowed_root / "blocked")
@@ -124,7 +125,7 @@ def test_git_busy_preview_shows_the_reason(agent_client: APIClient, busy: Blocke
     body = response.json()
     assert body["system_prompt"] == "On ."
     assert body["reasons"]["git:branch"] == (
-        "busy: all 1 git readers were reading until the deadline (0.5s); try again shortly"
+        "busy: all 1 git readers stayed busy for the 0.5s a read may queue; try again shortly"
     )
 
 

@@ -71,6 +71,7 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("GIT_TIMEOUT", 0.25, "git_timeout", 0.25),
         ("GIT_TIMEOUT", 3, "git_timeout", 3.0),
         ("GIT_WORKERS", 4, "git_workers", 4),
+        ("GIT_QUEUE_TIMEOUT", 30, "git_queue_timeout", 30.0),
         ("GIT_MEMORY_LIMIT", 268_435_456, "git_memory_limit", 268_435_456),
         ("GIT_LANDLOCK", False, "git_landlock", False),
         ("GIT_ALLOW_UNCONFINED", True, "git_allow_unconfined", True),
@@ -112,7 +113,8 @@ def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
     assert "Did you mean 'GIT_TIMEOUT'?" in message
     assert (
         "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, GIT_ALLOW_UNCONFINED, "
-        "GIT_LANDLOCK, GIT_MEMORY_LIMIT, GIT_TIMEOUT, GIT_WORKERS, MAX_FILE_BYTES, "
+        "GIT_LANDLOCK, GIT_MEMORY_LIMIT, GIT_QUEUE_TIMEOUT, GIT_TIMEOUT, GIT_WORKERS, "
+        "MAX_FILE_BYTES, "
         "MAX_PROMPT_BYTES, MAX_READ_BYTES, MAX_TEMPLATE_BYTES, PARSE_CACHE_BYTES" in message
     )
 
@@ -141,6 +143,8 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("GIT_TIMEOUT", math.inf),
         ("GIT_TIMEOUT", math.nan),
         ("GIT_WORKERS", 0),
+        ("GIT_QUEUE_TIMEOUT", 0),
+        ("GIT_QUEUE_TIMEOUT", "10"),
         ("GIT_WORKERS", 1.5),
         ("GIT_MEMORY_LIMIT", 0),
         ("GIT_MEMORY_LIMIT", "512M"),
@@ -193,6 +197,7 @@ def test_resolver_options_follow_app_settings(settings: Settings) -> None:
         "GIT_MEMORY_LIMIT": 100_000_000,
         "GIT_LANDLOCK": False,
         "GIT_ALLOW_UNCONFINED": True,
+        "GIT_QUEUE_TIMEOUT": 7.5,
     }
 
     assert resolver_options() == ResolverOptions(
@@ -205,6 +210,7 @@ def test_resolver_options_follow_app_settings(settings: Settings) -> None:
         git_memory_limit=100_000_000,
         git_landlock=False,
         git_allow_unconfined=True,
+        git_queue_timeout=7.5,
     )
 
 
@@ -412,6 +418,7 @@ def test_settings_defaults_when_environment_empty() -> None:
         ({"SYSPROMPT_MAX_PROMPT_BYTES": "4096"}, "MAX_PROMPT_BYTES", 4096),
         ({"SYSPROMPT_MAX_READ_BYTES": "65536"}, "MAX_READ_BYTES", 65536),
         ({"SYSPROMPT_GIT_WORKERS": "3"}, "GIT_WORKERS", 3),
+        ({"SYSPROMPT_GIT_QUEUE_TIMEOUT": "4.5"}, "GIT_QUEUE_TIMEOUT", 4.5),
         ({"SYSPROMPT_GIT_MEMORY_LIMIT": "268435456"}, "GIT_MEMORY_LIMIT", 268435456),
         ({"SYSPROMPT_GIT_LANDLOCK": "false"}, "GIT_LANDLOCK", False),
         ({"SYSPROMPT_GIT_LANDLOCK": "on"}, "GIT_LANDLOCK", True),

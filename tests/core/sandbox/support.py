@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +45,16 @@ def run(
     seconds: float = 30,
     size: int = 1,
     limit: int = 1 * MIB,
+    queue_seconds: float | None = None,
 ) -> Exchange:
     request: dict[str, Any] = {"probe": probe, "path": str(path)}
     return pool.run(
-        worker, request, size=size, deadline=time.monotonic() + seconds, max_message_bytes=limit
+        worker,
+        request,
+        size=size,
+        timeout=seconds,
+        queue_timeout=seconds if queue_seconds is None else queue_seconds,
+        max_message_bytes=limit,
     )
 
 

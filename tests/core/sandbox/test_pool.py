@@ -87,6 +87,34 @@ def test_pool_waits_for_a_worker_that_comes_free_before_the_deadline(
     sleeper.join()
 
 
+def test_pool_queue_wait_does_not_eat_the_read_timeout(pool: WorkerPool, tmp_path: Path) -> None:
+    run(pool, spec(tmp_path), "list", tmp_path)
+    sleeper = threading.Thread(target=run, args=(pool, spec(tmp_path), "sleep", 0.6))
+    sleeper.start()
+    time.sleep(0.1)
+    started = time.monotonic()
+    # Queued about 0.5 s for the one worker, then 0.2 s of reading: more than the 0.4 s
+    # the read may take, had the wait counted against it.
+    exchange = run(pool, spec(tmp_path), "sleep", 0.2, seconds=0.4, queue_seconds=5)
+    took = time.monotonic() - started
+    sleeper.join()
+    assert exchange.outcome is Outcome.DONE
+    assert took > 0.4  # it did queue, and still read in full
+
+
+def test_pool_slow_start_counts_as_queueing_not_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROBE_START_DELAY", "0.5")
+    monkeypatch.setattr("sysprompt_core.sandbox.pool._PASSED_ENVIRONMENT", {"PROBE_START_DELAY"})
+    slow = WorkerPool(PROBE_COMMAND)
+    try:
+        exchange = run(slow, spec(tmp_path), "list", tmp_path, seconds=0.3, queue_seconds=10)
+        assert exchange.outcome is Outcome.DONE
+    finally:
+        slow.close()
+
+
 def test_pool_worker_memory_is_limited(pool: WorkerPool, tmp_path: Path) -> None:
     limited = spec(tmp_path, memory_limit=128 * MIB)
     assert run(pool, limited, "allocate", 64 * MIB).messages == ({"allocated": 64 * MIB},)

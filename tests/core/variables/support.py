@@ -84,13 +84,16 @@ def context(
     landlock: bool = True,
     memory_limit: int | None = None,
     allow_unconfined: bool | None = None,
+    queue_timeout: float | None = None,
 ) -> ResolveContext:
     """A context whose allowed roots are exactly ``roots`` (not the home directory);
     readers without Landlock read unconfined (``allow_unconfined``, by default when
-    ``landlock`` is off)."""
+    ``landlock`` is off); a git read queues for a reader as long as it may read
+    (``queue_timeout`` unless set)."""
     options = ResolverOptions(
         allowed_roots=tuple(str(root) for root in roots),
         git_timeout=git_timeout,
+        git_queue_timeout=git_timeout if queue_timeout is None else queue_timeout,
         max_file_bytes=max_file_bytes,
         git_workers=workers,
         git_landlock=landlock,

@@ -241,7 +241,7 @@ def test_git_busy_pool_answers_busy_within_the_deadline(tmp_path: Path, repo: Pa
         busy = resolver.resolve(["status"], quick)
         elapsed = time.monotonic() - started
     reader.join(10)
-    reason = "busy: all 1 git readers were reading until the deadline (0.3s); try again shortly"
+    reason = "busy: all 1 git readers stayed busy for the 0.3s a read may queue; try again shortly"
     assert busy == {"status": Busy(reason, retry_after=1.0)}
     assert isinstance(busy["status"], Missing)
     assert 0.25 < elapsed < 0.6

@@ -20,8 +20,14 @@ DEFAULT_GIT_TIMEOUT = 2.0
 """Seconds reading a repository for ``git:`` may take (``SYSPROMPT_GIT_TIMEOUT``)."""
 DEFAULT_GIT_WORKERS = 2
 """Worker processes each server process keeps for reading git repositories
-(``SYSPROMPT_GIT_WORKERS``): git reads that may run at once; one more waits for a free
-worker until its deadline, then its values are "busy"."""
+(``SYSPROMPT_GIT_WORKERS``): git reads that may run at once; one more queues for a free
+worker (``DEFAULT_GIT_QUEUE_TIMEOUT``), then its values are "busy"."""
+DEFAULT_GIT_QUEUE_TIMEOUT = 10.0
+"""Seconds a git read may queue for a reader, free or starting, before it is given up
+as "busy" (``SYSPROMPT_GIT_QUEUE_TIMEOUT``). The wait comes before the read's own
+``DEFAULT_GIT_TIMEOUT``, never out of it: a burst of first turns on a loaded machine
+waits its turn and then reads in full. A request's git values take at most the sum of
+the two."""
 DEFAULT_GIT_MEMORY_LIMIT = 512 * 1_048_576
 """The address space one git worker process may use, in bytes
 (``SYSPROMPT_GIT_MEMORY_LIMIT``, ``RLIMIT_AS``): a read that needs more ends with its
@@ -87,9 +93,12 @@ output at every level, so any prompt within the limit fits. With
 library holds."""
 
 DEFAULT_PARSE_CACHE_BYTES = 32 * 1_048_576
-"""What a process's cache of parsed templates and fragments may hold, in bytes
-(``SYSPROMPT_PARSE_CACHE_BYTES``). A parsed template takes about 10 to 25 times its
-source (every tag and piece of text is a Python object): 32 MiB keeps thousands of
-ordinary fragments and templates parsed, and a handful of the largest ones (a template
-at ``DEFAULT_MAX_TEMPLATE_BYTES`` can take 6 MB), so previews of many different large
-templates cannot make a worker grow past it."""
+"""What a process's cache of parsed templates and fragments may hold, in bytes of the
+memory their parsed forms take (``SYSPROMPT_PARSE_CACHE_BYTES``; each counted as the
+allocator hands it out, within 10% of what it really keeps). A parsed template takes
+about 1 to 17 times its source (every tag and piece of text is a Python object; a
+template at ``DEFAULT_MAX_TEMPLATE_BYTES`` with a tag every dozen bytes, 3 to 5 MB):
+32 MiB keeps thousands of ordinary fragments and templates parsed, and a handful of
+the largest ones. Drafts previewed are not kept, so previews of many different large
+templates leave a worker within it, their own working set (about 12 MB at the largest
+size, one request per thread) included."""

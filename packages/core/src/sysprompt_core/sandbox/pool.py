@@ -5,19 +5,24 @@ abandoned, and it keeps its memory and goes on reading. A read in a worker proce
 ended by killing the process, which frees everything it held at once. The pipeline of
 one request (:meth:`WorkerPool.run`):
 
-1. **Acquire** a worker for the request's :class:`WorkerSpec`, never waiting past the
-   deadline: an idle one with that spec; else start one while fewer than ``size`` are
-   alive; else stop an idle one of another spec and start one in its place; else wait
-   for one to come free. Still none at the deadline: :attr:`Outcome.BUSY`. A worker is
-   started once and serves request after request (no process per request): ``python
-   -P -m sysprompt_core.sandbox.worker``, with a minimal environment, which confines
-   itself before it answers ready (see :mod:`sysprompt_core.sandbox.worker`).
+1. **Acquire** a worker for the request's :class:`WorkerSpec`, queueing at most
+   ``queue_timeout`` seconds: an idle one with that spec; else start one while fewer
+   than ``size`` are alive; else stop an idle one of another spec and start one in its
+   place; else wait for one to come free. Still none when the queue's time is up:
+   :attr:`Outcome.BUSY`, nothing sent. Waiting (for a free worker, or for one to start)
+   never eats the read's own time: the read's deadline is set when the worker is in hand
+   (step 2), so on a loaded machine a request that queued still gets all of ``timeout``
+   to read. A worker is started once and serves request after request (no process per
+   request): ``python -P -m sysprompt_core.sandbox.worker``, with a minimal environment,
+   which confines itself before it answers ready (see
+   :mod:`sysprompt_core.sandbox.worker`).
 2. **Exchange** line-delimited JSON: send the request, collect the answers as they come
-   until one says ``"done": true`` (the last answer, or an empty one). At the
-   deadline the worker is killed (``SIGKILL``) and the answers it gave so far are
-   kept: :attr:`Outcome.TIMED_OUT`. A worker that dies, or answers anything but JSON
-   objects, or more than ``max_message_bytes`` in one line, is killed too:
-   :attr:`Outcome.FAILED`. Its answers are only ever parsed as JSON.
+   until one says ``"done": true`` (the last answer, or an empty one). At the deadline
+   (``timeout`` seconds after the worker was acquired) the worker is killed
+   (``SIGKILL``) and the answers it gave so far are kept: :attr:`Outcome.TIMED_OUT`. A
+   worker that dies, or answers anything but JSON objects, or more than
+   ``max_message_bytes`` in one line, is killed too: :attr:`Outcome.FAILED`. Its answers
+   are only ever parsed as JSON.
 3. **Release**: a worker that finished goes back to the idle ones; one that was killed,
    or said it exits (it ran out of memory, or grew), is reaped, and a replacement is
    started at once in the background, ready for the next request.
@@ -131,7 +136,8 @@ class Outcome(enum.Enum):
     TIMED_OUT = "timed out"
     """The deadline came first; the worker was killed."""
     BUSY = "busy"
-    """No worker came free (or started) before the deadline; nothing was sent."""
+    """No worker came free (or started) before the queue's time was up; nothing was
+    sent."""
     FAILED = "failed"
     """The worker could not start, died, or answered something malformed."""
 
@@ -277,7 +283,9 @@ class _State:
         return len(self.idle) + len(self.busy) + self.starting
 
     def acquire(self, spec: WorkerSpec, size: int, deadline: float) -> _Worker | str | None:
-        """A worker for ``spec`` (busy now), None at the deadline, or why none started."""
+        """A worker for ``spec`` (busy now), None when the queue's ``deadline`` came
+        first, or why none started. Starting one counts as queueing: a start not ready
+        by the deadline goes on in the background and serves later requests."""
         retired: list[_Worker] = []
         same: _Worker | None = None
         reserved = False
@@ -462,8 +470,8 @@ class WorkerPool:
     """Worker processes for requests (see the module docstring); thread-safe.
 
     ``command`` starts a worker (default :data:`DEFAULT_COMMAND`); a test may give its
-    own, which must speak the same protocol. A worker still starting at a request's
-    deadline goes on starting (for at most :data:`START_SECONDS`) and serves later ones.
+    own, which must speak the same protocol. A worker still starting when a request's
+    queue time is up goes on starting (for at most :data:`START_SECONDS`) and serves later ones.
     """
 
     def __init__(self, command: Sequence[str] | None = None) -> None:
@@ -478,20 +486,23 @@ class WorkerPool:
         request: Mapping[str, Any],
         *,
         size: int,
-        deadline: float,
+        timeout: float,
+        queue_timeout: float,
         max_message_bytes: int,
     ) -> Exchange:
-        """Send ``request`` to a worker for ``spec``, within ``deadline`` (a
-        ``time.monotonic()`` value); at most ``size`` workers live at once."""
+        """Send ``request`` to a worker for ``spec``: queue at most ``queue_timeout``
+        seconds for one (a free one, or one starting), then give it ``timeout`` seconds
+        to answer; at most ``size`` workers live at once."""
         if size < 1:
             raise ValueError("a pool needs at least one worker")
         state = self._state()
-        got = state.acquire(spec, size, deadline)
+        got = state.acquire(spec, size, time.monotonic() + queue_timeout)
         if got is None:
             return Exchange(Outcome.BUSY)
         if isinstance(got, str):
             return Exchange(Outcome.FAILED, reason=got)
         worker = got
+        deadline = time.monotonic() + timeout  # the read's own time starts now
         messages: list[Message] = []
         keep = False
         try:

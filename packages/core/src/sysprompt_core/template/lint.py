@@ -49,14 +49,23 @@ def lint(source: str, vocabulary: Vocabulary) -> list[Diagnostic]:
     ``vocabulary`` names the variable types and names lint knows; the engine has none of
     its own (``sysprompt_core.variables.lint`` passes the registry's).
     """
-    tags = list(tokenize(source))
+    # The tags are streamed, never all held: only those a finding names are kept, and
+    # the start of each (for the near misses). A template of the largest size with a
+    # tag every few bytes holds tens of thousands of them.
     findings = parse(source).findings
     literal = {finding.ordinal for finding in findings}
-    diagnostics = [_structure(finding, tags) for finding in findings]
-    diagnostics += _vocabulary(
-        (tag for ordinal, tag in enumerate(tags) if ordinal not in literal), vocabulary
-    )
-    diagnostics += _near_misses(source, tags, vocabulary)
+    named = literal | {f.opened_by for f in findings if f.opened_by is not None}
+    kept: dict[int, Token] = {}
+    starts: set[int] = set()
+    diagnostics: list[Diagnostic] = []
+    for ordinal, tag in enumerate(tokenize(source)):
+        starts.add(tag.start)
+        if ordinal in named:
+            kept[ordinal] = tag
+        if ordinal not in literal:
+            diagnostics.extend(_vocabulary((tag,), vocabulary))
+    diagnostics += [_structure(finding, kept) for finding in findings]
+    diagnostics += _near_misses(source, starts, vocabulary)
     diagnostics.sort(key=lambda d: (d.line, d.column))
     return diagnostics
 
@@ -65,7 +74,7 @@ def _at(tag: Token, severity: Severity, message: str) -> Diagnostic:
     return Diagnostic(tag.line, tag.column, tag.column + len(tag.text), severity, message)
 
 
-def _structure(finding: Finding, tags: list[Token]) -> Diagnostic:
+def _structure(finding: Finding, tags: Mapping[int, Token]) -> Diagnostic:
     tag = tags[finding.ordinal]
     opener = tags[finding.opened_by] if finding.opened_by is not None else None
     opened_at = f"line {opener.line}" if opener else ""
@@ -107,8 +116,7 @@ def _did_you_mean(word: str, choices: Iterable[str], prefix: str = "") -> str:
     return f" (did you mean '{prefix}{close[0]}'?)" if close else ""
 
 
-def _near_misses(source: str, tags: list[Token], vocabulary: Vocabulary) -> Iterator[Diagnostic]:
-    starts = {tag.start for tag in tags}
+def _near_misses(source: str, starts: set[int], vocabulary: Vocabulary) -> Iterator[Diagnostic]:
     lines = LineIndex(source)
     for match in _BRACKETED.finditer(source):
         if match.start() in starts:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from sysprompt_core.limits import (
     DEFAULT_GIT_MEMORY_LIMIT,
+    DEFAULT_GIT_QUEUE_TIMEOUT,
     DEFAULT_GIT_TIMEOUT,
     DEFAULT_GIT_WORKERS,
     DEFAULT_MAX_FILE_BYTES,
@@ -52,11 +53,12 @@ class ResolverOptions:
 
     ``allowed_roots``: where ``file:`` and ``git:`` may read (besides, for ``file:``,
     the working directory); empty: the working directory alone. The ``git_*`` options
-    govern the git reader processes (``sysprompt_core.sandbox``): how many at once, the
-    address space each may use, whether each confines itself with Landlock (off only to
-    try what a host without Landlock does), and whether a reader the kernel does not
-    confine (no Landlock, or no seccomp filter) reads at all: by default it does not,
-    and the ``git:`` values do not exist, with the reason."""
+    govern the git reader processes (``sysprompt_core.sandbox``): how many at once, how
+    long a read may queue for one before its own ``git_timeout`` starts, the address
+    space each may use, whether each confines itself with Landlock (off only to try what
+    a host without Landlock does), and whether a reader the kernel does not confine (no
+    Landlock, or no seccomp filter) reads at all: by default it does not, and the
+    ``git:`` values do not exist, with the reason."""
 
     git_timeout: float = DEFAULT_GIT_TIMEOUT
     allowed_roots: tuple[str, ...] = field(default_factory=_home_root)
@@ -67,10 +69,13 @@ class ResolverOptions:
     git_memory_limit: int = DEFAULT_GIT_MEMORY_LIMIT
     git_landlock: bool = True
     git_allow_unconfined: bool = False
+    git_queue_timeout: float = DEFAULT_GIT_QUEUE_TIMEOUT
 
     def __post_init__(self) -> None:
         if self.git_timeout <= 0:
             raise ValueError("git_timeout must be positive")
+        if self.git_queue_timeout <= 0:
+            raise ValueError("git_queue_timeout must be positive")
         if self.git_workers < 1:
             raise ValueError("git_workers must be at least 1")
         if self.git_memory_limit <= 0:

@@ -16,17 +16,19 @@ writes (the index is read, not refreshed). The pipeline of one resolution:
    repository does not exist for ``git:`` and the reason names what lies outside.
    It is opened with ``RepositoryOpenFlag.NO_SEARCH``.
 3. **Read**, in a worker process of the resolver's pool (``sysprompt_core.sandbox``),
-   under ``options.git_timeout``. The worker confined itself before it read anything:
-   Landlock lets it read beneath the allowed roots only, and write nowhere, so whatever
-   libgit2 opens — through a symlink inside ``.git``, an ``include.path``, an ignore
-   file — cannot lie outside the roots; ``RLIMIT_AS`` bounds its memory. At the deadline
-   the worker is killed (its memory freed at once) and the answer is "git timed out";
-   when every one of the ``options.git_workers`` workers is reading until the deadline,
-   the values are :class:`~sysprompt_core.variables.registry.Busy`. The confinement of
-   step 2 stays, and is all there is where Landlock is unavailable. The configuration
-   libgit2 reads is the repository's, and the global one (``~/.gitconfig``,
-   ``$XDG_CONFIG_HOME/git``: config, ignore and attributes files) only where it lies
-   inside the allowed roots; the system one (``/etc/gitconfig``) never.
+   under ``options.git_timeout``, counted from when a worker is free for it (it queues
+   for one at most ``options.git_queue_timeout`` first). The worker confined itself
+   before it read anything: Landlock lets it read beneath the allowed roots only, and
+   write nowhere, so whatever libgit2 opens — through a symlink inside ``.git``, an
+   ``include.path``, an ignore file — cannot lie outside the roots; ``RLIMIT_AS`` bounds
+   its memory. At the deadline the worker is killed (its memory freed at once) and the
+   answer is "git timed out"; when every one of the ``options.git_workers`` workers
+   stayed busy for the whole queue time, the values are
+   :class:`~sysprompt_core.variables.registry.Busy`. The confinement of step 2 stays,
+   and is all there is where Landlock is unavailable. The configuration libgit2 reads is
+   the repository's, and the global one (``~/.gitconfig``, ``$XDG_CONFIG_HOME/git``:
+   config, ignore and attributes files) only where it lies inside the allowed roots; the
+   system one (``/etc/gitconfig``) never.
 4. **Format** as the CLI does. ``branch`` is ``git rev-parse --abbrev-ref HEAD``:
    ``HEAD`` when detached, missing on an unborn branch (where rev-parse fails), and
    shortened as unambiguously as git shortens it (``heads/v1`` when a tag ``v1``
@@ -51,7 +53,6 @@ import math
 import os
 import re
 import stat
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -1145,9 +1146,10 @@ def _values(names: Sequence[str], exchange: Exchange, options: ResolverOptions) 
     if refused is not None:
         rest = Missing(refused)
     elif exchange.outcome is Outcome.BUSY:
+        queued = options.git_queue_timeout
         rest = Busy(
-            f"busy: all {options.git_workers} git readers were reading until the deadline "
-            f"({timeout:g}s); try again shortly",
+            f"busy: all {options.git_workers} git readers stayed busy for the {queued:g}s "
+            "a read may queue; try again shortly",
             retry_after=float(max(1, math.ceil(timeout))),
         )
     elif exchange.outcome is Outcome.TIMED_OUT:
@@ -1186,7 +1188,6 @@ class GitResolver(Resolver):
         if isinstance(directory, Missing):
             return dict.fromkeys(names, directory)
         options = context.options
-        deadline = time.monotonic() + options.git_timeout
         request = {
             "names": list(names),
             "directory": directory,
@@ -1196,7 +1197,8 @@ class GitResolver(Resolver):
             worker_spec(directory, options),
             request,
             size=options.git_workers,
-            deadline=deadline,
+            timeout=options.git_timeout,
+            queue_timeout=options.git_queue_timeout,
             max_message_bytes=_MESSAGE_BYTES_PER_FILE_BYTE * options.max_file_bytes + 65536,
         )
         return _values(names, exchange, options)

@@ -71,7 +71,7 @@ class Missing:
 @dataclass(frozen=True)
 class Busy(Missing):
     """A value that does not exist *now* because the machinery was busy, not because of
-    anything about the conversation (every git reader was reading until the deadline):
+    anything about the conversation (every git reader stayed busy as long as a read may queue):
     asking again in about ``retry_after`` seconds may give it. Rendering treats it as
     any other :class:`Missing`; a server should not freeze a prompt built without it
     (``Resolution.busy`` lists such keys)."""
