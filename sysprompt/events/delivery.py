@@ -61,7 +61,7 @@ from sysprompt.events.sending import Outcome, Sender, post, sender
 
 logger = logging.getLogger("sysprompt.events")
 
-CHUNK = 8
+CHUNK = 16
 """Deliveries of one subscription a lane claims, sends one after another and records
 together."""
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from types import FrameType
 from typing import Any
 
 from django.db import close_old_connections
@@ -52,6 +53,9 @@ class BatchWorker(Worker):
     :meth:`round` in place of one task at a time."""
 
     _lanes: Lanes | None = None
+    _next_look = 0.0
+    """When the queue is looked at again after a look that found nothing (``interval``
+    later), while rounds go on recording what the lanes finish."""
 
     @property
     def lanes(self) -> Lanes:
@@ -83,13 +87,18 @@ class BatchWorker(Worker):
             if self.max_tasks is not None and self._run_tasks >= self.max_tasks:
                 return
             if self.running and done == 0:
-                # Lanes at work: a first SIGTERM lets them finish (no sys.exit mid-send).
-                self.running_task = not self.lanes.idle()
-                if self.running_task:
+                if self.lanes.running:
                     self.lanes.wait(self.interval)
                 else:
                     time.sleep(self.interval)
-                self.running_task = False
+
+    def shutdown(self, signum: int, frame: FrameType | None) -> None:
+        """``db_worker``'s: a first signal lets the task in progress finish, or exits at
+        once when there is none — and the lanes' attempts in flight count as one, so
+        they are recorded before the worker exits."""
+        if self.running and self._lanes is not None and self._lanes.running:
+            self.running_task = True
+        super().shutdown(signum, frame)
 
     def round(self) -> int:
         """Claim one batch and hand it to the lanes; record what the lanes finished and
@@ -98,7 +107,11 @@ class BatchWorker(Worker):
         claimed is left half-done by a graceful stop."""
         self.running_task = True
         try:
-            taken = self._round()
+            taken = 0
+            if time.monotonic() >= self._next_look:
+                taken = self._round()
+                if not taken:
+                    self._next_look = time.monotonic() + self.interval
             return taken + len(self._pump())
         finally:
             self.running_task = False
