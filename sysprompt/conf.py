@@ -51,6 +51,10 @@ DEFAULT_WEBHOOK_TIMEOUT = 15.0
 """Seconds one webhook attempt may take, from connecting to the last byte read."""
 DEFAULT_WEBHOOK_CONNECT_TIMEOUT = 5.0
 """Seconds connecting to a webhook's receiver (TCP and TLS) may take."""
+DEFAULT_WEBHOOK_CONCURRENCY = 8
+"""Webhook attempts one worker process makes at once (each to a different subscription)."""
+MAX_WEBHOOK_CONCURRENCY = 64
+"""The most ``WEBHOOK_CONCURRENCY`` may be: each is a thread and, at worst, a connection."""
 DEFAULT_WEBHOOK_RETRY_WINDOW = 86_400.0
 """Seconds a failing delivery keeps being retried (a day) before it is given up."""
 DEFAULT_TASKS_QUEUE = "default"
@@ -80,6 +84,7 @@ KEYS = (
     "WEBHOOK_ALLOW_HTTP_HOSTS",
     "WEBHOOK_ALLOW_PRIVATE",
     "WEBHOOK_CA_FILE",
+    "WEBHOOK_CONCURRENCY",
     "WEBHOOK_CONNECT_TIMEOUT",
     "WEBHOOK_RETRY_WINDOW",
     "WEBHOOK_TIMEOUT",
@@ -111,6 +116,8 @@ class AppSettings:
     webhook_ca_file: str = ""
     """A PEM file of the certificate authorities webhook receivers are checked against;
     empty: certifi's bundle."""
+    webhook_concurrency: int = DEFAULT_WEBHOOK_CONCURRENCY
+    """Attempts a worker process makes at once, each to a different subscription."""
     webhook_connect_timeout: float = DEFAULT_WEBHOOK_CONNECT_TIMEOUT
     webhook_timeout: float = DEFAULT_WEBHOOK_TIMEOUT
     webhook_retry_window: float = DEFAULT_WEBHOOK_RETRY_WINDOW
@@ -171,6 +178,9 @@ def app_settings() -> AppSettings:
             raw.get("WEBHOOK_ALLOW_PRIVATE", _webhook_receivers_default())
         ),
         webhook_ca_file=_ca_file(raw.get("WEBHOOK_CA_FILE", "")),
+        webhook_concurrency=_webhook_concurrency(
+            raw.get("WEBHOOK_CONCURRENCY", DEFAULT_WEBHOOK_CONCURRENCY)
+        ),
         webhook_connect_timeout=_positive_number(
             "WEBHOOK_CONNECT_TIMEOUT",
             raw.get("WEBHOOK_CONNECT_TIMEOUT", DEFAULT_WEBHOOK_CONNECT_TIMEOUT),
@@ -334,6 +344,15 @@ def _positive_int(key: str, value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise _wrong(key, "a positive whole number", value)
     return value
+
+
+def _webhook_concurrency(value: object) -> int:
+    count = _positive_int("WEBHOOK_CONCURRENCY", value)
+    if count > MAX_WEBHOOK_CONCURRENCY:
+        raise _wrong(
+            "WEBHOOK_CONCURRENCY", f"a whole number from 1 to {MAX_WEBHOOK_CONCURRENCY}", value
+        )
+    return count
 
 
 def _boolean(key: str, value: object) -> bool:

@@ -9,15 +9,29 @@ judged as IPv4) is refused unless the operator allows it:
 * ``SYSPROMPT_WEBHOOK_ALLOW_PRIVATE`` lists host names (the URL's host, whatever it
   resolves to) and networks (``10.0.0.0/8``, ``127.0.0.1``) that may be reached anyway.
 
+The machine's own addresses count as internal too, whatever their range: a public
+address on one of its interfaces reaches the server's own ports as surely as 127.0.0.1
+(:func:`own_addresses`: every address of every interface, read from the kernel's
+``/proc/net/fib_trie`` and ``/proc/net/if_inet6`` — nothing is executed — at most
+every :data:`OWN_ADDRESSES_SECONDS`; on a system without them, the addresses the
+machine's own name resolves to).
+
 :func:`refusal` answers with the reason an address is refused (or ``None``); the
 worker applies it to the address it is about to connect to (``sending``), and the
-validation of a new subscription to an address literal in its URL.
+validation of a new subscription to an address literal in its URL. The reason is for
+the operator's log: an author reads one generic sentence (``sending``), so the delivery
+log tells nothing of which internal names and addresses exist.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import socket
+import threading
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -85,6 +99,74 @@ def refusal(address: Address) -> str | None:
     return None
 
 
+OWN_ADDRESSES_SECONDS: Final = 5.0
+"""How long the machine's addresses, once read, are taken as they were."""
+OWN = "one of this machine's own addresses"
+_FIB_TRIE: Final = Path("/proc/net/fib_trie")
+_IF_INET6: Final = Path("/proc/net/if_inet6")
+_own: tuple[float, frozenset[Address]] = (float("-inf"), frozenset())
+_own_lock = threading.Lock()
+
+
+def own_addresses() -> frozenset[Address]:
+    """Every address of this machine's interfaces (loopback included), IPv4 and IPv6,
+    read again at most every :data:`OWN_ADDRESSES_SECONDS`."""
+    global _own
+    with _own_lock:
+        read_at, addresses = _own
+        if time.monotonic() - read_at < OWN_ADDRESSES_SECONDS:
+            return addresses
+        _own = (time.monotonic(), addresses := _own_read())
+        return addresses
+
+
+def _own_read() -> frozenset[Address]:
+    found: set[Address] = {ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")}
+    ipv4 = _fib_trie_local(_read_text(_FIB_TRIE))
+    ipv6 = _if_inet6(_read_text(_IF_INET6))
+    found |= ipv4 | ipv6
+    if not ipv4 and not ipv6:  # no /proc (not Linux): what the machine's name resolves to
+        with contextlib.suppress(OSError, UnicodeError):
+            for info in socket.getaddrinfo(socket.gethostname(), None):
+                found.add(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]))
+    return frozenset(found)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        with path.open(encoding="ascii", errors="replace") as file:
+            return file.read(1 << 20)  # a few KB on a machine with many interfaces
+    except OSError:
+        return ""
+
+
+def _fib_trie_local(text: str) -> set[Address]:
+    """The IPv4 addresses of the machine's interfaces: in the kernel's routing trie, the
+    leaves (``|-- a.b.c.d``) followed by ``/32 host LOCAL``."""
+    found: set[Address] = set()
+    leaf = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("|--"):
+            leaf = stripped[3:].strip()
+        elif stripped.startswith("/32 host LOCAL") and leaf:
+            with contextlib.suppress(ValueError):
+                found.add(ipaddress.IPv4Address(leaf))
+    return found
+
+
+def _if_inet6(text: str) -> set[Address]:
+    """The IPv6 addresses of the machine's interfaces: the first field (32 hex digits) of
+    each line of ``/proc/net/if_inet6``."""
+    found: set[Address] = set()
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and len(fields[0]) == 32:
+            with contextlib.suppress(ValueError):
+                found.add(ipaddress.IPv6Address(int(fields[0], 16)))
+    return found
+
+
 def _embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:
     if not isinstance(address, ipaddress.IPv6Address):
         return None
@@ -113,19 +195,30 @@ class AllowList:
                 names.add(entry.lower().removesuffix("."))
         return cls(frozenset(names), tuple(networks))
 
-    def refusal(self, host: str, address: Address) -> str | None:
-        """Why a connection to ``address`` for the URL host ``host`` is refused, or None."""
+    def refusal(
+        self, host: str, address: Address, own: frozenset[Address] | None = None
+    ) -> str | None:
+        """Why a connection to ``address`` for the URL host ``host`` is refused, or None
+        (for the operator's log). ``own``: the machine's addresses (:func:`own_addresses`
+        unless given)."""
         if host.lower().removesuffix(".") in self.names:
             return None
         reason = refusal(address)
+        if reason is None and address in (own_addresses() if own is None else own):
+            reason = OWN
+        elif reason is None:
+            embedded = _embedded_ipv4(address)
+            if embedded is not None and embedded in (own_addresses() if own is None else own):
+                reason = f"{OWN}, inside an IPv6 address"
         if reason is None:
             return None
         for network in self.networks:
             if address.version == network.version and address in network:
                 return None
+        article = "" if reason.startswith(OWN) else "a "
         return (
-            f"{address} is a {reason} address, which webhooks may not reach unless "
-            "SYSPROMPT_WEBHOOK_ALLOW_PRIVATE lists it"
+            f"{address} is {article}{reason}{'' if article == '' else ' address'}, which "
+            "webhooks may not reach unless SYSPROMPT_WEBHOOK_ALLOW_PRIVATE lists it"
         )
 
 

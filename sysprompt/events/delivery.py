@@ -1,17 +1,21 @@
 """The worker's side: attempting deliveries, retrying them, pausing what keeps failing.
 
-Work comes in batches (:func:`attempt_batch`): events not yet fanned out — the worker
-takes them from the outbox, or a task names one — and deliveries a task names (a retry,
-a resume, a recovery). The events are fanned out first (:func:`fan_out`: in one
-transaction, one delivery per subscription each event named that still exists). Then,
-:data:`CONCURRENCY` at a time, the batch's deliveries that are
+Work comes in batches: events not yet fanned out — the worker takes them from the
+outbox, or a task names one — and deliveries a task names (a retry, a resume, a
+recovery). The events are fanned out first (:func:`fan_out`: in one transaction, one
+delivery per subscription each event named that still exists); :func:`dispatch` then
+names the subscriptions with due work, and :class:`Lanes` sends it:
 
-due and pending → of an active subscription (a ``ping`` goes out whatever the state) →
-**claimed** (a lease of ``locked_until``/``locked_by``, taken by one conditional
-``UPDATE`` of the rows still unclaimed, so two workers never both send a delivery) →
-each signed (``signing``) and sent (``sending.post``, on the worker's kept connections):
-a subscription's in the order of its events, different subscriptions side by side in
-threads → in one transaction: each attempt in the log, and
+each subscription in a **lane** of its own, at most ``SYSPROMPT_WEBHOOK_CONCURRENCY``
+lanes at once (a thread each; a subscription waiting for a lane keeps its place) →
+its due, pending deliveries (of an active subscription; a ``ping`` goes out whatever
+the state), up to :data:`CHUNK` at a time in the order of their events, **claimed** (a
+lease of ``locked_until``/``locked_by``, taken by one conditional ``UPDATE`` of the rows
+still unclaimed, so two workers never both send a delivery; long enough for the chunk's
+attempts one after another, as each ends at its deadline) → each signed (``signing``)
+and sent (``sending.post``, on the worker's kept connections) in the lane's thread,
+which touches no database → when the chunk is done, in one transaction of the thread
+that owns the lanes: each attempt in the log, and
 
 * a 2xx: delivered;
 * a ``ping``: one attempt only, delivered or failed;
@@ -22,20 +26,28 @@ threads → in one transaction: each attempt in the log, and
   day); the retry is enqueued in the same transaction (``queue.send_soon``). After the
   last one the delivery has failed and its subscription is paused, with the reason.
 
+— then the lane takes the subscription's next chunk, or frees itself. A slow receiver
+holds its own lane only: the others go on, and the worker keeps taking new work
+(``worker``) while lanes are busy. :func:`attempt_batch` is the same run to its end (a
+task of RQ, which runs one task at a time).
+
 A paused (or switched off) subscription's pending deliveries wait; resuming it sends
 them (``services.webhook_update``). The same event keeps its ``webhook-id`` on every
 attempt; each attempt is signed afresh with the time it is made. Should the worker die
-anywhere in a batch, what it had not recorded is still pending in the database (an
-event not fanned out, a delivery whose lease runs out): the sweep sends it again.
+anywhere, what it had not recorded is still pending in the database (an event not
+fanned out, a delivery whose lease runs out): the sweep sends it again.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import TracebackType
 
 from django.db import transaction
 from django.db.models import F, Q
@@ -47,20 +59,21 @@ from sysprompt.events.catalog import DELIVERED, FAILED, PENDING, PING, RETRIES
 from sysprompt.events.models import Attempt, AuditRecord, Delivery, Event, Webhook
 from sysprompt.events.sending import Outcome, Sender, post, sender
 
-CONCURRENCY = 8
-"""Deliveries a worker claims together: those of different subscriptions are sent side
-by side (threads), those of one subscription one after another in the order of their
-events; the lease covers as many attempts as one subscription has among them."""
+logger = logging.getLogger("sysprompt.events")
 
-_threads: ThreadPoolExecutor | None = None
+CHUNK = 16
+"""Deliveries of one subscription a lane claims, sends one after another and records
+together."""
 
 
 @dataclass(frozen=True)
 class Attempted:
-    """A delivery a batch attempted, and the event it belongs to."""
+    """A delivery a batch attempted (or, from :func:`dispatch`, found due), and the event
+    and subscription it belongs to."""
 
     delivery_id: int
     event_id: int
+    webhook_id: int = 0
 
 
 def deliveries_attempt(*, event_id: int | None, delivery_ids: list[int]) -> int:
@@ -71,23 +84,146 @@ def deliveries_attempt(*, event_id: int | None, delivery_ids: list[int]) -> int:
 
 
 def attempt_batch(*, event_ids: Sequence[int], delivery_ids: Sequence[int]) -> list[Attempted]:
-    """Fan out the events not yet fanned out among ``event_ids``, then attempt every due,
-    pending delivery of those events or among ``delivery_ids`` (see the module
-    docstring); what was attempted."""
-    conf = app_settings()
+    """Fan out the events not yet fanned out among ``event_ids``, then attempt the due,
+    pending deliveries of the subscriptions those events or ``delivery_ids`` have work
+    for, in lanes, to the end (see the module docstring); what was attempted."""
+    due = dispatch(event_ids=event_ids, delivery_ids=delivery_ids)
+    with Lanes(app_settings()) as lanes:
+        lanes.want(item.webhook_id for item in due)
+        return lanes.drain()
+
+
+def dispatch(*, event_ids: Sequence[int], delivery_ids: Sequence[int]) -> list[Attempted]:
+    """Fan out the events not yet fanned out among ``event_ids``; the due, pending,
+    unclaimed deliveries of those events or among ``delivery_ids`` (of an active
+    subscription, or a ``ping``), in order: the work to hand to :class:`Lanes`."""
     fan_out(event_ids)
-    via = sender(conf)
-    attempted: list[Attempted] = []
-    after = 0
-    while True:
-        token = secrets.token_hex(8)
-        claimed = _claim(event_ids, delivery_ids, after, token, conf)
-        if not claimed:
-            return attempted
-        outcomes = _send_all(claimed, conf, via)
-        _record_all(claimed, outcomes, token, conf)
-        attempted += [Attempted(delivery.pk, delivery.event_id) for delivery in claimed]
-        after = claimed[-1].pk
+    if not event_ids and not delivery_ids:
+        return []
+    now = timezone.now()
+    rows = (
+        Delivery.objects.filter(Q(event_id__in=event_ids) | Q(pk__in=delivery_ids))
+        .filter(state=PENDING, next_attempt_at__lte=now)
+        .filter(Q(webhook__active=True) | Q(event__type=PING))
+        .filter(Q(locked_until__isnull=True) | Q(locked_until__lt=now))
+        .order_by("pk")
+        .values_list("pk", "event_id", "webhook_id")
+    )
+    return [Attempted(pk, event_id, webhook_id) for pk, event_id, webhook_id in rows]
+
+
+@dataclass
+class _Chunk:
+    webhook_id: int
+    claimed: list[Delivery]
+    token: str
+
+
+class Lanes:
+    """A worker's lanes (see the module docstring): at most ``conf.webhook_concurrency``
+    subscriptions sending at once, each in a thread that only sends. Everything that
+    touches the database — claiming, recording — runs in the thread calling
+    :meth:`pump`, :meth:`drain` (the worker's own)."""
+
+    def __init__(self, conf: AppSettings) -> None:
+        self.size = conf.webhook_concurrency
+        self.threads = ThreadPoolExecutor(self.size, thread_name_prefix="webhook")
+        self.running: dict[Future[list[tuple[datetime, Outcome]]], _Chunk] = {}
+        self.wanted: dict[int, None] = {}  # subscriptions with work, in their order
+        self.stopping = threading.Event()
+
+    def __enter__(self) -> Lanes:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Wait for the chunks in flight (each ends by its deadlines), record nothing more."""
+        self.threads.shutdown(wait=True)
+
+    def want(self, webhook_ids: Iterable[int]) -> None:
+        """Subscriptions with due work: each gets a lane when one is free."""
+        for webhook_id in webhook_ids:
+            self.wanted.setdefault(webhook_id)
+
+    def idle(self) -> bool:
+        return not self.running and not self.wanted
+
+    def finish(self) -> list[Attempted]:
+        """A graceful stop: each lane ends after the attempt it is making (each ends by
+        its deadline), what was attempted is recorded, the rest of its chunk released
+        for the next worker; nothing new is claimed."""
+        self.stopping.set()
+        self.wanted.clear()
+        attempted: list[Attempted] = []
+        while self.running:
+            self.wait(60.0)
+            attempted += self.pump()
+        return attempted
+
+    def pump(self) -> list[Attempted]:
+        """Record the chunks that are done (their subscriptions wanted again, for what is
+        left), then give free lanes to the subscriptions waiting; what was recorded."""
+        attempted: list[Attempted] = []
+        conf = app_settings()
+        for future in [future for future in self.running if future.done()]:
+            chunk = self.running.pop(future)
+            attempted += self._record(chunk, future, conf)
+            if not self.stopping.is_set():
+                self.wanted.setdefault(chunk.webhook_id)
+        busy = {chunk.webhook_id for chunk in self.running.values()}
+        via = sender(conf)
+        for webhook_id in list(self.wanted):
+            if len(self.running) >= self.size:
+                break
+            if webhook_id in busy:
+                continue
+            del self.wanted[webhook_id]
+            token = secrets.token_hex(8)
+            claimed = _claim(webhook_id, token, conf)
+            if claimed:
+                future = self.threads.submit(_send_in_turn, claimed, conf, via, self.stopping)
+                self.running[future] = _Chunk(webhook_id, claimed, token)
+        return attempted
+
+    def wait(self, timeout: float) -> None:
+        """Until a lane is done, or ``timeout`` seconds."""
+        if self.running:
+            wait(list(self.running), timeout=timeout, return_when=FIRST_COMPLETED)
+
+    def drain(self) -> list[Attempted]:
+        """Send and record until no subscription has work left (a graceful stop, RQ's
+        task, the tests' rounds); what was recorded."""
+        attempted = self.pump()
+        while not self.idle():
+            self.wait(60.0)
+            attempted += self.pump()
+        return attempted
+
+    def _record(
+        self,
+        chunk: _Chunk,
+        future: Future[list[tuple[datetime, Outcome]]],
+        conf: AppSettings,
+    ) -> list[Attempted]:
+        try:
+            outcomes = future.result()
+            done, left = chunk.claimed[: len(outcomes)], chunk.claimed[len(outcomes) :]
+            _record_all(done, outcomes, chunk.token, conf)
+            if left:  # a stop came first: free for the next worker at once
+                Delivery.objects.filter(pk__in=[d.pk for d in left], locked_by=chunk.token).update(
+                    locked_until=None, locked_by=""
+                )
+        except Exception:  # the leases run out; the sweep sends them again
+            logger.exception("recording webhook attempts failed; the sweep sends them again")
+            return []
+        return [Attempted(d.pk, d.event_id, d.webhook_id) for d in done]
 
 
 def fan_out(event_ids: Sequence[int]) -> list[int]:
@@ -122,30 +258,23 @@ def fan_out(event_ids: Sequence[int]) -> list[int]:
     return fanned
 
 
-def _claim(
-    event_ids: Sequence[int],
-    delivery_ids: Sequence[int],
-    after: int,
-    token: str,
-    conf: AppSettings,
-) -> list[Delivery]:
-    """Claim up to :data:`CONCURRENCY` of the batch's due deliveries (above ``after``),
-    read with their event and subscription."""
+def _claim(webhook_id: int, token: str, conf: AppSettings) -> list[Delivery]:
+    """Claim up to :data:`CHUNK` of the subscription's due deliveries, oldest first, read
+    with their event and subscription; the lease covers their attempts one after
+    another."""
     now = timezone.now()
     unclaimed = Q(locked_until__isnull=True) | Q(locked_until__lt=now)
     candidates = list(
         Delivery.objects.select_related("event", "webhook")
-        .filter(Q(event_id__in=event_ids) | Q(pk__in=delivery_ids))
-        .filter(state=PENDING, next_attempt_at__lte=now, pk__gt=after)
+        .filter(webhook_id=webhook_id, state=PENDING, next_attempt_at__lte=now)
         .filter(Q(webhook__active=True) | Q(event__type=PING))
         .filter(unclaimed)
-        .order_by("pk")[:CONCURRENCY]
+        .order_by("pk")[:CHUNK]
     )
     if not candidates:
         return []
     ids = [delivery.pk for delivery in candidates]
-    in_turn = max(len(group) for group in _by_webhook(candidates).values())
-    lease = now + timedelta(seconds=lease_seconds(conf) * in_turn)
+    lease = now + timedelta(seconds=lease_seconds(conf) * len(candidates))
     taken = (
         Delivery.objects.filter(pk__in=ids, state=PENDING)
         .filter(unclaimed)
@@ -159,34 +288,17 @@ def _claim(
     return [delivery for delivery in candidates if delivery.pk in mine]
 
 
-def _send_all(
-    claimed: list[Delivery], conf: AppSettings, via: Sender
+def _send_in_turn(
+    claimed: list[Delivery], conf: AppSettings, via: Sender, stopping: threading.Event
 ) -> list[tuple[datetime, Outcome]]:
-    """Send the claimed deliveries: each subscription's one after another, in the order
-    of its events, and the subscriptions side by side (threads)."""
-    global _threads
-    results: list[tuple[datetime, Outcome] | None] = [None] * len(claimed)
-
-    def send(indexes: list[int]) -> None:
-        for index in indexes:
-            results[index] = _send(claimed[index], conf, via)
-
-    groups = list(_by_webhook(claimed).values())
-    if len(groups) == 1:
-        send(groups[0])
-    else:
-        if _threads is None:
-            _threads = ThreadPoolExecutor(CONCURRENCY, thread_name_prefix="webhook")
-        list(_threads.map(send, groups))
-    return [result for result in results if result is not None]
-
-
-def _by_webhook(deliveries: list[Delivery]) -> dict[int, list[int]]:
-    """The deliveries' indexes, by subscription, in order."""
-    groups: dict[int, list[int]] = {}
-    for index, delivery in enumerate(deliveries):
-        groups.setdefault(delivery.webhook_id, []).append(index)
-    return groups
+    """A lane's work: the chunk's deliveries one after another (no database), until the
+    end or a stop."""
+    outcomes: list[tuple[datetime, Outcome]] = []
+    for delivery in claimed:
+        if stopping.is_set():
+            break
+        outcomes.append(_send(delivery, conf, via))
+    return outcomes
 
 
 def retry_delay(failures: int, window: float) -> timedelta:
@@ -195,9 +307,10 @@ def retry_delay(failures: int, window: float) -> timedelta:
 
 
 def lease_seconds(conf: AppSettings) -> float:
-    """How long a claim lasts: longer than any attempt can take (connect, then the
-    attempt's time twice: a last read may start just before it runs out)."""
-    return conf.webhook_connect_timeout + 2 * conf.webhook_timeout + 2
+    """How long a claim lasts per attempt: well beyond the most an attempt can take (its
+    one deadline, ``SYSPROMPT_WEBHOOK_TIMEOUT``, over every phase), with room for
+    recording it."""
+    return 2 * conf.webhook_timeout + 5
 
 
 def _send(delivery: Delivery, conf: AppSettings, via: Sender) -> tuple[datetime, Outcome]:

@@ -1,14 +1,31 @@
-"""One HTTP attempt to a webhook's receiver, within the server-side request forgery rules.
+"""One HTTP attempt to a webhook's receiver, within the server-side request forgery rules
+and within one deadline.
 
 url (checked again: the settings may have changed since it was saved) → the host name
-resolved **once** → each address judged (``addresses.AllowList.refusal``): a name whose
-every address is refused is refused → a TCP connection to the first allowed address
-that answers (the socket's peer checked to be that address) → TLS with the host *name*
-for SNI and the certificate check, and ``Host:`` naming it → ``POST`` with the signed
-body → the status and at most :data:`~sysprompt.events.catalog.MAX_RESPONSE_BYTES` of
-the answer, within the connect timeout and the attempt's timeout. A redirect is never
+resolved **once** → each address judged (``addresses.AllowList.refusal``: the special
+ranges and the machine's own addresses): a name whose every address is refused is
+refused → a TCP connection to the first allowed address that answers (the socket's peer
+checked to be that address) → TLS with the host *name* for SNI and the certificate
+check, and ``Host:`` naming it → ``POST`` with the signed body → the status and at most
+:data:`~sysprompt.events.catalog.MAX_RESPONSE_BYTES` of the answer. A redirect is never
 followed (a 3xx is a failed attempt like any non-2xx), no proxy from the environment is
 used.
+
+**One deadline.** The attempt ends ``SYSPROMPT_WEBHOOK_TIMEOUT`` seconds after it
+began, whatever phase it is in: the name's resolution (in a thread of its own, waited
+for until the deadline), each connection (also within the connect timeout), the TLS
+handshake, the request, the status line, the headers and the body. Every read and
+write on the connection (:class:`_DeadlineStream`) waits at most the time left, and
+none starts once it is spent — so a receiver that drips its answer a byte at a time
+holds an attempt no longer than one that sends nothing.
+
+**What the author reads.** An attempt that reached no receiver — a name that does not
+resolve, an address refused (private, the machine's own, …), a connection refused or
+timed out, a failed TLS handshake — is recorded with one sentence (:data:`UNREACHED`)
+and no duration, so the delivery log tells nothing of which internal names, addresses
+and ports exist; the detail goes to the operator's log (``sysprompt.events``,
+WARNING). After a connection is made the author reads the status, the start of the
+answer, or that no complete answer came in time.
 
 The connection is made by :class:`GuardedBackend`, a network backend of ``httpcore``:
 the check and the connect happen on the same address, so a name that resolves to
@@ -27,12 +44,18 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ipaddress
+import logging
 import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
 
 import httpcore
 from django.apps import apps
@@ -42,7 +65,9 @@ from sysprompt.errors import InvalidInput
 from sysprompt.events.addresses import Address, AllowList
 from sysprompt.events.apps import EventsConfig
 from sysprompt.events.catalog import MAX_RESPONSE_BYTES, RESPONSE_EXCERPT_CHARS
-from sysprompt.events.validation import webhook_url_valid
+from sysprompt.events.validation import AddressRefused, webhook_url_valid
+
+logger = logging.getLogger("sysprompt.events")
 
 USER_AGENT = "sysprompt-webhooks/1"
 KEEPALIVE_SECONDS = 2.0
@@ -50,6 +75,16 @@ KEEPALIVE_SECONDS = 2.0
 common servers' keep-alive, so a kept connection is rarely one the receiver is closing)."""
 MAX_CONNECTIONS = 32
 """Connections a worker process keeps open at most (all origins together)."""
+RESOLVERS = 8
+"""Name resolutions a process runs at once (threads: the system's resolver blocks); one
+that outlives its attempt's deadline is abandoned to the resolver's own timeouts."""
+UNREACHED = (
+    "Not delivered: no receiver was reached. The URL's host must resolve to an address "
+    "webhooks may reach (a public one, or one the operator allows), accept a connection "
+    "and complete TLS with a valid certificate for its name in time. The server's log "
+    "has the detail."
+)
+"""What the author reads of every attempt that reached no receiver, whatever the cause."""
 
 
 class Refused(Exception):
@@ -62,8 +97,11 @@ class Outcome:
 
     status_code: int | None
     error: str
+    """What the author reads (one sentence for every attempt that reached nothing)."""
     response: str
     duration_ms: int
+    detail: str = ""
+    """What happened, for the operator's log (empty when delivered)."""
 
     @property
     def delivered(self) -> bool:
@@ -94,7 +132,11 @@ class GuardedBackend(httpcore.SyncBackend):
         for address in allowed:
             try:
                 stream = super().connect_tcp(
-                    str(address), port, timeout, local_address, socket_options
+                    str(address),
+                    port,
+                    _time_left(timeout, httpcore.ConnectTimeout),
+                    local_address,
+                    socket_options,
                 )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as failed:
                 error = failed
@@ -103,15 +145,78 @@ class GuardedBackend(httpcore.SyncBackend):
             if peer != address:  # never: the connection went to an address not checked
                 stream.close()
                 raise Refused(f"Refused: connected to {peer}, not to the checked {address}.")
-            return stream
+            return _DeadlineStream(stream)
         assert error is not None
         raise error
 
 
-def _resolve(host: str, port: int) -> list[Address]:
-    """Every address ``host`` resolves to, once, in the resolver's order."""
+_deadline: ContextVar[float | None] = ContextVar("webhook_deadline", default=None)
+"""When the attempt running in this thread must end (``time.monotonic()``), if any."""
+
+
+@contextlib.contextmanager
+def _until(deadline: float) -> Iterator[None]:
+    token = _deadline.set(deadline)
     try:
-        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _time_left(timeout: float | None, expired: type[Exception]) -> float | None:
+    """``timeout`` cut to what is left of the attempt's time; ``expired`` raised when
+    nothing is left."""
+    deadline = _deadline.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the attempt's time ran out")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every read, write and TLS handshake waits at most what is left
+    of the current attempt's time (the deadline of the thread using it)."""
+
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self.stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.stream.read(max_bytes, _time_left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.stream.write(buffer, _time_left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        left = _time_left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self.stream.start_tls(ssl_context, server_hostname, left))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.stream.get_extra_info(info)
+
+
+_resolvers = ThreadPoolExecutor(RESOLVERS, thread_name_prefix="webhook-resolve")
+
+
+def _resolve(host: str, port: int) -> list[Address]:
+    """Every address ``host`` resolves to, once, in the resolver's order — waited for
+    until the attempt's deadline at most."""
+    name = host.strip("[]")
+    lookup = _resolvers.submit(socket.getaddrinfo, name, port, type=socket.SOCK_STREAM)
+    try:
+        infos = lookup.result(timeout=_time_left(None, httpcore.ConnectTimeout))
+    except FutureTimeout:
+        lookup.cancel()
+        raise httpcore.ConnectTimeout(f"resolving {host} took longer than the attempt") from None
     except (socket.gaierror, UnicodeError) as error:
         raise httpcore.ConnectError(f"{host} does not resolve: {error}") from None
     addresses: list[Address] = []
@@ -194,28 +299,28 @@ def post(
     try:
         checked = webhook_url_valid(url, conf)
         status, answer = _exchange(checked, content, headers, conf, started, via)
-    except InvalidInput as refusal:
-        return _failed(f"Refused: {refusal.message}", started)
+    except AddressRefused as refusal:
+        return _unreached(url, f"Refused: {refusal.detail}.", started)
+    except InvalidInput as refusal:  # the URL itself (its scheme, …): the author's to fix
+        return _failed(url, f"Refused: {refusal.message}", str(refusal.message), started)
     except Refused as refusal:
-        return _failed(str(refusal), started)
-    except httpcore.ConnectTimeout:
-        return _failed(f"Connecting timed out after {conf.webhook_connect_timeout:g} s.", started)
-    except (httpcore.ReadTimeout, httpcore.WriteTimeout, _Overtime):
-        return _failed(f"No complete answer within {conf.webhook_timeout:g} s.", started)
-    except httpcore.ConnectError as error:
-        return _failed(f"Could not connect: {error}", started)
+        return _unreached(url, str(refusal), started)
+    except httpcore.ConnectTimeout as error:
+        return _unreached(url, f"Connecting timed out: {error or 'no answer'}", started)
+    except httpcore.ConnectError as error:  # refused, unreachable, TLS failed, no such name
+        return _unreached(url, f"Could not connect: {error}", started)
+    except (httpcore.ReadTimeout, httpcore.WriteTimeout, httpcore.PoolTimeout) as error:
+        said = f"No complete answer within {conf.webhook_timeout:g} s."
+        return _failed(url, said, f"{said} ({type(error).__name__})", started)
     except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.TimeoutException) as error:
-        return _failed(f"The connection failed: {error or type(error).__name__}", started)
+        said = "The connection failed before a complete answer."
+        return _failed(url, said, f"{said} {error or type(error).__name__}", started)
     return Outcome(
         status_code=status,
         error="",
         response=answer[:RESPONSE_EXCERPT_CHARS],
         duration_ms=_elapsed_ms(started),
     )
-
-
-class _Overtime(Exception):
-    """The answer kept coming after the attempt's time was up."""
 
 
 def _exchange(
@@ -231,7 +336,7 @@ def _exchange(
         "connect": min(conf.webhook_connect_timeout, conf.webhook_timeout),
         "read": conf.webhook_timeout,
         "write": conf.webhook_timeout,
-        "pool": conf.webhook_connect_timeout,
+        "pool": min(conf.webhook_connect_timeout, conf.webhook_timeout),
     }
     sent = {
         "Content-Type": "application/json",
@@ -239,9 +344,9 @@ def _exchange(
         **({} if via else {"Connection": "close"}),
         **headers,
     }
-    with contextlib.ExitStack() as stack:
+    with contextlib.ExitStack() as stack, _until(deadline):
         pool = via.pool if via else stack.enter_context(_one_off_pool(conf))
-        return _stream(pool, url, content, sent, timeouts, deadline)
+        return _stream(pool, url, content, sent, timeouts)
 
 
 def _one_off_pool(conf: AppSettings) -> httpcore.ConnectionPool:
@@ -259,7 +364,6 @@ def _stream(
     content: bytes,
     sent: Mapping[str, str],
     timeouts: Mapping[str, float],
-    deadline: float,
 ) -> tuple[int, str]:
     with (
         pool.stream(
@@ -275,13 +379,36 @@ def _stream(
             received += chunk
             if len(received) >= MAX_RESPONSE_BYTES:
                 break  # enough: the rest is never read
-            if time.monotonic() > deadline:
-                raise _Overtime
         return response.status, bytes(received[:MAX_RESPONSE_BYTES]).decode("utf-8", "replace")
 
 
-def _failed(error: str, started: float) -> Outcome:
-    return Outcome(status_code=None, error=error, response="", duration_ms=_elapsed_ms(started))
+def _failed(url: str, error: str, detail: str, started: float) -> Outcome:
+    """An attempt that reached the receiver (or whose URL was refused as written)."""
+    took = _elapsed_ms(started)
+    logger.warning("webhook to %s not delivered after %d ms: %s", _origin(url), took, detail)
+    return Outcome(status_code=None, error=error, response="", duration_ms=took, detail=detail)
+
+
+def _unreached(url: str, detail: str, started: float) -> Outcome:
+    """An attempt that reached no receiver: :data:`UNREACHED` and no duration for the
+    author (how long it took would tell a refused port from a silent one), the detail
+    for the operator."""
+    logger.warning(
+        "webhook to %s reached no receiver after %d ms: %s",
+        _origin(url),
+        _elapsed_ms(started),
+        detail,
+    )
+    return Outcome(status_code=None, error=UNREACHED, response="", duration_ms=0, detail=detail)
+
+
+def _origin(url: str) -> str:
+    """``scheme://host:port`` of ``url`` (its path or query may hold a token)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(a URL that cannot be read)"
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
 def _elapsed_ms(started: float) -> int:

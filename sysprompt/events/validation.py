@@ -1,8 +1,10 @@
 """Checks of what an author gives a webhook subscription: its URL and its event types.
 
 A URL must be ``https`` (``http`` only for hosts in ``SYSPROMPT_WEBHOOK_ALLOW_HTTP_HOSTS``),
-name a host (an address literal must be public unless allowed; a name is checked on
-every delivery, on the address it resolves to, see ``sending``), carry no user name or
+name a host (an address literal must be public unless allowed — refused with one
+sentence whatever the reason, so it tells nothing of the server's own addresses; a
+name is checked on every delivery, on the address it resolves to, see ``sending``),
+carry no user name or
 password (the URL shows on pages and in the audit log's object) and no fragment. It is
 stored normalised: the scheme and host lowercased, an international host name in its
 ASCII form, an empty path as ``/``.
@@ -20,6 +22,16 @@ from sysprompt.conf import AppSettings, app_settings
 from sysprompt.errors import InvalidInput
 from sysprompt.events.addresses import AllowList, address_literal
 from sysprompt.events.catalog import EVENT_TYPES, URL_MAX_LENGTH
+
+
+class AddressRefused(InvalidInput):
+    """An address literal webhooks may not reach. The message is the same for every such
+    address (the machine's own included); ``detail`` says why, for the operator's log."""
+
+    def __init__(self, field: str, message: str, *, detail: str) -> None:
+        super().__init__(field, message)
+        self.detail = detail
+
 
 _LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
 
@@ -56,7 +68,12 @@ def webhook_url_valid(url: object, conf: AppSettings | None = None) -> str:
     if literal is not None:
         reason = AllowList.parse(conf.webhook_allow_private).refusal(host, literal)
         if reason is not None:
-            raise InvalidInput("url", f"{reason[0].upper()}{reason[1:]}.")
+            raise AddressRefused(
+                "url",
+                f"{host} is not an address webhooks may reach: a receiver needs a public "
+                "address, or one the operator allows (SYSPROMPT_WEBHOOK_ALLOW_PRIVATE).",
+                detail=reason,
+            )
     netloc = f"[{host}]" if literal is not None and literal.version == 6 else host
     if parts.port is not None:
         netloc += f":{parts.port}"

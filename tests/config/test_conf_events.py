@@ -31,6 +31,7 @@ from tests.config.test_conf import _python
         ("WEBHOOK_ALLOW_PRIVATE", ["10.1.2.3/24"], "webhook_allow_private", ("10.1.2.0/24",)),
         ("WEBHOOK_TIMEOUT", 0.5, "webhook_timeout", 0.5),
         ("WEBHOOK_CONNECT_TIMEOUT", 2, "webhook_connect_timeout", 2.0),
+        ("WEBHOOK_CONCURRENCY", 3, "webhook_concurrency", 3),
         ("WEBHOOK_RETRY_WINDOW", 60, "webhook_retry_window", 60.0),
         (
             "WEBHOOK_CA_FILE",
@@ -59,6 +60,9 @@ def test_events_settings_override_when_set(
         ("WEBHOOK_ALLOW_PRIVATE", ["http://x"]),
         ("WEBHOOK_TIMEOUT", 0),
         ("WEBHOOK_CONNECT_TIMEOUT", "5"),
+        ("WEBHOOK_CONCURRENCY", 0),
+        ("WEBHOOK_CONCURRENCY", 65),
+        ("WEBHOOK_CONCURRENCY", 2.5),
         ("WEBHOOK_RETRY_WINDOW", -1),
         ("WEBHOOK_CA_FILE", "relative.pem"),
         ("TASKS_QUEUE", ""),

@@ -5,7 +5,7 @@ and the task queue run the way its worker runs it.
 ``run_queued`` runs rounds of the events' own worker (``sysprompt.events.worker``:
 the ready tasks of django-tasks-db's table and the outbox's new events, in batches), as
 ``manage.py events_worker`` does, without its loop (which would close the test's
-connection between rounds).
+connection between rounds), each round's lanes run to their end.
 """
 
 from __future__ import annotations
@@ -157,11 +157,15 @@ def run_queued(*, rounds: int = 1, pause: float = 0.0) -> int:
         excluded_queue_names=[],
     )
     ran = 0
-    for index in range(rounds):
-        while taken := worker.round():
-            ran += taken
-        if index + 1 < rounds:
-            time.sleep(pause)
+    try:
+        for index in range(rounds):
+            while taken := worker.round():
+                ran += taken
+                worker.lanes.drain()  # what the lanes hold, sent and recorded
+            if index + 1 < rounds:
+                time.sleep(pause)
+    finally:
+        worker.lanes.close()
     return ran
 
 

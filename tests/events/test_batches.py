@@ -11,8 +11,9 @@ from django_tasks_db.models import DBTaskResult
 from pytest_django import Settings
 
 from sysprompt.events import services
-from sysprompt.events.delivery import CONCURRENCY
+from sysprompt.events.delivery import CHUNK
 from sysprompt.events.models import Attempt, Delivery, Event
+from sysprompt.events.sending import UNREACHED
 from sysprompt.prompts.services import template_save
 from tests.events.support import ALLOW_LOCAL, receiving, run_queued
 
@@ -54,7 +55,7 @@ def test_one_event_fans_out_to_each_subscription_with_its_own_log(author: User) 
 
 
 def test_batch_sends_every_event_once_in_order_over_kept_connections(author: User) -> None:
-    count = 2 * CONCURRENCY + 3  # more than one chunk
+    count = 2 * CHUNK + 3  # more than one chunk
     with receiving() as receiver:
         receiver.secret = services.webhook_create(
             url=receiver.url, events=["template.saved"], author=author
@@ -69,11 +70,11 @@ def test_batch_sends_every_event_once_in_order_over_kept_connections(author: Use
     assert Attempt.objects.count() == count
     assert not Delivery.objects.exclude(state="delivered").exists()
     connections = {item.client for item in received}
-    assert len(connections) <= CONCURRENCY < count  # kept, not one per delivery
+    assert len(connections) <= CHUNK < count  # kept, not one per delivery
 
 
 def test_kept_connection_is_dropped_when_the_allow_list_changes(
-    author: User, settings: Settings
+    author: User, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings.SYSPROMPT = {**ALLOW_LOCAL, "WEBHOOK_ALLOW_PRIVATE": ["localhost"]}
     with receiving() as receiver:
@@ -93,4 +94,5 @@ def test_kept_connection_is_dropped_when_the_allow_list_changes(
         assert len(receiver.received) == 1
     last = Attempt.objects.order_by("-id").first()
     assert last is not None and last.status_code is None
-    assert last.error.startswith("Refused:") and "loopback" in last.error
+    assert last.error == UNREACHED  # the author's one sentence; the operator's log says why
+    assert "Refused: localhost resolves to 127.0.0.1" in caplog.text and "loopback" in caplog.text

@@ -17,6 +17,7 @@ from pytest_django import Settings
 
 from sysprompt.events import services
 from sysprompt.events.models import Attempt
+from sysprompt.events.sending import UNREACHED
 from tests.events.support import Receiver, receiving, run_queued
 
 
@@ -74,7 +75,11 @@ def test_https_to_a_name_connects_to_its_checked_address_with_sni(
 
 
 def test_https_refuses_a_certificate_for_another_name(
-    author: User, settings: Settings, tls_receiver: Receiver, certificate: tuple[Path, Path]
+    author: User,
+    settings: Settings,
+    tls_receiver: Receiver,
+    certificate: tuple[Path, Path],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings.SYSPROMPT = {
         "WEBHOOK_ALLOW_PRIVATE": ["127.0.0.1"],
@@ -83,18 +88,18 @@ def test_https_refuses_a_certificate_for_another_name(
 
     attempt = _attempt(author, f"https://127.0.0.1:{tls_receiver.port}/hooks")
 
-    assert attempt.status_code is None
-    assert "certificate" in attempt.error.lower()
+    assert (attempt.status_code, attempt.error) == (None, UNREACHED)
+    assert "certificate" in caplog.text.lower()
     assert tls_receiver.received == []
 
 
 def test_https_refuses_a_certificate_no_trusted_authority_signed(
-    author: User, settings: Settings, tls_receiver: Receiver
+    author: User, settings: Settings, tls_receiver: Receiver, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings.SYSPROMPT = {"WEBHOOK_ALLOW_PRIVATE": ["localhost"]}  # certifi's bundle only
 
     attempt = _attempt(author, f"https://localhost:{tls_receiver.port}/hooks")
 
-    assert attempt.status_code is None
-    assert "certificate verify failed" in attempt.error
+    assert (attempt.status_code, attempt.error) == (None, UNREACHED)
+    assert "certificate verify failed" in caplog.text
     assert tls_receiver.received == []

@@ -47,6 +47,7 @@ def environment(sysprompt: dict[str, Any], **extra: str) -> dict[str, str]:
         "WEBHOOK_ALLOW_HTTP_HOSTS": ",".join,
         "WEBHOOK_ALLOW_PRIVATE": ",".join,
         "WEBHOOK_TIMEOUT": str,
+        "WEBHOOK_CONCURRENCY": str,
         "WEBHOOK_CONNECT_TIMEOUT": str,
         "WEBHOOK_RETRY_WINDOW": str,
         "TASKS_QUEUE": str,

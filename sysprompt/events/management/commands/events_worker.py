@@ -59,8 +59,8 @@ class Command(BaseCommand):
             default=1,
             choices=range(1, 17),
             metavar="N",
-            help="Worker processes side by side (default 1): each sends up to 8 deliveries at a "
-            "time.",
+            help="Worker processes side by side (default 1): each sends to up to "
+            "SYSPROMPT_WEBHOOK_CONCURRENCY (8) subscriptions at a time.",
         )
         parser.add_argument(
             "--interval",
