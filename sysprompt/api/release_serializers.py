@@ -6,9 +6,10 @@ Input serializers check the shape; ``sysprompt.releases.validation`` checks the 
 
 In the schema a target is ``Target``: one of the named components ``LatestTarget``
 (the string ``"latest"``), ``ReleaseTarget`` (``{"release": N}``) and ``SplitTarget``
-(``{"split": [SplitArm, …]}``); an arm's release and an impact's candidate are a
-``Pointer``: one of ``ReleaseNumber`` and ``LatestTarget``. Every part has a name, so
-client generators make one type each.
+(``{"split": [SplitArm, …]}``); an arm's release is a ``Pointer``: one of
+``ReleaseNumber`` and ``LatestTarget``; an impact's candidate a ``Candidate``: a
+``Pointer`` or a ``ReleaseTarget``. Every part has a name, so client generators make
+one type each.
 """
 
 from __future__ import annotations
@@ -99,6 +100,19 @@ class SplitTargetSchema(serializers.Serializer[Any]):
             'weights exceeds its point, sha256(label ":" conversation_id) modulo 10,000.'
         ),
     )
+
+
+CANDIDATE = PolymorphicProxySerializer(
+    component_name="Candidate",
+    serializers=[ReleaseNumberSchema, ReleaseTargetSchema, LatestTargetSchema],
+    resource_type_field_name=None,
+)
+
+
+@extend_schema_field(CANDIDATE)
+class CandidateField(JsonValueField):
+    """A release number, ``{"release": N}`` or ``"latest"``, checked by
+    ``releases.validation.candidate_valid``."""
 
 
 TARGET = PolymorphicProxySerializer(
@@ -235,6 +249,15 @@ class LabelOutputSerializer(serializers.Serializer[Any]):
     updated_by = serializers.CharField(allow_null=True)
 
 
+@extend_schema_serializer(component_name="LabelDetail")
+class LabelDetailOutputSerializer(LabelOutputSerializer):
+    rollback_to = TargetField(
+        allow_null=True,
+        help_text="Where a rollback would move the label now (each rollback goes one step "
+        "further back through its history); null: nothing to roll back to.",
+    )
+
+
 @extend_schema_serializer(component_name="LabelPage")
 class LabelPageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/labels`` (cursor pagination, by name)."""
@@ -299,8 +322,9 @@ class ImpactInputSerializer(serializers.Serializer[Any]):
         trim_whitespace=False,
         help_text="The label whose move is previewed.",
     )
-    candidate = PointerField(
-        help_text='What the label would point at: "latest" (the working copy) or a release.'
+    candidate = CandidateField(
+        help_text='What the label would point at: "latest" (the working copy) or a release, '
+        'as its number or as a target names it ({"release": N}).'
     )
     window_days = WindowDaysField(
         required=False,
@@ -378,7 +402,7 @@ class ImpactContextOutputSerializer(serializers.Serializer[Any]):
 @extend_schema_serializer(component_name="Impact")
 class ImpactOutputSerializer(serializers.Serializer[Any]):
     label = serializers.CharField()  # type: ignore[assignment]
-    candidate = PointerField()
+    candidate = PointerField(help_text='The candidate: a release number or "latest".')
     current = TargetField(help_text="The label's target now (the before side).")
     window_days = serializers.IntegerField(min_value=1)
     since = serializers.DateTimeField()

@@ -46,7 +46,7 @@ from sysprompt.library.validation import override_valid
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.prompts.validation import DIRECTORY_TYPES, cwd_check
 from sysprompt.releases.selectors import label_get, pointer_build, test_contexts_list
-from sysprompt.releases.validation import label_name_valid, pointer_valid, window_days_valid
+from sysprompt.releases.validation import candidate_valid, label_name_valid, window_days_valid
 from sysprompt_core.library import Override
 from sysprompt_core.releases import (
     SPLIT_TOTAL,
@@ -141,12 +141,13 @@ def impact_report(
     window_days: object = None,
     now: datetime | None = None,
 ) -> ImpactReport:
-    """What moving ``label`` to ``candidate`` (a release number or ``"latest"``) would do
+    """What moving ``label`` to ``candidate`` (a release number, ``{"release": N}`` or
+    ``"latest"``) would do
     to the label's recent conversations and to every test context (see the module
     docstring). Refused, naming the field: a bad or unknown ``label``, a bad
     ``candidate`` or ``window_days``; :class:`ReleaseNotFound` for an unknown release."""
     name = label_name_valid(label, "label")
-    pointer = pointer_valid(candidate, "candidate")
+    pointer = candidate_valid(candidate)
     days = window_days_valid(window_days)
     try:
         current = label_get(name).target

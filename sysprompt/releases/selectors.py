@@ -580,6 +580,35 @@ def label_history(name: str) -> QuerySet[LabelMove]:
     return LabelMove.objects.select_related("author").filter(label__name=name).order_by("-id")
 
 
+_ROLLBACK_CHUNK = 100
+
+
+def rollback_target(name: str) -> Target | None:
+    """Where a rollback of the label ``name`` would move it now: one step further back
+    through its history each time (``None``: nothing to roll back to).
+
+    The history is a stack of steps: every move that is not a rollback pushes one (the
+    target it moved to), every rollback pops one and goes to the target the step below
+    held, which is the ``from`` of the step it popped's move. Read newest first, a
+    rollback hides the nearest earlier step not already hidden; the first step left
+    visible is the one the next rollback pops. Reading stops there (usually the first
+    rows read)."""
+    hidden = 0
+    moves = (
+        LabelMove.objects.filter(label__name=name)
+        .order_by("-id")
+        .values_list("from_target", "rollback")
+    )
+    for from_target, rollback in moves.iterator(chunk_size=_ROLLBACK_CHUNK):
+        if rollback:
+            hidden += 1
+        elif hidden:
+            hidden -= 1
+        else:
+            return None if from_target is None else parse_target(from_target)
+    return None
+
+
 @dataclass(frozen=True)
 class ArmChanges:
     """What the working copy changes since one pointer a label serves (one per arm of a

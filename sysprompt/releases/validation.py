@@ -16,6 +16,7 @@ from sysprompt_core.errors import InvalidTarget
 from sysprompt_core.limits import MODEL_MAX_LENGTH
 from sysprompt_core.releases import (
     Pointer,
+    Single,
     Target,
     label_name_check,
     parse_pointer,
@@ -54,6 +55,22 @@ def pointer_valid(value: object, field: str) -> Pointer:
         return parse_pointer(value, field)
     except InvalidTarget as error:
         raise InvalidInput(error.field, error.message) from None
+
+
+def candidate_valid(value: object, field: str = "candidate") -> Pointer:
+    """What a label would point at (an impact's or a publish's candidate): a release
+    number, ``{"release": N}`` (as a label's target names one) or ``"latest"``."""
+    if isinstance(value, dict):
+        if set(value) != {"release"}:
+            raise InvalidInput(
+                field,
+                'a candidate is a release number, {"release": <number>} or "latest" '
+                "(a split is no candidate: set it with PUT /api/labels/{name}).",
+            )
+        target = target_valid(value, field)
+        assert isinstance(target, Single)  # {"release": N} is one
+        return target.pointer
+    return pointer_valid(value, field)
 
 
 def message_valid(value: object, field: str = "message") -> str:

@@ -858,8 +858,10 @@ COMPONENTS = {
     "SplitTarget",
     "SplitArm",
     "Pointer",
+    "Candidate",  # a Pointer or a ReleaseTarget: an impact's candidate
     "ReleaseNumber",
     "Label",
+    "LabelDetail",  # a label with rollback_to (get, set, rollback)
     "LabelInput",
     "LabelPage",
     "LabelMove",
