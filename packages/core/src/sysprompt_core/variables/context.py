@@ -38,10 +38,6 @@ if TYPE_CHECKING:
     from sysprompt_core.library.source import FragmentSource
 
 
-def _home_root() -> tuple[str, ...]:
-    return (os.path.expanduser("~"),)
-
-
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -51,13 +47,15 @@ class ResolverOptions:
     """Limits and paths that the resolvers obey (the SYSPROMPT settings feed these).
 
     ``allowed_roots``: where ``file:`` and ``git:`` may read (besides, for ``file:``,
-    the working directory); empty: the working directory alone. The ``git_*`` options
+    the working directory); empty, the default: the working directory alone, for both
+    (a ``ResolveContext(cwd=…)`` reads its own directory and nothing else, wherever it
+    is). The ``git_*`` options
     govern the git reader processes (``sysprompt_core.sandbox``): how many at once, the
     address space each may use, and whether each confines itself with Landlock (off
     only to try what a host without Landlock does)."""
 
     git_timeout: float = DEFAULT_GIT_TIMEOUT
-    allowed_roots: tuple[str, ...] = field(default_factory=_home_root)
+    allowed_roots: tuple[str, ...] = ()
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES
     max_prompt_bytes: int = DEFAULT_MAX_PROMPT_BYTES
