@@ -402,8 +402,9 @@ def label_field() -> StrictCharField:
         max_length=LABEL_NAME_MAX_LENGTH,
         trim_whitespace=False,
         help_text=(
-            "The label to build from (releases): production, staging, a tenant's name. "
-            "Left out: the agent host's label, else production. Used when a prompt is "
+            "The label to build from (releases): production, staging, a tenant's name; "
+            '"latest": the working copy itself. Left out: the agent host\'s label, else '
+            "production. Used when a prompt is "
             "built (a first turn, construct, compact); a later turn answers the stored "
             "prompt whatever it says."
         ),

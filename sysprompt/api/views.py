@@ -39,7 +39,7 @@ from sysprompt.api.pagination import ConversationPagination, VersionPagination
 from sysprompt.prompts import rendering, selectors, services
 from sysprompt.prompts.validation import HostContext, host_context_check
 from sysprompt.releases.selectors import conversation_build, label_builds
-from sysprompt.releases.validation import label_name_valid
+from sysprompt.releases.validation import call_label_valid
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CONVERSATION_ID_PATTERN
 from sysprompt_core.variables import variable_catalog
 
@@ -218,7 +218,7 @@ def _conversation_input(
     data = dict(serializer.validated_data)
     host = host_context(data)
     label = data.pop("label", None)
-    build = conversation_build(None if label is None else label_name_valid(label, "label"))
+    build = conversation_build(None if label is None else call_label_valid(label))
     return {**data, "host": host, "build": build}
 
 
@@ -386,7 +386,8 @@ class ReferencesApi(APIView):
                 OpenApiTypes.STR,
                 description=(
                     "The label, as the host sends it with resolve (left out: the caller's "
-                    "label, else production); a split's arms are joined."
+                    'label, else production; "latest": the working copy); a split\'s arms '
+                    "are joined."
                 ),
             ),
             IF_NONE_MATCH,
@@ -409,7 +410,7 @@ class ReferencesApi(APIView):
         query.is_valid(raise_exception=True)
         label = query.validated_data.get("label") or None
         builds = label_builds(
-            None if label is None else label_name_valid(label, "label"), request.user.pk
+            None if label is None else call_label_valid(label), request.user.pk
         )
         found = rendering.template_references(
             provider=query.validated_data.get("provider") or None,

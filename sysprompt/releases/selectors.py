@@ -448,8 +448,9 @@ def _template_of_row(row: Sequence[Any]) -> CurrentTemplate:
 
 
 def conversation_build(label: str | None = None) -> Chooser:
-    """The chooser of a call that names ``label`` (``None``: it names none); see the
-    module docstring. An unknown call label is refused when the chooser runs, naming
+    """The chooser of a call that names ``label`` (``None``: it names none;
+    ``"latest"``: the working copy, recorded as label ``latest``); see the module
+    docstring. An unknown call label is refused when the chooser runs, naming
     the field ``label``."""
 
     def choose(*, conversation_id: str, owner_id: int | None) -> Build:
@@ -486,7 +487,10 @@ def _label_for(
     One query, written once (every build comes here): the label wanted and production,
     with whether the host's label is the row, and beside them the newest template
     version (by the unique index on its number) — so that a label following ``latest``,
-    a fresh install's production, costs a first turn no query more than before labels."""
+    a fresh install's production, costs a first turn no query more than before labels.
+    A call's ``"latest"`` is the working copy itself: no label is read."""
+    if label == LATEST:
+        return LATEST, PRODUCTION_DEFAULT, None
     users = get_user_model()
     sql = (
         f"SELECT l.name, l.target, h.user_id, t.number, t.text, t.compress, t.created_at, "

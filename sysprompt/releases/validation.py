@@ -15,6 +15,7 @@ from sysprompt.prompts.validation import CheckedCwd, HostContext, cwd_check, hos
 from sysprompt_core.errors import InvalidTarget
 from sysprompt_core.limits import MODEL_MAX_LENGTH
 from sysprompt_core.releases import (
+    LATEST,
     Pointer,
     Single,
     Target,
@@ -37,6 +38,13 @@ def label_name_valid(name: object, field: str = "name") -> str:
         return label_name_check(name, field)
     except InvalidTarget as error:
         raise InvalidInput(error.field, error.message) from None
+
+
+def call_label_valid(name: object, field: str = "label") -> str:
+    """The label a call names (``resolve``, ``construct``, ``compact``, the references):
+    a label's name, or ``"latest"``, the working copy itself (as Langfuse's ``latest``
+    names the newest version), which needs no label."""
+    return LATEST if name == LATEST else label_name_valid(name, field)
 
 
 def target_valid(value: object, field: str = "target") -> Target:
