@@ -24,6 +24,7 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 
 from sysprompt.api.serializers import (
+    CwdField,
     DiagnosticOutputSerializer,
     FragmentUseOutputSerializer,
     HostValuesField,
@@ -34,14 +35,13 @@ from sysprompt.api.serializers import (
     StrictCharField,
     ToolsField,
     VariablesField,
-    cwd_field,
 )
 from sysprompt.releases.validation import (
     MESSAGE_MAX_LENGTH,
     WINDOW_DAYS_DEFAULT,
     WINDOW_DAYS_MAX,
 )
-from sysprompt_core.limits import MODEL_MAX_LENGTH
+from sysprompt_core.limits import CWD_MAX_LENGTH, MODEL_MAX_LENGTH
 from sysprompt_core.releases import (
     LABEL_NAME_MAX_LENGTH,
     LABEL_NAME_PATTERN,
@@ -388,7 +388,9 @@ class ImpactContextOutputSerializer(serializers.Serializer[Any]):
         "test context's own.",
     )
     agent_host = serializers.CharField(allow_null=True)
-    cwd = serializers.CharField()
+    cwd = serializers.CharField(
+        allow_null=True, help_text="null: a test context without one (its values alone)."
+    )
     provider = serializers.CharField(allow_blank=True)
     model = serializers.CharField(allow_blank=True)
     tools = serializers.ListField(child=serializers.CharField())
@@ -414,9 +416,24 @@ class ImpactOutputSerializer(serializers.Serializer[Any]):
 # --- test contexts and agent hosts' labels -----------------------------------------------
 
 
+class OptionalCwdField(serializers.CharField):
+    """A stored cwd that may be none (stored ``""``): ``null`` then."""
+
+    def to_representation(self, value: Any) -> Any:
+        return value or None
+
+
 @extend_schema_serializer(component_name="TestContextInput")
 class TestContextInputSerializer(serializers.Serializer[Any]):
-    cwd = cwd_field()
+    cwd = CwdField(
+        required=False,
+        allow_null=True,
+        max_length=CWD_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text="The working directory, checked as a conversation's; left out or null: "
+        "none, and the context renders with its host-local values alone (then values is "
+        "required).",
+    )
     values = HostValuesField(required=False, help_text="Host-local values, as a host sends them.")
     provider = StrictCharField(
         required=False, allow_blank=True, max_length=MODEL_MAX_LENGTH, trim_whitespace=False
@@ -441,7 +458,7 @@ class TestContextCreateInputSerializer(TestContextInputSerializer):
 @extend_schema_serializer(component_name="TestContext")
 class TestContextOutputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
-    cwd = serializers.CharField()
+    cwd = OptionalCwdField(allow_null=True, help_text="null: none (host-local values only).")
     values = HostValuesField()
     provider = serializers.CharField(allow_blank=True)
     model = serializers.CharField(allow_blank=True)

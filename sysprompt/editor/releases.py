@@ -420,7 +420,7 @@ class LabelRollbackView(ReleasePagesMixin, View):
 def _test_context_fields(data: dict[str, Any]) -> dict[str, Any]:
     """The service's fields of a :class:`TestContextForm`'s cleaned data."""
     return {
-        "cwd": data["cwd"],
+        "cwd": data["cwd"] or None,  # blank: none, the values alone
         "values": assignments_parse(data["values"], "values") or None,
         "provider": data["provider"],
         "model": data["model"],

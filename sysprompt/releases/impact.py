@@ -11,7 +11,8 @@ The server's half of releases §3; the rendering is the core's
       (whose cwd and id it renders with)
     + every test context (count 0)
       ──ResolveContext each (host-local values as the server may resolve them:
-        SERVER_RESOLVES; a test context's own values as supplied)──▶
+        SERVER_RESOLVES; a test context's own values as supplied, and only those
+        when it has no cwd)──▶
     impact_matrix(contexts, before, after) ──▶ :class:`ImpactReport`
 
 When the label's target is a **split**, every context is rendered against each arm,
@@ -71,7 +72,8 @@ HOST_VALUES_NOTE = (
     "Recorded contexts render host-local values (prompt:cwd, git:, file:, system:) as "
     "this server may resolve them itself (SERVER_RESOLVES), in the working directory of "
     "each context's newest conversation: an agent host's own values are never stored. "
-    "Test contexts use the values they supply."
+    "Test contexts use the values they supply; one without a cwd renders with those "
+    "values alone."
 )
 
 
@@ -87,7 +89,7 @@ class ContextRow:
     before: Pointer
     arm: int | None
     agent_host: str | None
-    cwd: str
+    cwd: str | None
     provider: str
     model: str
     tools: tuple[str, ...]
@@ -318,7 +320,7 @@ def _tests(now: datetime, places: _Places, *, start: int) -> list[_Context]:
                 origin="test",
                 agent_host=None,
                 shown={
-                    "cwd": test.cwd,
+                    "cwd": test.cwd or None,
                     "provider": test.provider,
                     "model": test.model,
                     "tools": tools,
@@ -349,7 +351,7 @@ class _Places(dict[str, tuple[str, str | None, str | None]]):
 def _resolve_context(
     places: _Places,
     *,
-    cwd: str,
+    cwd: str | None,
     model: str,
     conversation_id: str | None,
     provider: str,
@@ -361,10 +363,16 @@ def _resolve_context(
     """The resolution context of one report row, as construct would make it (the same
     rules as ``prompts.rendering``): host-local types only as SERVER_RESOLVES allows,
     and ``git:``/``file:`` only in a cwd that passes the check today (otherwise it is
-    only a value, and the note says why)."""
+    only a value, and the note says why). Without a cwd (a test context that supplies
+    its values, as a central deployment's host does) no host-local value is resolved
+    here: the supplied ones are all there are."""
     conf = app_settings()
     resolves = conf.server_resolves
-    path, real, note = places.checked(cwd)
+    if not cwd:
+        path, real, note = None, None, None
+        resolves = frozenset()
+    else:
+        path, real, note = places.checked(cwd)
     if real is None:
         resolves -= DIRECTORY_TYPES
     context = ResolveContext(

@@ -454,15 +454,16 @@ class TestContextSaved:
 
 @transaction.atomic
 def test_context_save(*, name: str, fields: dict[str, Any], author: Actor) -> TestContextSaved:
-    """Create or replace the test context ``name`` with ``fields`` (``cwd`` required;
-    ``values``, ``provider``, ``model``, ``tools``, ``variables``, ``override``
-    optional), each checked as an agent host's request is (400 naming the field).
+    """Create or replace the test context ``name`` with ``fields`` (``cwd`` or
+    ``values`` required, stored ``""`` for no cwd; ``provider``, ``model``, ``tools``,
+    ``variables``, ``override`` optional), each checked as an agent host's request is
+    (400 naming the field).
     At most ``TEST_CONTEXTS_MAX`` exist: each runs in every impact report."""
     checked = test_context_valid(name=name, fields=fields)
     preset_check(checked.host.override, "override")
     now = timezone.now()
     values = {
-        "cwd": str(checked.cwd),
+        "cwd": "" if checked.cwd is None else str(checked.cwd),
         "values": dict(checked.host.values or {}),
         "provider": checked.host.provider or "",
         "model": checked.model,

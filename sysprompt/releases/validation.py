@@ -108,11 +108,12 @@ def window_days_valid(value: object, field: str = "window_days") -> int:
 
 @dataclass(frozen=True)
 class CheckedTestContext:
-    """A test context's fields, checked: the cwd as :func:`cwd_check` accepted it, the
-    model, and the rest as an agent host's request would give them."""
+    """A test context's fields, checked: the cwd as :func:`cwd_check` accepted it
+    (``None``: none, the context renders with the host-local values it supplies
+    alone), the model, and the rest as an agent host's request would give them."""
 
     name: str
-    cwd: CheckedCwd
+    cwd: CheckedCwd | None
     model: str
     host: HostContext
     override_json: object
@@ -121,13 +122,15 @@ class CheckedTestContext:
 def test_context_valid(*, name: str, fields: dict[str, Any]) -> CheckedTestContext:
     """A test context, checked field by field as a conversation's host context is
     (``cwd``, ``values``, ``provider``, ``tools``, ``variables``, ``override``), and
-    ``model`` (at most 200 characters)."""
+    ``model`` (at most 200 characters). It needs a ``cwd`` or host-local ``values``
+    (a central deployment's hosts send values and the server reads no directory): with
+    neither, 400 on ``cwd``."""
     checked_name = label_name_valid(name)
     model = fields.get("model") or ""
     if not isinstance(model, str) or len(model) > MODEL_MAX_LENGTH:
         raise InvalidInput("model", f"the model is text of at most {MODEL_MAX_LENGTH} characters.")
     cwd = fields.get("cwd")
-    if not isinstance(cwd, str):
+    if cwd is not None and not isinstance(cwd, str):
         raise InvalidInput("cwd", "the cwd is an absolute path, such as '/home/ada/project'.")
     given = {
         key: fields[key]
@@ -136,6 +139,16 @@ def test_context_valid(*, name: str, fields: dict[str, Any]) -> CheckedTestConte
     }
     override = fields.get("override")
     host = host_context_check(**given, override=override)
+    if not cwd and not host.values:
+        raise InvalidInput(
+            "cwd",
+            "a test context needs a cwd (an absolute path, such as '/home/ada/project') or "
+            'host-local values (values, such as {"git:branch": "main"}).',
+        )
     return CheckedTestContext(
-        name=checked_name, cwd=cwd_check(cwd), model=model, host=host, override_json=override
+        name=checked_name,
+        cwd=cwd_check(cwd) if cwd else None,
+        model=model,
+        host=host,
+        override_json=override,
     )
