@@ -474,6 +474,13 @@ class BuiltFromOutputSerializer(serializers.Serializer[Any]):
 class ConversationPromptOutputSerializer(HostContextOutputSerializer, BuiltFromOutputSerializer):
     conversation_id = serializers.CharField()
     system_prompt = serializers.CharField(allow_null=True)
+    cwd = serializers.CharField(
+        help_text="The working directory the prompt was built for (normalised): with model "
+        "and provider, the frozen context a later turn is compared with."
+    )
+    model = serializers.CharField(
+        allow_blank=True, help_text='The model it was built for; "" when none was given.'
+    )
     template_version = serializers.IntegerField(
         source="template_version_number",
         help_text="The template version it was built from; 0 for the built-in default.",
@@ -537,6 +544,15 @@ class ResolveOutputSerializer(ConversationPromptOutputSerializer):
         required=False,
         min_value=0,
         help_text="Only with a call_override: the shared prefix of the stored prompt.",
+    )
+    context_mismatch = serializers.ListField(
+        child=serializers.ChoiceField(choices=["cwd", "model", "provider"]),
+        help_text=(
+            "What of the frozen context (cwd, model, provider) this turn's body differs "
+            "from, in that order: the turn still gets the frozen prompt; construct or "
+            "compact rebuilds it for the new context. Empty on a first turn and when "
+            "nothing differs; a model or provider left out of the body is no difference."
+        ),
     )
 
 
