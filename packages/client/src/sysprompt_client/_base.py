@@ -11,8 +11,8 @@ import logging
 import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
 from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
