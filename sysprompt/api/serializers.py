@@ -547,11 +547,12 @@ class ResolveOutputSerializer(ConversationPromptOutputSerializer):
     )
     context_mismatch = serializers.ListField(
         child=serializers.ChoiceField(choices=["cwd", "model", "provider"]),
+        required=False,
         help_text=(
-            "What of the frozen context (cwd, model, provider) this turn's body differs "
-            "from, in that order: the turn still gets the frozen prompt; construct or "
-            "compact rebuilds it for the new context. Empty on a first turn and when "
-            "nothing differs; a model or provider left out of the body is no difference."
+            "Only on a later turn whose body differs from the frozen context: which of "
+            "cwd, model and provider differ, in that order. The turn still gets the "
+            "frozen prompt; construct or compact rebuilds it for the new context. A model "
+            "or provider left out of the body is no difference."
         ),
     )
 

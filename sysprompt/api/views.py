@@ -270,7 +270,9 @@ class ResolveApi(APIView):
             user=request.user,
             **_conversation_input(request, s.ResolveInputSerializer),
         )
-        data = {**prompt_payload(stored.prompt), "context_mismatch": list(stored.mismatch)}
+        data = prompt_payload(stored.prompt)
+        if stored.mismatch:
+            data["context_mismatch"] = list(stored.mismatch)
         if stored.call is not None:
             data = {
                 **data,

@@ -872,6 +872,7 @@ COMPONENTS = {
     "ImpactSummary",
     "ImpactContext",
     "OriginEnum",  # recorded or test
+    "ContextMismatchEnum",  # cwd, model or provider
     "HostValuesEnum",  # server or supplied
     "TestContext",
     "TestContextInput",

@@ -206,10 +206,10 @@ class ClientBase:
                 result.provider,
                 ", ".join(differs),
             )
-        told = replace(result, context_mismatch=differs)
+        answer = replace(result, context_mismatch=differs)
         if entry is not None:
-            entry.mismatched = told
-        return told
+            entry.mismatched = answer
+        return answer
 
     # Requests -----------------------------------------------------------------------
 
