@@ -6,9 +6,10 @@ Input serializers check the shape; ``sysprompt.releases.validation`` checks the 
 
 In the schema a target is ``Target``: one of the named components ``LatestTarget``
 (the string ``"latest"``), ``ReleaseTarget`` (``{"release": N}``) and ``SplitTarget``
-(``{"split": [SplitArm, …]}``); an arm's release and an impact's candidate are a
-``Pointer``: one of ``ReleaseNumber`` and ``LatestTarget``. Every part has a name, so
-client generators make one type each.
+(``{"split": [SplitArm, …]}``); an arm's release is a ``Pointer``: one of
+``ReleaseNumber`` and ``LatestTarget``; an impact's candidate a ``Candidate``: a
+``Pointer`` or a ``ReleaseTarget``. Every part has a name, so client generators make
+one type each.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 
 from sysprompt.api.serializers import (
+    CwdField,
     DiagnosticOutputSerializer,
     FragmentUseOutputSerializer,
     HostValuesField,
@@ -33,14 +35,13 @@ from sysprompt.api.serializers import (
     StrictCharField,
     ToolsField,
     VariablesField,
-    cwd_field,
 )
 from sysprompt.releases.validation import (
     MESSAGE_MAX_LENGTH,
     WINDOW_DAYS_DEFAULT,
     WINDOW_DAYS_MAX,
 )
-from sysprompt_core.limits import MODEL_MAX_LENGTH
+from sysprompt_core.limits import CWD_MAX_LENGTH, MODEL_MAX_LENGTH
 from sysprompt_core.releases import (
     LABEL_NAME_MAX_LENGTH,
     LABEL_NAME_PATTERN,
@@ -99,6 +100,19 @@ class SplitTargetSchema(serializers.Serializer[Any]):
             'weights exceeds its point, sha256(label ":" conversation_id) modulo 10,000.'
         ),
     )
+
+
+CANDIDATE = PolymorphicProxySerializer(
+    component_name="Candidate",
+    serializers=[ReleaseNumberSchema, ReleaseTargetSchema, LatestTargetSchema],
+    resource_type_field_name=None,
+)
+
+
+@extend_schema_field(CANDIDATE)
+class CandidateField(JsonValueField):
+    """A release number, ``{"release": N}`` or ``"latest"``, checked by
+    ``releases.validation.candidate_valid``."""
 
 
 TARGET = PolymorphicProxySerializer(
@@ -251,6 +265,15 @@ class LabelOutputSerializer(serializers.Serializer[Any]):
     updated_by = serializers.CharField(allow_null=True)
 
 
+@extend_schema_serializer(component_name="LabelDetail")
+class LabelDetailOutputSerializer(LabelOutputSerializer):
+    rollback_to = TargetField(
+        allow_null=True,
+        help_text="Where a rollback would move the label now (each rollback goes one step "
+        "further back through its history); null: nothing to roll back to.",
+    )
+
+
 @extend_schema_serializer(component_name="LabelPage")
 class LabelPageOutputSerializer(PageOutputSerializer):
     """One page of ``GET /api/labels`` (cursor pagination, by name)."""
@@ -315,8 +338,9 @@ class ImpactInputSerializer(serializers.Serializer[Any]):
         trim_whitespace=False,
         help_text="The label whose move is previewed.",
     )
-    candidate = PointerField(
-        help_text='What the label would point at: "latest" (the working copy) or a release.'
+    candidate = CandidateField(
+        help_text='What the label would point at: "latest" (the working copy) or a release, '
+        'as its number or as a target names it ({"release": N}).'
     )
     window_days = WindowDaysField(
         required=False,
@@ -388,7 +412,9 @@ class ImpactContextOutputSerializer(serializers.Serializer[Any]):
         "test context's own.",
     )
     agent_host = serializers.CharField(allow_null=True)
-    cwd = serializers.CharField()
+    cwd = serializers.CharField(
+        allow_null=True, help_text="null: a test context without one (its values alone)."
+    )
     provider = serializers.CharField(allow_blank=True)
     model = serializers.CharField(allow_blank=True)
     tools = serializers.ListField(child=serializers.CharField())
@@ -402,7 +428,7 @@ class ImpactContextOutputSerializer(serializers.Serializer[Any]):
 @extend_schema_serializer(component_name="Impact")
 class ImpactOutputSerializer(serializers.Serializer[Any]):
     label = serializers.CharField()  # type: ignore[assignment]
-    candidate = PointerField()
+    candidate = PointerField(help_text='The candidate: a release number or "latest".')
     current = TargetField(help_text="The label's target now (the before side).")
     window_days = serializers.IntegerField(min_value=1)
     since = serializers.DateTimeField()
@@ -414,9 +440,24 @@ class ImpactOutputSerializer(serializers.Serializer[Any]):
 # --- test contexts and agent hosts' labels -----------------------------------------------
 
 
+class OptionalCwdField(serializers.CharField):
+    """A stored cwd that may be none (stored ``""``): ``null`` then."""
+
+    def to_representation(self, value: Any) -> Any:
+        return value or None
+
+
 @extend_schema_serializer(component_name="TestContextInput")
 class TestContextInputSerializer(serializers.Serializer[Any]):
-    cwd = cwd_field()
+    cwd = CwdField(
+        required=False,
+        allow_null=True,
+        max_length=CWD_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text="The working directory, checked as a conversation's; left out or null: "
+        "none, and the context renders with its host-local values alone (then values is "
+        "required).",
+    )
     values = HostValuesField(required=False, help_text="Host-local values, as a host sends them.")
     provider = StrictCharField(
         required=False, allow_blank=True, max_length=MODEL_MAX_LENGTH, trim_whitespace=False
@@ -441,7 +482,7 @@ class TestContextCreateInputSerializer(TestContextInputSerializer):
 @extend_schema_serializer(component_name="TestContext")
 class TestContextOutputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
-    cwd = serializers.CharField()
+    cwd = OptionalCwdField(allow_null=True, help_text="null: none (host-local values only).")
     values = HostValuesField()
     provider = serializers.CharField(allow_blank=True)
     model = serializers.CharField(allow_blank=True)

@@ -83,6 +83,12 @@ def _label_data(state: selectors.LabelState) -> dict[str, Any]:
     )
 
 
+def _label_detail(state: selectors.LabelState) -> dict[str, Any]:
+    """One label, with where a rollback would move it now (one more query)."""
+    back_to = selectors.rollback_target(state.name)
+    return {**_label_data(state), "rollback_to": None if back_to is None else back_to.as_json()}
+
+
 class _Authors(APIView):
     permission_classes = [IsAuthenticated, IsReleaseAuthor]
 
@@ -335,10 +341,10 @@ class LabelGetApi(_Authors):
         operation_id="get_label",
         summary="One label with its target",
         parameters=[NAME],
-        responses={200: rs.LabelOutputSerializer, **error_responses(400, 404)},
+        responses={200: rs.LabelDetailOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request, name: str) -> Response:
-        return Response(_label_data(selectors.label_get(label_name_valid(name))))
+        return Response(_label_detail(selectors.label_get(label_name_valid(name))))
 
 
 class LabelSetApi(_Authors):
@@ -353,8 +359,8 @@ class LabelSetApi(_Authors):
         parameters=[NAME],
         request=rs.LabelInputSerializer,
         responses={
-            200: rs.LabelOutputSerializer,
-            201: rs.LabelOutputSerializer,
+            200: rs.LabelDetailOutputSerializer,
+            201: rs.LabelDetailOutputSerializer,
             **error_responses(400, 404, 415),
         },
     )
@@ -370,7 +376,7 @@ class LabelSetApi(_Authors):
             author=request.user,
         )
         code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
-        return Response(_label_data(done.label), status=code)
+        return Response(_label_detail(done.label), status=code)
 
 
 class LabelHistoryApi(_Authors):
@@ -390,15 +396,18 @@ class LabelHistoryApi(_Authors):
 class LabelRollbackApi(_Authors):
     @extend_schema(
         operation_id="rollback_label",
-        summary="Move a label back to the target it had before its last move",
+        summary="Move a label one step back through its history",
         description=(
-            "One action: the previous target, kept in the history as a move marked "
-            "rollback. 400 (field name) when the label never moved since it was created; "
-            "the same permissions as a move."
+            "One action, kept in the history as a move marked rollback: the first "
+            "rollback goes to the target the label had before its last move, each next "
+            "one a step further back (a move that is not a rollback starts a new step). "
+            "get_label's rollback_to says where it goes; the answer's rollback_to where "
+            "the next one would. 400 (field name) when there is no earlier target; the "
+            "same permissions as a move."
         ),
         parameters=[NAME],
         request=rs.RollbackInputSerializer,
-        responses={200: rs.LabelOutputSerializer, **error_responses(400, 404, 415)},
+        responses={200: rs.LabelDetailOutputSerializer, **error_responses(400, 404, 415)},
     )
     def post(self, request: Request, name: str) -> Response:
         checked = label_name_valid(name)
@@ -407,7 +416,7 @@ class LabelRollbackApi(_Authors):
         done = services.label_rollback(
             name=checked, message=body.validated_data.get("message", ""), author=request.user
         )
-        return Response(_label_data(done.label))
+        return Response(_label_detail(done.label))
 
 
 # --- test contexts -----------------------------------------------------------------------

@@ -402,8 +402,9 @@ def label_field() -> StrictCharField:
         max_length=LABEL_NAME_MAX_LENGTH,
         trim_whitespace=False,
         help_text=(
-            "The label to build from (releases): production, staging, a tenant's name. "
-            "Left out: the agent host's label, else production. Used when a prompt is "
+            "The label to build from (releases): production, staging, a tenant's name; "
+            '"latest": the working copy itself. Left out: the agent host\'s label, else '
+            "production. Used when a prompt is "
             "built (a first turn, construct, compact); a later turn answers the stored "
             "prompt whatever it says."
         ),
@@ -473,6 +474,13 @@ class BuiltFromOutputSerializer(serializers.Serializer[Any]):
 class ConversationPromptOutputSerializer(HostContextOutputSerializer, BuiltFromOutputSerializer):
     conversation_id = serializers.CharField()
     system_prompt = serializers.CharField(allow_null=True)
+    cwd = serializers.CharField(
+        help_text="The working directory the prompt was built for (normalised): with model "
+        "and provider, the frozen context a later turn is compared with."
+    )
+    model = serializers.CharField(
+        allow_blank=True, help_text='The model it was built for; "" when none was given.'
+    )
     template_version = serializers.IntegerField(
         source="template_version_number",
         help_text="The template version it was built from; 0 for the built-in default.",
@@ -536,6 +544,16 @@ class ResolveOutputSerializer(ConversationPromptOutputSerializer):
         required=False,
         min_value=0,
         help_text="Only with a call_override: the shared prefix of the stored prompt.",
+    )
+    context_mismatch = serializers.ListField(
+        child=serializers.ChoiceField(choices=["cwd", "model", "provider"]),
+        required=False,
+        help_text=(
+            "Only on a later turn whose body differs from the frozen context: which of "
+            "cwd, model and provider differ, in that order. The turn still gets the "
+            "frozen prompt; construct or compact rebuilds it for the new context. A model "
+            "or provider left out of the body is no difference."
+        ),
     )
 
 

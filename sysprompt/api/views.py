@@ -39,7 +39,7 @@ from sysprompt.api.pagination import ConversationPagination, VersionPagination
 from sysprompt.prompts import rendering, selectors, services
 from sysprompt.prompts.validation import HostContext, host_context_check
 from sysprompt.releases.selectors import conversation_build, label_builds
-from sysprompt.releases.validation import label_name_valid
+from sysprompt.releases.validation import call_label_valid
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CONVERSATION_ID_PATTERN
 from sysprompt_core.variables import variable_catalog
 
@@ -185,6 +185,8 @@ def prompt_payload(row: ConversationPrompt) -> dict[str, Any]:
         "template_version": row.template_version_number,
         "constructed_at": drf_datetime(row.constructed_at),
         "sha256": row.sha256,
+        "cwd": row.cwd,
+        "model": row.model,
         "provider": row.provider,
         "tools": list(row.tools),
         "variables": dict(row.variables),
@@ -216,9 +218,11 @@ def _conversation_input(
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = dict(serializer.validated_data)
+    if "model" not in request.data:  # "" for rendering; none given for the comparison
+        data["model"] = None
     host = host_context(data)
     label = data.pop("label", None)
-    build = conversation_build(None if label is None else label_name_valid(label, "label"))
+    build = conversation_build(None if label is None else call_label_valid(label))
     return {**data, "host": host, "build": build}
 
 
@@ -246,7 +250,9 @@ class ResolveApi(APIView):
         summary="Every turn: the stored prompt, or on the first turn construct and store it",
         description=(
             "201 on the first turn (constructed and stored), 200 on every later turn with "
-            "the stored prompt byte for byte, until construct or compact. A call_override "
+            "the stored prompt byte for byte, until construct or compact; context_mismatch "
+            "names what of the frozen cwd, model and provider this turn's differ from. "
+            "A call_override "
             "is layered onto this answer only (never stored); the answer then also carries "
             "the stored prompt as persisted_system_prompt and its persisted_sha256."
         ),
@@ -265,6 +271,8 @@ class ResolveApi(APIView):
             **_conversation_input(request, s.ResolveInputSerializer),
         )
         data = prompt_payload(stored.prompt)
+        if stored.mismatch:
+            data["context_mismatch"] = list(stored.mismatch)
         if stored.call is not None:
             data = {
                 **data,
@@ -386,7 +394,8 @@ class ReferencesApi(APIView):
                 OpenApiTypes.STR,
                 description=(
                     "The label, as the host sends it with resolve (left out: the caller's "
-                    "label, else production); a split's arms are joined."
+                    'label, else production; "latest": the working copy); a split\'s arms '
+                    "are joined."
                 ),
             ),
             IF_NONE_MATCH,
@@ -408,9 +417,7 @@ class ReferencesApi(APIView):
         query = s.ReferencesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         label = query.validated_data.get("label") or None
-        builds = label_builds(
-            None if label is None else label_name_valid(label, "label"), request.user.pk
-        )
+        builds = label_builds(None if label is None else call_label_valid(label), request.user.pk)
         found = rendering.template_references(
             provider=query.validated_data.get("provider") or None,
             model=query.validated_data.get("model") or None,

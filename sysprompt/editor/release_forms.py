@@ -72,7 +72,7 @@ class TestContextForm(forms.Form):
     __test__ = False  # not a pytest test class, whatever its name says
 
     name = forms.CharField(max_length=LABEL_NAME_MAX_LENGTH)
-    cwd = forms.CharField(max_length=4096, strip=False)
+    cwd = forms.CharField(required=False, max_length=4096, strip=False)
     values = forms.CharField(required=False, max_length=100_000, strip=False)
     provider = forms.CharField(required=False, max_length=MODEL_MAX_LENGTH, strip=False)
     model = forms.CharField(required=False, max_length=MODEL_MAX_LENGTH, strip=False)

@@ -371,13 +371,15 @@ def _label_page(
     status: int = 200,
 ) -> HttpResponse:
     moves = list(selectors.label_history(label.name)[: HISTORY_PAGE_SIZE + 1])
+    back_to = selectors.rollback_target(label.name)
     context = {
         "label": label,
         "label_segments": segments(label.target),
         "may_change": _may_change(request, label),
         "moves": moves[:HISTORY_PAGE_SIZE],
         "more_moves": len(moves) > HISTORY_PAGE_SIZE,
-        "can_roll_back": any(move.from_target is not None for move in moves[:1]),
+        "can_roll_back": back_to is not None,
+        "rollback_to": None if back_to is None else back_to.describe(),
         "form": form or rf.RollbackForm(),
     }
     return render(request, "editor/releases_label.html", context, status=status)
@@ -418,7 +420,7 @@ class LabelRollbackView(ReleasePagesMixin, View):
 def _test_context_fields(data: dict[str, Any]) -> dict[str, Any]:
     """The service's fields of a :class:`TestContextForm`'s cleaned data."""
     return {
-        "cwd": data["cwd"],
+        "cwd": data["cwd"] or None,  # blank: none, the values alone
         "values": assignments_parse(data["values"], "values") or None,
         "provider": data["provider"],
         "model": data["model"],

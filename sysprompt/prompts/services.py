@@ -121,18 +121,39 @@ def _etag_matches(tags: Sequence[str], current: CurrentTemplate) -> bool:
 @dataclass(frozen=True)
 class Stored:
     """A stored conversation prompt and whether this call created its row; ``call`` is
-    the answer with a call override layered on, when the request gave one."""
+    the answer with a call override layered on, when the request gave one;
+    ``mismatch``, on a later turn, which of the frozen context's ``cwd``, ``model`` and
+    ``provider`` this turn's differ from (:func:`context_mismatch`)."""
 
     prompt: ConversationPrompt
     created: bool
     call: CallAnswer | None = None
+    mismatch: tuple[str, ...] = ()
+
+
+CONTEXT_FIELDS = ("cwd", "model", "provider")
+"""The frozen context a later turn is compared with (``context_mismatch``)."""
+
+
+def context_mismatch(
+    stored: ConversationPrompt, *, cwd: str, model: str | None, provider: str | None
+) -> tuple[str, ...]:
+    """Which of ``cwd``, ``model`` and ``provider`` (in that order) differ from what
+    ``stored`` was built with: the turn gets the frozen prompt all the same (the cache
+    promise), and the host is told. ``cwd`` is compared as stored (normalised); a
+    ``model`` or ``provider`` the turn leaves out (``None``) is no difference."""
+    given = {"cwd": cwd, "model": model, "provider": provider}
+    frozen = {"cwd": stored.cwd, "model": stored.model, "provider": stored.provider}
+    return tuple(
+        name for name in CONTEXT_FIELDS if given[name] is not None and given[name] != frozen[name]
+    )
 
 
 def conversation_prompt_resolve(
     *,
     conversation_id: str,
     cwd: str,
-    model: str = "",
+    model: str | None = "",
     user: Actor,
     host: HostContext = NO_HOST,
     build: Chooser = working_copy,
@@ -144,7 +165,9 @@ def conversation_prompt_resolve(
     never stored.
 
     A later turn reads one row and writes nothing (and, for the owner, runs no other
-    query). Concurrent first turns may each render, but exactly one row is stored and
+    query); it says which of the frozen ``cwd``, ``model`` and ``provider`` this turn's
+    differ from (``Stored.mismatch``; ``model=None``: the turn gave none). Concurrent
+    first turns may each render, but exactly one row is stored and
     every caller answers with it. A conversation ``user`` may not see raises
     :class:`~sysprompt.prompts.selectors.ConversationNotFound`, and nothing is rendered or stored:
     ids are unique across users.
@@ -155,18 +178,23 @@ def conversation_prompt_resolve(
     stored = _resolved(
         conversation_id=conversation_id,
         cwd=checked,
-        model=model,
+        model=model or "",
         user=user,
         host=host,
         build=build,
     )
+    if not stored.created:
+        differs = context_mismatch(
+            stored.prompt, cwd=str(checked), model=model, provider=host.provider
+        )
+        stored = dataclasses.replace(stored, mismatch=differs) if differs else stored
     if host.call_override is None:
         return stored
     call = call_override_apply(
         stored=stored.prompt.system_prompt,
         call=host.call_override,
         cwd=checked,
-        model=model,
+        model=model or "",
         conversation_id=conversation_id,
         host=host,
         stored_prefix=stored.prompt.shared_prefix_chars,
@@ -220,7 +248,7 @@ def conversation_prompt_construct(
     *,
     conversation_id: str,
     cwd: str,
-    model: str = "",
+    model: str | None = "",
     user: Actor,
     host: HostContext = NO_HOST,
     build: Chooser = working_copy,
@@ -245,7 +273,7 @@ def conversation_prompt_construct(
     owner_id = user.pk if stored is None else stored.owner_id
     chosen = build(conversation_id=conversation_id, owner_id=owner_id)
     context = host if stored is None else host.over(stored_host(stored))
-    rendered = _rendered(chosen, checked, model, conversation_id, context, owner_id)
+    rendered = _rendered(chosen, checked, model or "", conversation_id, context, owner_id)
     return _conversation_prompt_store(
         conversation_id=conversation_id, rendered=rendered, build=chosen, user=user
     )
@@ -318,7 +346,7 @@ def conversation_prompt_compact(
     *,
     conversation_id: str,
     cwd: str,
-    model: str = "",
+    model: str | None = "",
     user: Actor,
     host: HostContext = NO_HOST,
     build: Chooser = working_copy,

@@ -11,7 +11,8 @@ The server's half of releases §3; the rendering is the core's
       (whose cwd and id it renders with)
     + every test context (count 0)
       ──ResolveContext each (host-local values as the server may resolve them:
-        SERVER_RESOLVES; a test context's own values as supplied)──▶
+        SERVER_RESOLVES; a test context's own values as supplied, and only those
+        when it has no cwd)──▶
     impact_matrix(contexts, before, after) ──▶ :class:`ImpactReport`
 
 When the label's target is a **split**, every context is rendered against each arm,
@@ -49,7 +50,7 @@ from sysprompt.library.validation import override_valid
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.prompts.validation import DIRECTORY_TYPES, cwd_check
 from sysprompt.releases.selectors import label_get, pointer_build, test_contexts_list
-from sysprompt.releases.validation import label_name_valid, pointer_valid, window_days_valid
+from sysprompt.releases.validation import candidate_valid, label_name_valid, window_days_valid
 from sysprompt_core.library import Override
 from sysprompt_core.releases import (
     SPLIT_TOTAL,
@@ -75,7 +76,8 @@ HOST_VALUES_NOTE = (
     "Recorded contexts render host-local values (prompt:cwd, git:, file:, system:) as "
     "this server may resolve them itself (SERVER_RESOLVES), in the working directory of "
     "each context's newest conversation: an agent host's own values are never stored. "
-    "Test contexts use the values they supply."
+    "Test contexts use the values they supply; one without a cwd renders with those "
+    "values alone."
 )
 
 
@@ -91,7 +93,7 @@ class ContextRow:
     before: Pointer
     arm: int | None
     agent_host: str | None
-    cwd: str
+    cwd: str | None
     provider: str
     model: str
     tools: tuple[str, ...]
@@ -145,12 +147,13 @@ def impact_report(
     window_days: object = None,
     now: datetime | None = None,
 ) -> ImpactReport:
-    """What moving ``label`` to ``candidate`` (a release number or ``"latest"``) would do
+    """What moving ``label`` to ``candidate`` (a release number, ``{"release": N}`` or
+    ``"latest"``) would do
     to the label's recent conversations and to every test context (see the module
     docstring). Refused, naming the field: a bad or unknown ``label``, a bad
     ``candidate`` or ``window_days``; :class:`ReleaseNotFound` for an unknown release."""
     name = label_name_valid(label, "label")
-    pointer = pointer_valid(candidate, "candidate")
+    pointer = candidate_valid(candidate)
     days = window_days_valid(window_days)
     try:
         current = label_get(name).target
@@ -323,7 +326,7 @@ def _tests(now: datetime, places: _Places, *, start: int) -> list[_Context]:
                 origin="test",
                 agent_host=None,
                 shown={
-                    "cwd": test.cwd,
+                    "cwd": test.cwd or None,
                     "provider": test.provider,
                     "model": test.model,
                     "tools": tools,
@@ -354,7 +357,7 @@ class _Places(dict[str, tuple[str, str | None, str | None]]):
 def _resolve_context(
     places: _Places,
     *,
-    cwd: str,
+    cwd: str | None,
     model: str,
     conversation_id: str | None,
     provider: str,
@@ -366,10 +369,16 @@ def _resolve_context(
     """The resolution context of one report row, as construct would make it (the same
     rules as ``prompts.rendering``): host-local types only as SERVER_RESOLVES allows,
     and ``git:``/``file:`` only in a cwd that passes the check today (otherwise it is
-    only a value, and the note says why)."""
+    only a value, and the note says why). Without a cwd (a test context that supplies
+    its values, as a central deployment's host does) no host-local value is resolved
+    here: the supplied ones are all there are."""
     conf = app_settings()
     resolves = conf.server_resolves
-    path, real, note = places.checked(cwd)
+    if not cwd:
+        path, real, note = None, None, None
+        resolves = frozenset()
+    else:
+        path, real, note = places.checked(cwd)
     if real is None:
         resolves -= DIRECTORY_TYPES
     context = ResolveContext(

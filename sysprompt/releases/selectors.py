@@ -459,8 +459,9 @@ def _template_of_row(row: Sequence[Any]) -> CurrentTemplate:
 
 
 def conversation_build(label: str | None = None) -> Chooser:
-    """The chooser of a call that names ``label`` (``None``: it names none); see the
-    module docstring. An unknown call label is refused when the chooser runs, naming
+    """The chooser of a call that names ``label`` (``None``: it names none;
+    ``"latest"``: the working copy, recorded as label ``latest``); see the module
+    docstring. An unknown call label is refused when the chooser runs, naming
     the field ``label``."""
 
     def choose(*, conversation_id: str, owner_id: int | None) -> Build:
@@ -497,7 +498,10 @@ def _label_for(
     One query, written once (every build comes here): the label wanted and production,
     with whether the host's label is the row, and beside them the newest template
     version (by the unique index on its number) — so that a label following ``latest``,
-    a fresh install's production, costs a first turn no query more than before labels."""
+    a fresh install's production, costs a first turn no query more than before labels.
+    A call's ``"latest"`` is the working copy itself: no label is read."""
+    if label == LATEST:
+        return LATEST, PRODUCTION_DEFAULT, None
     users = get_user_model()
     sql = (
         f"SELECT l.name, l.target, h.user_id, t.number, t.text, t.compress, t.created_at, "
@@ -589,6 +593,35 @@ def label_history(name: str) -> QuerySet[LabelMove]:
     """The label's moves, newest first, with their authors; :class:`LabelNotFound`."""
     label_get(name)
     return LabelMove.objects.select_related("author").filter(label__name=name).order_by("-id")
+
+
+_ROLLBACK_CHUNK = 100
+
+
+def rollback_target(name: str) -> Target | None:
+    """Where a rollback of the label ``name`` would move it now: one step further back
+    through its history each time (``None``: nothing to roll back to).
+
+    The history is a stack of steps: every move that is not a rollback pushes one (the
+    target it moved to), every rollback pops one and goes to the target the step below
+    held, which is the ``from`` of the step it popped's move. Read newest first, a
+    rollback hides the nearest earlier step not already hidden; the first step left
+    visible is the one the next rollback pops. Reading stops there (usually the first
+    rows read)."""
+    hidden = 0
+    moves = (
+        LabelMove.objects.filter(label__name=name)
+        .order_by("-id")
+        .values_list("from_target", "rollback")
+    )
+    for from_target, rollback in moves.iterator(chunk_size=_ROLLBACK_CHUNK):
+        if rollback:
+            hidden += 1
+        elif hidden:
+            hidden -= 1
+        else:
+            return None if from_target is None else parse_target(from_target)
+    return None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ may act (a protected label needs ``releases.publish_release``), then write.
   working copy has not changed since it was released);
 * :func:`label_set` — create a label or move it (a move is kept in its history; a PUT
   that changes nothing writes nothing), :func:`label_rollback` — back to the target it
-  had before its last move, in one action; :func:`release_publish` — both at once, as
+  had before its last move, and each next one a step further back;
+  :func:`release_publish` — both at once, as
   the editor's Publish does;
 * :func:`host_label_set` — an agent host's label; :func:`host_override_set` — its
   instance override: each needs the permission to publish when it changes what a
@@ -60,13 +61,14 @@ from sysprompt.releases.selectors import (
     host_label_state,
     label_get,
     release_row,
+    rollback_target,
     working_copy_snapshot,
 )
 from sysprompt.releases.validation import (
     TEST_CONTEXTS_MAX,
+    candidate_valid,
     label_name_valid,
     message_valid,
-    pointer_valid,
     target_valid,
     test_context_valid,
 )
@@ -195,11 +197,14 @@ def label_set(
     ``production`` is always protected).
 
     A protected label (or unprotecting one) needs ``releases.publish_release``:
-    :class:`LabelProtected` without it, before anything is read or written. Refused,
+    :class:`LabelProtected` without it, before anything is read or written (for
+    ``production``, always protected, before the input is checked). Refused,
     naming the field: a bad name, target or message. :class:`ReleaseNotFound` for a
     release that does not exist. A call that changes neither target nor protection
     writes nothing."""
     name = label_name_valid(name)
+    if name == PRODUCTION and not author.has_perm(PUBLISH_PERMISSION):
+        raise LabelProtected(name, PUBLISH_PERMISSION)  # who may, before what they ask
     checked = target_valid(target)
     text = message_valid(message)
     if protected is not None and not isinstance(protected, bool):
@@ -212,10 +217,12 @@ def label_set(
 
 
 def label_rollback(*, name: str, message: object = "", author: Actor) -> LabelSet:
-    """Move the label back to the target it had before its last move (a rollback
-    undone is rolled back again by the next one: they alternate). The same permission
-    as a move. Refused (field ``name``) when the label has never moved since it was
-    created."""
+    """Move the label one step further back through its history
+    (:func:`~sysprompt.releases.selectors.rollback_target`): the first rollback to the
+    target it had before its last move, the next to the one before that, and so on; a
+    move that is not a rollback starts a new step. The same permission as a move.
+    Refused (field ``name``) when there is no earlier target: the label has not moved
+    since it was created, or every step has been rolled back."""
     name = label_name_valid(name)
     text = message_valid(message)
     with transaction.atomic():
@@ -223,14 +230,14 @@ def label_rollback(*, name: str, message: object = "", author: Actor) -> LabelSe
         if label is None:
             raise LabelNotFound(name)
         _check_may_change(label, author)
-        last = LabelMove.objects.filter(label=label).order_by("-id").first()
-        if last is None or last.from_target is None:
+        previous = rollback_target(name)
+        if previous is None:
             raise InvalidInput(
                 "name",
-                f"Label {name!r} has no earlier target to roll back to: it has pointed at "
-                f"{parse_target(label.target).describe()} since it was created.",
+                f"Label {name!r} has no earlier target to roll back to: it points at "
+                f"{parse_target(label.target).describe()}, the first target of its history "
+                "that is not rolled back.",
             )
-        previous = parse_target(last.from_target)
         return _label_write(
             name=name,
             target=previous,
@@ -363,7 +370,7 @@ def release_publish(
     ``label`` to it — entirely, or with ``weight`` basis points as a new last arm of a
     split beside what the label serves now (a release or latest; a label already
     split is set with :func:`label_set`). One transaction: both happen or neither."""
-    pointer: Pointer = pointer_valid(candidate, "candidate")
+    pointer: Pointer = candidate_valid(candidate)
     text = message_valid(message)
     with transaction.atomic():
         if pointer == LATEST:
@@ -496,15 +503,16 @@ class TestContextSaved:
 
 @transaction.atomic
 def test_context_save(*, name: str, fields: dict[str, Any], author: Actor) -> TestContextSaved:
-    """Create or replace the test context ``name`` with ``fields`` (``cwd`` required;
-    ``values``, ``provider``, ``model``, ``tools``, ``variables``, ``override``
-    optional), each checked as an agent host's request is (400 naming the field).
+    """Create or replace the test context ``name`` with ``fields`` (``cwd`` or
+    ``values`` required, stored ``""`` for no cwd; ``provider``, ``model``, ``tools``,
+    ``variables``, ``override`` optional), each checked as an agent host's request is
+    (400 naming the field).
     At most ``TEST_CONTEXTS_MAX`` exist: each runs in every impact report."""
     checked = test_context_valid(name=name, fields=fields)
     preset_check(checked.host.override, "override")
     now = timezone.now()
     values = {
-        "cwd": str(checked.cwd),
+        "cwd": "" if checked.cwd is None else str(checked.cwd),
         "values": dict(checked.host.values or {}),
         "provider": checked.host.provider or "",
         "model": checked.model,

@@ -15,7 +15,9 @@ from sysprompt.prompts.validation import CheckedCwd, HostContext, cwd_check, hos
 from sysprompt_core.errors import InvalidTarget
 from sysprompt_core.limits import MODEL_MAX_LENGTH
 from sysprompt_core.releases import (
+    LATEST,
     Pointer,
+    Single,
     Target,
     label_name_check,
     parse_pointer,
@@ -38,6 +40,13 @@ def label_name_valid(name: object, field: str = "name") -> str:
         raise InvalidInput(error.field, error.message) from None
 
 
+def call_label_valid(name: object, field: str = "label") -> str:
+    """The label a call names (``resolve``, ``construct``, ``compact``, the references):
+    a label's name, or ``"latest"``, the working copy itself (as Langfuse's ``latest``
+    names the newest version), which needs no label."""
+    return LATEST if name == LATEST else label_name_valid(name, field)
+
+
 def target_valid(value: object, field: str = "target") -> Target:
     """A label's target, checked (:func:`sysprompt_core.releases.parse_target`)."""
     try:
@@ -54,6 +63,22 @@ def pointer_valid(value: object, field: str) -> Pointer:
         return parse_pointer(value, field)
     except InvalidTarget as error:
         raise InvalidInput(error.field, error.message) from None
+
+
+def candidate_valid(value: object, field: str = "candidate") -> Pointer:
+    """What a label would point at (an impact's or a publish's candidate): a release
+    number, ``{"release": N}`` (as a label's target names one) or ``"latest"``."""
+    if isinstance(value, dict):
+        if set(value) != {"release"}:
+            raise InvalidInput(
+                field,
+                'a candidate is a release number, {"release": <number>} or "latest" '
+                "(a split is no candidate: set it with PUT /api/labels/{name}).",
+            )
+        target = target_valid(value, field)
+        assert isinstance(target, Single)  # {"release": N} is one
+        return target.pointer
+    return pointer_valid(value, field)
 
 
 def message_valid(value: object, field: str = "message") -> str:
@@ -83,11 +108,12 @@ def window_days_valid(value: object, field: str = "window_days") -> int:
 
 @dataclass(frozen=True)
 class CheckedTestContext:
-    """A test context's fields, checked: the cwd as :func:`cwd_check` accepted it, the
-    model, and the rest as an agent host's request would give them."""
+    """A test context's fields, checked: the cwd as :func:`cwd_check` accepted it
+    (``None``: none, the context renders with the host-local values it supplies
+    alone), the model, and the rest as an agent host's request would give them."""
 
     name: str
-    cwd: CheckedCwd
+    cwd: CheckedCwd | None
     model: str
     host: HostContext
     override_json: object
@@ -96,13 +122,15 @@ class CheckedTestContext:
 def test_context_valid(*, name: str, fields: dict[str, Any]) -> CheckedTestContext:
     """A test context, checked field by field as a conversation's host context is
     (``cwd``, ``values``, ``provider``, ``tools``, ``variables``, ``override``), and
-    ``model`` (at most 200 characters)."""
+    ``model`` (at most 200 characters). It needs a ``cwd`` or host-local ``values``
+    (a central deployment's hosts send values and the server reads no directory): with
+    neither, 400 on ``cwd``."""
     checked_name = label_name_valid(name)
     model = fields.get("model") or ""
     if not isinstance(model, str) or len(model) > MODEL_MAX_LENGTH:
         raise InvalidInput("model", f"the model is text of at most {MODEL_MAX_LENGTH} characters.")
     cwd = fields.get("cwd")
-    if not isinstance(cwd, str):
+    if cwd is not None and not isinstance(cwd, str):
         raise InvalidInput("cwd", "the cwd is an absolute path, such as '/home/ada/project'.")
     given = {
         key: fields[key]
@@ -111,6 +139,16 @@ def test_context_valid(*, name: str, fields: dict[str, Any]) -> CheckedTestConte
     }
     override = fields.get("override")
     host = host_context_check(**given, override=override)
+    if not cwd and not host.values:
+        raise InvalidInput(
+            "cwd",
+            "a test context needs a cwd (an absolute path, such as '/home/ada/project') or "
+            'host-local values (values, such as {"git:branch": "main"}).',
+        )
     return CheckedTestContext(
-        name=checked_name, cwd=cwd_check(cwd), model=model, host=host, override_json=override
+        name=checked_name,
+        cwd=cwd_check(cwd) if cwd else None,
+        model=model,
+        host=host,
+        override_json=override,
     )

@@ -98,7 +98,10 @@ def test_resolve_1000_turns_same_bytes_until_compact(
         cwd, model = (other, "m-2") if number % 2 else (workdir, "m-1")
         response = turn(agent_client, "resolve", cwd, model=model)
         assert response.status_code == 200
-        answers.add(json.dumps(response.json(), sort_keys=True))
+        answer = response.json()
+        # The frozen prompt whatever the turn says; the answer says what differs.
+        assert answer.pop("context_mismatch", []) == (["cwd", "model"] if number % 2 else [])
+        answers.add(json.dumps(answer, sort_keys=True))
 
     assert answers == {json.dumps(frozen, sort_keys=True)}
     compacted = turn(agent_client, "compact", workdir, model="m-3")
@@ -172,7 +175,11 @@ def test_resolve_concurrent_first_turns_store_one_row(
     results = run_together(50, first_turn)
 
     assert sorted(code for code, _ in results) == [200] * 49 + [201]
-    assert len({body for _, body in results}) == 1
+    answers = [json.loads(body) for _, body in results]
+    for index, answer in enumerate(answers):  # the frozen prompt; another model is told so
+        told = answer.pop("context_mismatch", [])
+        assert told == ([] if answer["model"] == f"m-{index}" else ["model"])
+    assert len({json.dumps(answer, sort_keys=True) for answer in answers}) == 1
     assert ConversationPrompt.objects.filter(conversation_id="race").count() == 1
 
 
@@ -468,7 +475,7 @@ def test_resolve_first_201_then_200_same_body(agent_client: APIClient, workdir: 
     later = turn(agent_client, "resolve", workdir, model="other")
 
     assert (first.status_code, later.status_code) == (201, 200)
-    assert first.json() == later.json()
+    assert later.json() == {**first.json(), "context_mismatch": ["model"]}  # and says so
     body = first.json()
     assert set(body) == {
         "conversation_id",
@@ -476,6 +483,9 @@ def test_resolve_first_201_then_200_same_body(agent_client: APIClient, workdir: 
         "template_version",
         "constructed_at",
         "sha256",
+        # the frozen context a later turn is compared with
+        "cwd",
+        "model",
         # the host context it was built for (library.md §3)
         "provider",
         "tools",

@@ -36,7 +36,7 @@ def test_production_is_listed_following_latest_and_protected(author_client: APIC
         "protected": True,
         "follows_latest": True,
     }
-    assert author_client.get(label_url("production")).json() == production
+    assert author_client.get(label_url("production")).json() == {**production, "rollback_to": None}
 
 
 def test_put_label_creates_201_then_moves_200_and_keeps_history(
@@ -79,6 +79,37 @@ def test_rollback_moves_back_in_one_call(author_client: APIClient, released: Non
     assert response.json()["target"] == {"release": 1}
     newest = author_client.get(label_url("staging", "/history")).json()["results"][0]
     assert (newest["rollback"], newest["message"]) == (True, "Rollback to release 1.")
+
+
+def test_rollback_goes_one_step_further_back_and_says_where_it_goes(
+    author_client: APIClient, released: None
+) -> None:
+    put_label(author_client, "staging", "latest")
+    put_label(author_client, "staging", {"release": 1})
+    moved = put_label(author_client, "staging", SPLIT).json()
+
+    first = author_client.post(label_url("staging", "/rollback"), {}, format="json").json()
+    second = author_client.post(label_url("staging", "/rollback"), {}, format="json").json()
+    shown = author_client.get(label_url("staging")).json()
+    third = author_client.post(label_url("staging", "/rollback"), {}, format="json")
+
+    assert moved["rollback_to"] == {"release": 1}
+    assert (first["target"], first["rollback_to"]) == ({"release": 1}, "latest")
+    assert (second["target"], second["rollback_to"]) == ("latest", None)
+    assert shown["rollback_to"] is None
+    assert third.status_code == 400 and list(third.json()) == ["name"]
+
+
+def test_author_unprotecting_production_answers_403_before_the_input_is_checked(
+    author_client: APIClient,
+) -> None:
+    before = tables()
+
+    response = put_label(author_client, "production", "latest", protected=False)
+
+    assert response.status_code == 403, response.content
+    assert "releases.publish_release" in response.json()["detail"]
+    assert tables() == before
 
 
 def test_protected_label_answers_403_without_publish_and_changes_nothing(

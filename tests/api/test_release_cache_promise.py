@@ -178,3 +178,31 @@ def test_later_turn_naming_an_unknown_label_answers_the_frozen_prompt(
     assert refused.status_code == 400 and list(refused.json()) == ["label"]
     assert bad_name.status_code == 400 and list(bad_name.json()) == ["label"]
     assert ConversationPrompt.objects.get().sha256 == frozen["sha256"]
+
+
+def test_call_label_latest_builds_from_the_working_copy_whatever_the_labels_say(
+    publisher_client: APIClient, host_client: APIClient, workdir: Path, two_releases: None
+) -> None:
+    put_label(publisher_client, "production", {"release": 1})
+    put_label(publisher_client, "staging", {"release": 2})
+    publisher_client.put("/api/agent-hosts/host-1/label", {"label": "staging"}, format="json")
+
+    resolved = turn(host_client, "resolve", workdir, cid="l1", label="latest")
+    constructed = turn(host_client, "construct", workdir, cid="l2", label="latest")
+    compacted = turn(host_client, "compact", workdir, cid="l1", label="latest")
+    default = turn(host_client, "resolve", workdir, cid="l3")
+    references = host_client.get("/api/system-prompt/references?label=latest")
+
+    for answer in (resolved, constructed):
+        assert answer.status_code == 201, answer.content
+        data = answer.json()
+        assert (data["system_prompt"], data["label"], data["release"]) == (
+            "R2 core v3",
+            "latest",
+            None,
+        )
+    assert compacted.status_code == 200 and compacted.json()["label"] == "latest"
+    assert compacted.json()["persisted_system_prompt"] == "R2 core v3"
+    assert default.json()["system_prompt"] == "R2 core v2"  # the host's label: staging
+    assert references.status_code == 200, references.content
+    assert references.json()["references"] == []  # fragment: keys aside

@@ -88,3 +88,29 @@ def test_impact_counts_the_label_conversations(
     assert (row["origin"], row["conversations"], row["agent_host"]) == ("recorded", 4, "host-1")
     assert row["changed"] is False  # production follows latest, which release 1 is
     assert report["summary"]["conversations"] == 4
+
+
+def test_impact_takes_a_candidate_as_a_label_target_names_it(publisher_client: APIClient) -> None:
+    put_fragment(publisher_client, "core", "v1")
+    create_release(publisher_client)
+
+    as_number = publisher_client.post(
+        IMPACT, {"label": "production", "candidate": 1}, format="json"
+    )
+    as_target = publisher_client.post(
+        IMPACT, {"label": "production", "candidate": {"release": 1}}, format="json"
+    )
+    split = {"split": [{"release": 1, "weight": 5000}, {"release": "latest", "weight": 5000}]}
+    refused = [
+        publisher_client.post(IMPACT, {"label": "production", "candidate": bad}, format="json")
+        for bad in ({"release": 1, "weight": 1}, split, {"release": "1"})
+    ]
+
+    assert as_target.status_code == 200, as_target.content
+    assert as_target.json()["candidate"] == 1
+    assert as_target.json()["summary"] == as_number.json()["summary"]
+    assert [(r.status_code, list(r.json())) for r in refused] == [
+        (400, ["candidate"]),
+        (400, ["candidate"]),
+        (400, ["candidate.release"]),
+    ]

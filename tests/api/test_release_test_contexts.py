@@ -62,3 +62,25 @@ def test_agent_host_label_is_set_read_and_removed_by_authors(
     assert (unset["label"], unset["effective"], unset["updated_at"]) == (None, "production", None)
     assert (set_["label"], set_["effective"], set_["updated_by"]) == ("canary", "canary", "author")
     assert (removed["label"], removed["effective"]) == (None, "production")
+
+
+def test_test_context_without_a_cwd_is_saved_with_its_values_and_reported(
+    author_client: APIClient,
+) -> None:
+    author_client.put("/api/system-prompt", {"template": "On [git:branch]."}, format="json")
+    body = {"name": "central", "values": {"git:branch": "main"}, "provider": "openai"}
+
+    created = author_client.post(TEST_CONTEXTS, body, format="json")
+    null_cwd = author_client.put(f"{TEST_CONTEXTS}/central", {**body, "cwd": None}, format="json")
+    neither = author_client.post(TEST_CONTEXTS, {"name": "none"}, format="json")
+    report = author_client.post(
+        "/api/releases/impact", {"label": "production", "candidate": "latest"}, format="json"
+    )
+
+    assert created.status_code == 201, created.content
+    assert (created.json()["cwd"], created.json()["values"]) == (None, {"git:branch": "main"})
+    assert null_cwd.status_code == 200 and null_cwd.json()["cwd"] is None
+    assert neither.status_code == 400 and list(neither.json()) == ["cwd"]
+    [row] = report.json()["contexts"]
+    assert (row["key"], row["cwd"], row["host_values"]) == ("test:central", None, "supplied")
+    assert row["problem"] is None

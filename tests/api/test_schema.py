@@ -858,8 +858,10 @@ COMPONENTS = {
     "SplitTarget",
     "SplitArm",
     "Pointer",
+    "Candidate",  # a Pointer or a ReleaseTarget: an impact's candidate
     "ReleaseNumber",
     "Label",
+    "LabelDetail",  # a label with rollback_to (get, set, rollback)
     "LabelInput",
     "LabelPage",
     "LabelMove",
@@ -870,6 +872,7 @@ COMPONENTS = {
     "ImpactSummary",
     "ImpactContext",
     "OriginEnum",  # recorded or test
+    "ContextMismatchEnum",  # cwd, model or provider
     "HostValuesEnum",  # server or supplied
     "TestContext",
     "TestContextInput",

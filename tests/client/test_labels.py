@@ -136,3 +136,22 @@ def test_async_client_label(labelled: Server) -> None:
             ]
 
     run_isolated(main())
+
+
+def test_label_latest_is_the_working_copy_on_every_call(
+    labelled: Server, make_client: MakeClient
+) -> None:
+    client, _ = make_client(label="canary")
+
+    turn = client.system_prompt("conv-latest", cwd=labelled.cwd, label="latest")
+    built = client.construct("conv-latest-2", cwd=labelled.cwd, label="latest")
+    compacted = client.compact("conv-latest", cwd=labelled.cwd, label="latest")
+    references = client.references(label="latest")
+    canary = client.system_prompt("conv-canary", cwd=labelled.cwd)
+
+    working = f"Working copy in {labelled.cwd}."
+    assert (turn.text, turn.label, turn.release) == (working, "latest", None)
+    assert (built.text, built.label) == (working, "latest")
+    assert compacted.prompt.text == working
+    assert references == ("prompt:cwd",)
+    assert canary.text == f"Release one in {labelled.cwd}."

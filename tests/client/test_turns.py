@@ -39,6 +39,8 @@ def test_first_turn_resolves_and_later_turns_send_nothing(
     assert all(turn is later[0] for turn in later)  # the same object: nothing copied
     assert later[0].from_cache and later[0].text == first.text
     assert later[0].sha256 == first.sha256
+    assert later[0].context_mismatch == ("cwd", "model")  # the frozen prompt, and said so
+    assert (later[0].cwd, later[0].model) == (server.cwd, "m1")
     # What the server stores is what the host got.
     stored = server.api("GET", "/api/conversations/conv-1/system-prompt")
     assert stored["system_prompt"] == first.text

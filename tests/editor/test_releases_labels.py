@@ -146,6 +146,23 @@ def test_label_rollback_moves_back(author_web: Client, author: User, two: tuple[
     assert last.rollback
 
 
+def test_label_rollback_confirmation_names_where_each_rollback_goes(
+    author_web: Client, author: User, two: tuple[int, int]
+) -> None:
+    services.label_set(name="staging", target="latest", author=author)
+    services.label_set(name="staging", target={"release": two[0]}, author=author)
+    services.label_set(name="staging", target={"release": two[1]}, author=author)
+
+    before = author_web.get("/releases/labels/staging/").content.decode()
+    author_web.post("/releases/labels/staging/rollback", {"message": ""})
+    after = author_web.get("/releases/labels/staging/").content.decode()
+
+    assert f'data-confirm="Roll staging back to release {two[0]}?' in before
+    assert 'data-confirm="Roll staging back to latest?' in after
+    author_web.post("/releases/labels/staging/rollback", {"message": ""})
+    assert selectors.label_get("staging").target.as_json() == "latest"
+
+
 def test_label_rollback_without_history_says_so(author_web: Client, author: User) -> None:
     services.label_set(name="staging", target="latest", author=author)
     page = author_web.get("/releases/labels/staging/").content.decode()

@@ -158,3 +158,12 @@ def test_releases_posts_need_the_csrf_token(author: User) -> None:
     ):
         assert client.post(path, {"message": "x"}).status_code == 403, path
     assert not selectors.releases_list().exists()
+
+
+def test_releases_page_without_releases_points_up_to_the_create_form(author_web: Client) -> None:
+    html = author_web.get("/releases/").content.decode()
+
+    form = html.index('id="create-release"')
+    empty = html.index('id="releases-empty"')
+    assert form < empty
+    assert "create one above" in html[empty : empty + 200]

@@ -123,3 +123,19 @@ def test_test_context_pages_escape_and_refuse_agent_hosts(
     assert host.get("/releases/test-contexts/x/").status_code == 403
     assert host.post("/releases/test-contexts/x/delete").status_code == 403
     assert selectors.test_contexts_list().count() == 1
+
+
+def test_test_context_create_without_a_cwd_keeps_its_values(
+    author_web: Client, workdir: Path
+) -> None:
+    response = author_web.post("/releases/test-contexts/", form(workdir, cwd=""))
+    refused = author_web.post(
+        "/releases/test-contexts/", form(workdir, name="none", cwd="", values="")
+    )
+
+    assert response.status_code == 302
+    row = selectors.test_context_get("shell-user")
+    assert (row.cwd, row.values) == ("", {"git:branch": "main"})
+    assert refused.status_code == 400 and 'id="tc-cwd-error"' in refused.content.decode()
+    page = author_web.get("/releases/").content.decode()
+    assert "— (values only)" in page

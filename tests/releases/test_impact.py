@@ -204,3 +204,24 @@ def test_impact_report_refuses_bad_input_naming_the_field(body: dict[str, Any], 
 def test_impact_report_unknown_candidate_release_is_not_found() -> None:
     with pytest.raises(ReleaseNotFound):
         impact_report(label="production", candidate=4)
+
+
+def test_impact_report_renders_a_test_context_without_a_cwd_with_its_values_alone(
+    released: int, writer: User, workdir: Path
+) -> None:
+    template("[prompt:cwd] [git:branch][file:AGENTS.md][system:os]")
+    services.test_context_save(
+        name="central",
+        fields={"values": {"git:branch": "main", "prompt:cwd": "/home/ada/app"}},
+        author=writer,
+    )
+
+    [row] = impact_report(label="production", candidate="latest").contexts
+
+    assert (row.origin, row.cwd, row.host_values, row.impact.problem) == (
+        "test",
+        None,
+        "supplied",
+        None,
+    )
+    assert row.impact.prompt_after == "/home/ada/app main"  # nothing read on this server

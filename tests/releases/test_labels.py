@@ -167,20 +167,47 @@ def test_label_set_refuses_an_unknown_release_and_changes_nothing(
     assert snapshot() == before
 
 
-def test_label_rollback_moves_back_to_the_previous_target_in_one_action(
-    writer: User, release: int
-) -> None:
-    services.label_set(name="staging", target={"release": release}, author=writer)
+def test_label_rollback_goes_one_step_further_back_each_time(writer: User) -> None:
+    for text in ("one", "two", "three"):
+        save("core", text)
+        services.release_create(author=writer)
+    services.label_set(name="staging", target="latest", author=writer)
+    services.label_set(name="staging", target={"release": 1}, author=writer)
+    services.label_set(name="staging", target={"release": 2}, author=writer)
     services.label_set(name="staging", target=SPLIT, author=writer)
 
-    back = services.label_rollback(name="staging", author=writer)
-    forth = services.label_rollback(name="staging", message="undo the undo", author=writer)
+    first = services.label_rollback(name="staging", author=writer)
+    second = services.label_rollback(name="staging", message="further", author=writer)
+    third = services.label_rollback(name="staging", author=writer)
+    with pytest.raises(InvalidInput) as caught:
+        services.label_rollback(name="staging", author=writer)
 
-    assert back.label.target == Single(release)
-    assert forth.label.target == Split((Arm(1, 9000), Arm(LATEST, 1000)))
+    assert [first.label.target, second.label.target, third.label.target] == [
+        Single(2),
+        Single(1),
+        Single(LATEST),
+    ]
+    assert caught.value.field == "name"
     newest, previous = list(selectors.label_history("staging"))[:2]
-    assert (newest.rollback, newest.message) == (True, "undo the undo")
-    assert (previous.rollback, previous.message) == (True, "Rollback to release 1.")
+    assert (newest.rollback, newest.message) == (True, "Rollback to latest.")
+    assert (previous.rollback, previous.message) == (True, "further")
+
+
+def test_label_rollback_after_a_move_starts_from_the_new_step(writer: User) -> None:
+    for text in ("one", "two", "three"):
+        save("core", text)
+        services.release_create(author=writer)
+    services.label_set(name="staging", target="latest", author=writer)
+    services.label_set(name="staging", target={"release": 1}, author=writer)
+    services.label_set(name="staging", target={"release": 2}, author=writer)
+    services.label_rollback(name="staging", author=writer)  # → 1
+    services.label_set(name="staging", target={"release": 3}, author=writer)  # a new step
+
+    back = services.label_rollback(name="staging", author=writer)
+    further = services.label_rollback(name="staging", author=writer)
+
+    assert (back.label.target, further.label.target) == (Single(1), Single(LATEST))
+    assert selectors.rollback_target("staging") is None
 
 
 def test_label_rollback_refuses_a_label_with_no_history(writer: User) -> None:

@@ -90,3 +90,17 @@ def test_test_context_delete_and_not_found(writer: User, workdir: Path) -> None:
     assert services.test_context_delete(name="t", author=writer) is False
     with pytest.raises(TestContextNotFound):
         selectors.test_context_get("t")
+
+
+def test_test_context_save_takes_values_without_a_cwd_and_refuses_neither(
+    writer: User,
+) -> None:
+    saved = services.test_context_save(
+        name="central", fields={"values": {"git:branch": "main"}}, author=writer
+    )
+    with pytest.raises(InvalidInput) as caught:
+        services.test_context_save(name="empty", fields={"model": "m"}, author=writer)
+
+    assert (saved.context.cwd, saved.context.values) == ("", {"git:branch": "main"})
+    assert caught.value.field == "cwd" and "host-local values" in caught.value.message
+    assert [row.name for row in Row.objects.all()] == ["central"]

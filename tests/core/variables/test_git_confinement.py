@@ -204,6 +204,22 @@ def test_core_without_roots_reads_git_and_files_in_the_working_directory(
     assert resolution.prompt == "main ?? AGENTS.md\nUse tabs."
 
 
+def test_core_default_options_read_git_and_files_in_a_working_directory_anywhere(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")  # under /tmp: outside the home directory
+    (repo / "AGENTS.md").write_text("Use tabs.\n")
+    (tmp_path / "outside.md").write_text("secret\n")
+    ctx = ResolveContext(cwd=str(repo))
+    resolution = resolve_prompt(
+        f"[git:branch]\n[file:AGENTS.md]\n[file:{tmp_path}/outside.md]", ctx
+    )
+    assert resolution.prompt == "main\nUse tabs.\n"
+    assert resolution.values.resolve_all()[f"file:{tmp_path}/outside.md"] == Missing(
+        "outside the allowed roots"
+    )
+
+
 def test_core_without_roots_reads_no_repository_above_the_working_directory(
     tmp_path: Path,
 ) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -191,7 +190,7 @@ def test_catalog_uses_the_given_registry(weather_module: str) -> None:
 
 def test_options_defaults() -> None:
     options = ResolverOptions()
-    assert options.allowed_roots == (os.path.expanduser("~"),)
+    assert options.allowed_roots == ()  # the working directory alone, for file: and git:
     assert (options.git_timeout, options.max_file_bytes) == (2.0, 1048576)
 
 

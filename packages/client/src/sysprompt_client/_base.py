@@ -5,11 +5,13 @@ runs them in a worker thread)."""
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import logging
 import math
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -24,6 +26,7 @@ from sysprompt_client.local import host_keys, host_resolves_from_json, reference
 from sysprompt_client.results import (
     PromptResult,
     Template,
+    context_mismatch,
     prompt_from_json,
     template_from_response,
     text_sha256,
@@ -154,6 +157,7 @@ class ClientBase:
         self._references: dict[tuple[str, str, str], tuple[str, References]] = {}
         self._references_missing_until = 0.0
         self._server_resolves_all_until = 0.0
+        self._mismatch_told: OrderedDict[str, None] = OrderedDict()
         self._closed = False
 
     @property
@@ -165,6 +169,47 @@ class ClientBase:
         """The label a call asks for: its own, else the client's (``None``: none; the
         server then uses the agent host's label, else production)."""
         return self.label if label is None else label
+
+    def _for_turn(
+        self,
+        result: PromptResult,
+        cwd: str,
+        model: str | None,
+        provider: str | None,
+        entry: Entry | None = None,
+    ) -> PromptResult:
+        """``result`` as this turn answers it: itself when the turn's ``cwd``, ``model``
+        and ``provider`` match the frozen context, else a copy naming what differs
+        (``context_mismatch``; kept on the cache ``entry`` it came from, so that turns
+        differing alike get the same object), with one warning per conversation (the
+        newest ``cache_size`` conversations are remembered)."""
+        differs = context_mismatch(result, cwd=cwd, model=model, provider=provider)
+        if not differs:
+            return result if not result.context_mismatch else replace(result, context_mismatch=())
+        kept = None if entry is None else entry.mismatched
+        if kept is not None and kept.context_mismatch == differs:
+            return kept
+        conversation_id = result.conversation_id or ""
+        told = self._mismatch_told
+        if conversation_id not in told:
+            told[conversation_id] = None
+            while len(told) > self._memory.max_entries:
+                with contextlib.suppress(KeyError):
+                    told.popitem(last=False)
+            log.warning(
+                "sysprompt: conversation %r keeps the prompt frozen for cwd=%r, model=%r, "
+                "provider=%r; this turn's %s differ(s) and still gets it (construct or "
+                "compact rebuilds it). Said once per conversation.",
+                conversation_id,
+                result.cwd,
+                result.model,
+                result.provider,
+                ", ".join(differs),
+            )
+        answer = replace(result, context_mismatch=differs)
+        if entry is not None:
+            entry.mismatched = answer
+        return answer
 
     # Requests -----------------------------------------------------------------------
 
@@ -333,7 +378,7 @@ class ClientBase:
     def _install(self, result: PromptResult, label: str | None) -> tuple[Entry, IO]:
         """Cache ``result``, asked for under ``label``, as later turns will answer it;
         the directory write to run."""
-        cached = replace(result, from_cache=True)
+        cached = replace(result, from_cache=True, context_mismatch=())
         entry = self._entry(cached, label)
         self._memory.put(entry.key, entry)
         return entry, self._saver(cached, label)

@@ -110,15 +110,15 @@ class AsyncClient(ClientBase):
         override: Override | None = None,
         label: str | None = None,
     ) -> PromptResult:
-        """The conversation's frozen system prompt; see ``Client.system_prompt``. A
-        cached turn awaits nothing."""
+        """The conversation's frozen system prompt; see ``Client.system_prompt`` (and
+        its ``context_mismatch``). A cached turn awaits nothing."""
         label = self._label(label)
         key = cache_key(conversation_id, label)
         entry = self._memory.get(key)
         if entry is not None:
             if entry.stale_at <= _monotonic():
                 self._revalidate_soon(entry)
-            return entry.result
+            return self._for_turn(entry.result, cwd, model, provider, entry)
         task = self._inflight.get(key)
         if task is None:
             task = asyncio.ensure_future(
@@ -129,7 +129,7 @@ class AsyncClient(ClientBase):
             self._inflight[key] = task
             task.add_done_callback(partial(self._settled, key))
         # A caller that is cancelled leaves the request to the others.
-        return await asyncio.shield(task)
+        return self._for_turn(await asyncio.shield(task), cwd, model, provider)
 
     def _settled(self, key: str, task: asyncio.Task[PromptResult]) -> None:
         if self._inflight.get(key) is task:

@@ -44,15 +44,18 @@ def cache_key(conversation_id: str, label: str | None = None) -> str:
 class Entry:
     """A cached prompt: the result every cached turn returns (the same object each
     time), the monotonic time after which it is revalidated, whether a revalidation is
-    under way, and the label it was asked for under (part of its key)."""
+    under way, and the label it was asked for under (part of its key). ``mismatched``
+    is the result as the last turn whose context differed got it (with its
+    ``context_mismatch``): the same object again while the turns differ alike."""
 
-    __slots__ = ("label", "result", "revalidating", "stale_at")
+    __slots__ = ("label", "mismatched", "result", "revalidating", "stale_at")
 
     def __init__(self, result: PromptResult, stale_at: float, label: str | None = None) -> None:
         self.result = result
         self.stale_at = stale_at
         self.revalidating = False
         self.label = label
+        self.mismatched: PromptResult | None = None
 
     @property
     def key(self) -> str:

@@ -119,17 +119,20 @@ class Client(ClientBase):
         From the cache when it holds one (no request; the same object every turn),
         else from the server's ``resolve``, else, when the server cannot answer, the
         fallback. The other arguments matter on the first turn only; ``label`` (else
-        the client's) is part of the cache's key.
+        the client's) is part of the cache's key. A turn whose ``cwd``, ``model`` or
+        ``provider`` differs from the frozen context still gets the frozen prompt, with
+        ``context_mismatch`` naming what differs (and one warning per conversation).
         """
         label = self._label(label)
         entry = self._memory.get(cache_key(conversation_id, label))
         if entry is not None:
             if entry.stale_at <= _monotonic():
                 self._revalidate_soon(entry)
-            return entry.result
-        return self._first_turn(
+            return self._for_turn(entry.result, cwd, model, provider, entry)
+        result = self._first_turn(
             conversation_id, label, cwd, model, provider, tools, variables, override
         )
+        return self._for_turn(result, cwd, model, provider)
 
     def _first_turn(self, conversation_id: str, label: str | None, *args: Any) -> PromptResult:
         """One request per conversation however many threads ask at once."""

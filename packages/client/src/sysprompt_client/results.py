@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -24,6 +25,14 @@ class PromptResult:
     split (``None``: no split); all ``None`` for a fallback or a server without labels.
     ``is_fallback``: the server could not be asked and this is the configured fallback.
     ``from_cache``: answered by the client's cache without a request.
+
+    ``cwd``, ``model`` and ``provider`` are the context the prompt was built for (the
+    conversation's frozen context; ``None`` for a fallback or a server that does not
+    say). ``context_mismatch`` names those of them this turn's arguments differ from
+    (``("cwd",)``, ``("model", "provider")``…; a ``model`` or ``provider`` not given is
+    no difference): the turn still gets the frozen prompt, as it must; ``construct`` or
+    ``compact`` rebuilds it for the new context. The client logs one warning per
+    conversation when it happens.
     """
 
     text: str | None
@@ -37,6 +46,32 @@ class PromptResult:
     label: str | None = None
     release: int | None = None
     arm: int | None = None
+    cwd: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    context_mismatch: tuple[str, ...] = ()
+
+
+CONTEXT_FIELDS = ("cwd", "model", "provider")
+"""The frozen context a turn is compared with, in the order ``context_mismatch`` lists."""
+
+
+def context_mismatch(
+    result: PromptResult, *, cwd: str, model: str | None, provider: str | None
+) -> tuple[str, ...]:
+    """Which of ``cwd``, ``model`` and ``provider`` differ from the context ``result``
+    was built for, as the server compares them (``cwd`` normalised; ``None``: not
+    given, no difference; a result that does not say its context: none)."""
+    if result.cwd is None:
+        return ()
+    differs = []
+    if cwd != result.cwd and os.path.normpath(cwd) != result.cwd:
+        differs.append("cwd")
+    if model is not None and result.model is not None and model != result.model:
+        differs.append("model")
+    if provider is not None and result.provider is not None and provider != result.provider:
+        differs.append("provider")
+    return tuple(differs)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,7 +155,21 @@ def prompt_from_json(
         label=label if isinstance(label := data.get("label"), str) else None,
         release=_int(data.get("release")),
         arm=_int(data.get("arm")),
+        cwd=_str(data.get("cwd")),
+        model=_str(data.get("model")),
+        provider=_str(data.get("provider")),
+        context_mismatch=_names(data.get("context_mismatch")),
     )
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(name for name in CONTEXT_FIELDS if name in value)
 
 
 def prompt_to_json(result: PromptResult) -> dict[str, Any]:
@@ -138,6 +187,9 @@ def prompt_to_json(result: PromptResult) -> dict[str, Any]:
         "label": result.label,
         "release": result.release,
         "arm": result.arm,
+        "cwd": result.cwd,
+        "model": result.model,
+        "provider": result.provider,
     }
 
 

@@ -39,10 +39,6 @@ if TYPE_CHECKING:
     from sysprompt_core.library.source import FragmentSource
 
 
-def _home_root() -> tuple[str, ...]:
-    return (os.path.expanduser("~"),)
-
-
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -52,16 +48,18 @@ class ResolverOptions:
     """Limits and paths that the resolvers obey (the SYSPROMPT settings feed these).
 
     ``allowed_roots``: where ``file:`` and ``git:`` may read (besides, for ``file:``,
-    the working directory); empty: the working directory alone. The ``git_*`` options
-    govern the git reader processes (``sysprompt_core.sandbox``): how many at once, how
-    long a read may queue for one before its own ``git_timeout`` starts, the address
-    space each may use, whether each confines itself with Landlock (off only to try what
-    a host without Landlock does), and whether a reader the kernel does not confine (no
-    Landlock, or no seccomp filter) reads at all: by default it does not, and the
-    ``git:`` values do not exist, with the reason."""
+    the working directory); empty, the default: the working directory alone, for both
+    (a ``ResolveContext(cwd=…)`` reads its own directory and nothing else, wherever it
+    is). The ``git_*`` options govern the git reader processes
+    (``sysprompt_core.sandbox``): how many at once, how long a read may queue for one
+    before its own ``git_timeout`` starts, the address space each may use, whether each
+    confines itself with Landlock (off only to try what a host without Landlock does),
+    and whether a reader the kernel does not confine (no Landlock, or no seccomp filter)
+    reads at all: by default it does not, and the ``git:`` values do not exist, with the
+    reason."""
 
     git_timeout: float = DEFAULT_GIT_TIMEOUT
-    allowed_roots: tuple[str, ...] = field(default_factory=_home_root)
+    allowed_roots: tuple[str, ...] = ()
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES
     max_prompt_bytes: int = DEFAULT_MAX_PROMPT_BYTES
