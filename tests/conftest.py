@@ -30,6 +30,42 @@ if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
 
 
+TESTS = Path(__file__).resolve().parent
+DATABASE_FREE = (
+    "core/",
+    "scripts/test_",
+    "test_distributions.py",
+    "test_docs_links.py",
+    # Real servers on a SQLite file of their own, whatever database the suite runs on:
+    "api/test_git_server.py",
+    "api/test_git_burst.py",
+    "api/test_git_unconfined.py",
+    "api/test_parse_cache_server.py",
+    "editor/test_bounds_server.py",
+    "releases/test_diff_bounds_server.py",
+    "transfer/test_export_memory.py",
+    "client/test_restart.py",
+    "client/test_central_deployment.py",
+    "client/test_default_host_values.py",
+)
+"""Tests that touch no test database (the core's, the scripts', servers with a database
+of their own): ``scripts/test`` runs them in its first pass only (SQLite), and the
+PostgreSQL pass leaves them out (``SYSPROMPT_TESTS_DATABASE_ONLY``)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not os.environ.get("SYSPROMPT_TESTS_DATABASE_ONLY"):
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        where = item.path.relative_to(TESTS).as_posix()
+        (drop if where.startswith(DATABASE_FREE) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_configure(config: pytest.Config) -> None:
     settings.SECRET_KEY = "tests-only-not-a-secret"
     settings.STORAGES = {
