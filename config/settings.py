@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "sysprompt.releases.apps.ReleasesConfig",
     "sysprompt.transfer.apps.TransferConfig",
     "sysprompt.accounts.apps.AccountsConfig",
+    "sysprompt.evaluations.apps.EvaluationsConfig",
     "sysprompt.editor.apps.EditorConfig",
 ]
 
