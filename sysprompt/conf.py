@@ -57,12 +57,16 @@ DEFAULT_TASKS_QUEUE = "default"
 """The task queue the events' tasks go to (with RQ: the Redis queue's name)."""
 DEFAULT_EVAL_TASKS_QUEUE = "evaluations"
 """The task queue evaluation runs go to: their own, so a long run never delays a webhook."""
+DEFAULT_EVAL_CLAIM_SECONDS = 30.0
+"""How long an evaluation worker's claim on a model call lasts unless renewed: a worker
+that died gives its calls up after it."""
 DEFAULT_EVAL_MAX_OUTPUT_CHARS = 20_000
 """The most characters of a model's answer an evaluation keeps (and checks)."""
 KEYS = (
     "ALLOWED_ROOTS",
     "COMPACTION_INSTRUCTIONS",
     "DEFAULT_TEMPLATE",
+    "EVAL_CLAIM_SECONDS",
     "EVAL_DEFAULT_MODEL",
     "EVAL_MAX_OUTPUT_CHARS",
     "EVAL_TASKS_QUEUE",
@@ -132,6 +136,7 @@ class AppSettings:
     the built-in ``echo``."""
     eval_max_output_chars: int = DEFAULT_EVAL_MAX_OUTPUT_CHARS
     eval_tasks_queue: str = DEFAULT_EVAL_TASKS_QUEUE
+    eval_claim_seconds: float = DEFAULT_EVAL_CLAIM_SECONDS
 
 
 def app_settings() -> AppSettings:
@@ -191,6 +196,9 @@ def app_settings() -> AppSettings:
         eval_max_output_chars=_positive_int(
             "EVAL_MAX_OUTPUT_CHARS",
             raw.get("EVAL_MAX_OUTPUT_CHARS", DEFAULT_EVAL_MAX_OUTPUT_CHARS),
+        ),
+        eval_claim_seconds=_positive_number(
+            "EVAL_CLAIM_SECONDS", raw.get("EVAL_CLAIM_SECONDS", DEFAULT_EVAL_CLAIM_SECONDS)
         ),
         eval_tasks_queue=_queue_name(
             raw.get("EVAL_TASKS_QUEUE", DEFAULT_EVAL_TASKS_QUEUE), "EVAL_TASKS_QUEUE"

@@ -74,16 +74,18 @@ logger = logging.getLogger("sysprompt.evaluations")
 
 PREPARE_CHUNK = 200
 """Cases rendered and stored per transaction while a run is prepared."""
-CLAIM_SECONDS = 30.0
-"""A claim's lease; a worker renews its claims while their calls run."""
 
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def run_execute(run_id: int, *, worker: str | None = None) -> str:
-    """Do what is left of run ``run_id``; its status when this worker stops."""
+def run_execute(
+    run_id: int, *, worker: str | None = None, stop: threading.Event | None = None
+) -> str:
+    """Do what is left of run ``run_id``: its status when this worker leaves it —
+    ``running`` when the rest is held by other workers, or ``stop`` was set (the calls in
+    flight are finished and saved first)."""
     worker = worker or worker_name()
     run = Run.objects.filter(pk=run_id).first()
     if run is None or run.status in ("finished", "failed", "cancelled"):
@@ -97,7 +99,7 @@ def run_execute(run_id: int, *, worker: str | None = None) -> str:
         logger.exception("evaluation %s could not be prepared", run_id)
         _fail(run_id, f"the run could not be prepared: {error}")
         return "failed"
-    return _Work(Run.objects.get(pk=run_id), worker).work()
+    return _Work(Run.objects.get(pk=run_id), worker, stop or threading.Event()).work()
 
 
 def _fail(run_id: int, message: str) -> None:
@@ -282,12 +284,14 @@ def _store(run: Run, start: int, chunk: Sequence[Case], rendered: Sequence[_Rend
 
 
 class _Work:
-    def __init__(self, run: Run, worker: str) -> None:
+    def __init__(self, run: Run, worker: str, stop: threading.Event) -> None:
         self.run = run
         self.worker = worker
+        self.stop = stop
         conf = app_settings()
         self.endpoints = conf.models
         self.max_output = conf.eval_max_output_chars
+        self.claim = timedelta(seconds=conf.eval_claim_seconds)
         self.limits: dict[str, threading.Semaphore] = {}
         self.lock = threading.Lock()
         self.concurrency = sum(
@@ -305,19 +309,18 @@ class _Work:
                     pool.shutdown(wait=False, cancel_futures=True)
                     return self._cancel()
                 room = self.concurrency * 2 - len(running)
-                if room > 0:
+                if room > 0 and not self.stop.is_set():
                     for call in self._claim(room):
                         running[pool.submit(self._do_in_thread, call)] = call.pk
                 if not running:
                     if self._left() == 0:
                         return self._finish()
-                    time.sleep(0.5)  # others hold the rest; their leases may run out
-                    continue
+                    return "running"  # stopping, or others hold the rest
                 done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     running.pop(future)
                     future.result()
-                if time.monotonic() - renewed > CLAIM_SECONDS / 3:
+                if time.monotonic() - renewed > self.claim.total_seconds() / 3:
                     self._renew(running.values())
                     renewed = time.monotonic()
         finally:
@@ -346,7 +349,7 @@ class _Work:
             if not ids:
                 return []
             RunCall.objects.filter(free, id__in=ids, done=False).update(
-                claimed_by=self.worker, claimed_until=now + timedelta(seconds=CLAIM_SECONDS)
+                claimed_by=self.worker, claimed_until=now + self.claim
             )
         return list(
             RunCall.objects.filter(id__in=ids, claimed_by=self.worker, done=False).select_related(
@@ -356,7 +359,7 @@ class _Work:
 
     def _renew(self, ids: Iterable[int]) -> None:
         RunCall.objects.filter(id__in=list(ids), claimed_by=self.worker, done=False).update(
-            claimed_until=timezone.now() + timedelta(seconds=CLAIM_SECONDS)
+            claimed_until=timezone.now() + self.claim
         )
 
     def _left(self) -> int:
