@@ -33,20 +33,26 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, LabelNotFound, ReleaseNotFound, SyspromptError
 from sysprompt.evaluations.models import CachedResponse, Case, Run, RunCall, RunCase
-from sysprompt.evaluations.providers import Call, Completion, ProviderError, provider_for
+from sysprompt.evaluations.providers import (
+    Call,
+    Completion,
+    Provider,
+    ProviderError,
+    provider_for,
+)
 from sysprompt.evaluations.summary import run_summary
 from sysprompt.evaluations.validation import RunSide
 from sysprompt.events import records
@@ -59,6 +65,7 @@ from sysprompt.releases.selectors import label_get, pointer_build, test_context_
 from sysprompt_core.errors import CoreError
 from sysprompt_core.evaluations import (
     Answer,
+    Check,
     CheckResult,
     JudgeCheck,
     ToolCall,
@@ -292,39 +299,59 @@ class _Work:
         self.endpoints = conf.models
         self.max_output = conf.eval_max_output_chars
         self.claim = timedelta(seconds=conf.eval_claim_seconds)
-        self.limits: dict[str, threading.Semaphore] = {}
         self.lock = threading.Lock()
+        self.limits: dict[str, threading.Semaphore] = {}
+        self.providers: dict[str, Provider] = {}
+        self.checks: dict[int, tuple[Check, ...]] = {}
+        self.wrappers: list[Any] = []
         self.concurrency = sum(
             self.endpoints[name].max_concurrency
             for name in {run.baseline_model, run.candidate_model}
         )
 
     def work(self) -> str:
-        pool = ThreadPoolExecutor(max_workers=min(64, self.concurrency * 2))
-        running: dict[Future[None], int] = {}
-        renewed = time.monotonic()
+        pool = ThreadPoolExecutor(max_workers=min(64, self.concurrency))
+        running: dict[Future[bool], int] = {}
+        renewed = looked = time.monotonic()
         try:
             while True:
-                if self._cancelled():
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    return self._cancel()
+                if time.monotonic() - looked > 0.5 or not running:
+                    looked = time.monotonic()
+                    if self._cancelled():
+                        pool.shutdown(wait=False, cancel_futures=True)
+                        return self._cancel()
                 room = self.concurrency * 2 - len(running)
                 if room > 0 and not self.stop.is_set():
-                    for call in self._claim(room):
-                        running[pool.submit(self._do_in_thread, call)] = call.pk
+                    calls = self._claim(room)
+                    cached = self._from_cache(calls)
+                    self._counted(len(cached))
+                    for call in calls:
+                        if call.pk not in cached:
+                            running[pool.submit(self._do_in_thread, call)] = call.pk
+                    if cached and not running:
+                        continue
                 if not running:
                     if self._left() == 0:
                         return self._finish()
                     return "running"  # stopping, or others hold the rest
-                done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in done:
+                finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                saved = 0
+                for future in finished:
                     running.pop(future)
-                    future.result()
+                    saved += future.result()
+                self._counted(saved)
                 if time.monotonic() - renewed > self.claim.total_seconds() / 3:
                     self._renew(running.values())
                     renewed = time.monotonic()
         finally:
             pool.shutdown(wait=True)
+            for wrapper in self.wrappers:
+                wrapper.close()
+                wrapper.dec_thread_sharing()
+
+    def _counted(self, saved: int) -> None:
+        if saved:
+            Run.objects.filter(pk=self.run.pk).update(done=F("done") + saved)
 
     def _cancelled(self) -> bool:
         return bool(
@@ -365,85 +392,96 @@ class _Work:
     def _left(self) -> int:
         return RunCall.objects.filter(run=self.run, done=False).count()
 
-    def _do_in_thread(self, call: RunCall) -> None:
-        try:
-            self._do(call)
-        finally:
-            connection.close()
+    # -- one call
 
-    def _limit(self, endpoint: ModelEndpoint) -> threading.Semaphore:
-        """One semaphore per endpoint: at most its ``max_concurrency`` calls at a time."""
-        with self.lock:
-            if endpoint.name not in self.limits:
-                self.limits[endpoint.name] = threading.Semaphore(endpoint.max_concurrency)
-            return self.limits[endpoint.name]
-
-    def _do(self, call: RunCall) -> None:
+    def _request(self, call: RunCall) -> tuple[ModelEndpoint, Call, str]:
+        """The call's endpoint, its request and its key in the response cache."""
         case = call.run_case
         side = "baseline" if call.side == "baseline" else "candidate"
         endpoint = self.endpoints[getattr(self.run, f"{side}_model")]
         prompt = case.baseline_prompt if side == "baseline" else case.candidate_prompt
-        messages = [
-            *([{"role": "system", "content": prompt}] if prompt is not None else []),
-            *case.messages,
-        ]
-        answer, completion, cached, error = self._answer(
-            endpoint, Call(prompt, case.messages, case.tools), messages, case.tools, call.repetition
-        )
-        checks: list[dict[str, Any]] = []
+        request = Call(prompt, case.messages, case.tools)
+        return endpoint, request, _key(endpoint, request, call.repetition)
+
+    def _from_cache(self, calls: Sequence[RunCall]) -> set[int]:
+        """Do the calls whose answers are cached (and whose checks need no model) here,
+        in one read and one write; the ids done."""
+        if self.run.fresh or not calls:
+            return set()
+        keyed = {call.pk: self._request(call) for call in calls}
+        hits = {
+            hit.key: hit
+            for hit in CachedResponse.objects.filter(key__in=[k for _, _, k in keyed.values()])
+        }
+        done = []
+        for call in calls:
+            endpoint, _, key = keyed[call.pk]
+            hit = hits.get(key)
+            checks = self._parsed(call.run_case)
+            if hit is None or any(isinstance(check, JudgeCheck) for check in checks):
+                continue
+            answer = _answer_of(hit)
+            results = [run_check(check, answer) for check in checks]
+            _fill(
+                call,
+                answer,
+                Completion(answer, hit.input_tokens, hit.output_tokens),
+                True,
+                results,
+                None,
+            )
+            done.append(call)
+        with transaction.atomic():
+            for call in done:
+                _save(call)
+        return {call.pk for call in done}
+
+    def _do_in_thread(self, call: RunCall) -> bool:
+        wrapper = connections[DEFAULT_DB_ALIAS]
+        with self.lock:
+            if wrapper not in self.wrappers:  # closed by the coordinating thread at the end
+                wrapper.inc_thread_sharing()
+                self.wrappers.append(wrapper)
+        return self._do(call)
+
+    def _provider(self, endpoint: ModelEndpoint) -> tuple[Provider, threading.Semaphore]:
+        """The endpoint's provider (its SDK client made once) and the semaphore that
+        lets at most its ``max_concurrency`` calls run at a time."""
+        with self.lock:
+            if endpoint.name not in self.providers:
+                self.providers[endpoint.name] = provider_for(endpoint)
+                self.limits[endpoint.name] = threading.Semaphore(endpoint.max_concurrency)
+            return self.providers[endpoint.name], self.limits[endpoint.name]
+
+    def _parsed(self, case: RunCase) -> tuple[Check, ...]:
+        if case.pk not in self.checks:
+            self.checks[case.pk] = parse_checks(case.checks)
+        return self.checks[case.pk]
+
+    def _do(self, call: RunCall) -> bool:
+        """Answer, check and save ``call``; whether it was saved (not done meanwhile)."""
+        endpoint, request, key = self._request(call)
+        answer, completion, cached, error = self._answer(endpoint, request, key)
+        results: list[CheckResult] = []
         if error is None:
-            results = self._check(case, answer, endpoint, call.repetition)
-            checks = [
-                result.as_json() | ({"error": True} if result.error else {}) for result in results
-            ]
-            judge_errors = [r.reason for r in results if r.error]
-            error = judge_errors[0] if judge_errors else None
-        updated = RunCall.objects.filter(pk=call.pk, done=False).update(
-            done=True,
-            output=answer.text,
-            tool_calls=[tool.as_json() for tool in answer.tool_calls],
-            checks=checks,
-            input_tokens=completion.input_tokens if completion else None,
-            output_tokens=completion.output_tokens if completion else None,
-            ms=completion.ms if completion else None,
-            error=error or "",
-            cached=cached,
-            claimed_until=None,
-        )
-        if updated:
-            Run.objects.filter(pk=self.run.pk).update(done=F("done") + 1)
+            results = self._check(call.run_case, answer, endpoint, call.repetition)
+            judged = [result.reason for result in results if result.error]
+            error = judged[0] if judged else None
+        _fill(call, answer, completion, cached, results, error)
+        return _save(call)
 
     def _answer(
-        self,
-        endpoint: ModelEndpoint,
-        request: Call,
-        messages: list[dict[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
-        repetition: int,
+        self, endpoint: ModelEndpoint, request: Call, key: str
     ) -> tuple[Answer, Completion | None, bool, str | None]:
-        key = response_key(
-            endpoint=endpoint.name,
-            model=endpoint.model,
-            params=endpoint.params,
-            messages=messages,
-            tools=list(tools),
-            repetition=repetition,
-        )
         if not self.run.fresh:
             hit = CachedResponse.objects.filter(key=key).first()
             if hit is not None:
-                answer = Answer(
-                    hit.output, tuple(ToolCall(t["name"], t["arguments"]) for t in hit.tool_calls)
-                )
-                return (
-                    answer,
-                    Completion(answer, hit.input_tokens, hit.output_tokens, 0.0),
-                    True,
-                    None,
-                )
+                answer = _answer_of(hit)
+                return answer, Completion(answer, hit.input_tokens, hit.output_tokens), True, None
+        provider, limit = self._provider(endpoint)
         try:
-            with self._limit(endpoint):
-                completion = provider_for(endpoint).complete(request)
+            with limit:
+                completion = provider.complete(request)
         except ProviderError as error:
             return Answer(""), None, False, str(error)
         answer = Answer(completion.answer.text[: self.max_output], completion.answer.tool_calls)
@@ -465,7 +503,7 @@ class _Work:
         self, case: RunCase, answer: Answer, endpoint: ModelEndpoint, repetition: int
     ) -> list[CheckResult]:
         results = []
-        for check in parse_checks(case.checks):
+        for check in self._parsed(case):
             if not isinstance(check, JudgeCheck):
                 results.append(run_check(check, answer))
                 continue
@@ -475,10 +513,9 @@ class _Work:
                     CheckResult("judge", False, f"there is no model {check.model!r}", error=True)
                 )
                 continue
-            request = judge_messages(check, answer, case.messages)
-            reply, _, _, error = self._answer(
-                judge, Call(request[0]["content"], request[1:]), request, (), repetition
-            )
+            messages = judge_messages(check, answer, case.messages)
+            request = Call(messages[0]["content"], messages[1:])
+            reply, _, _, error = self._answer(judge, request, _key(judge, request, repetition))
             results.append(
                 CheckResult("judge", False, f"the judge could not be asked: {error}", error=True)
                 if error is not None
@@ -498,3 +535,55 @@ class _Work:
             run.save(update_fields=["summary", "status", "finished_at"])
             records.evaluation_finished(run_id=run.pk, suite=run.suite_name, summary=summary)
         return "finished"
+
+
+def _key(endpoint: ModelEndpoint, request: Call, repetition: int) -> str:
+    system = [{"role": "system", "content": request.system}] if request.system is not None else []
+    return response_key(
+        endpoint=endpoint.name,
+        model=endpoint.model,
+        params=endpoint.params,
+        messages=[*system, *request.messages],
+        tools=list(request.tools),
+        repetition=repetition,
+    )
+
+
+def _answer_of(hit: CachedResponse) -> Answer:
+    return Answer(hit.output, tuple(ToolCall(t["name"], t["arguments"]) for t in hit.tool_calls))
+
+
+def _fill(
+    call: RunCall,
+    answer: Answer,
+    completion: Completion | None,
+    cached: bool,
+    results: Sequence[CheckResult],
+    error: str | None,
+) -> None:
+    call.output = answer.text
+    call.tool_calls = [tool.as_json() for tool in answer.tool_calls]
+    call.checks = [r.as_json() | ({"error": True} if r.error else {}) for r in results]
+    call.input_tokens = completion.input_tokens if completion else None
+    call.output_tokens = completion.output_tokens if completion else None
+    call.ms = completion.ms if completion else None
+    call.error = error or ""
+    call.cached = cached
+
+
+def _save(call: RunCall) -> bool:
+    """Save a finished call at once (unless another worker did it meanwhile)."""
+    return bool(
+        RunCall.objects.filter(pk=call.pk, done=False).update(
+            done=True,
+            output=call.output,
+            tool_calls=call.tool_calls,
+            checks=call.checks,
+            input_tokens=call.input_tokens,
+            output_tokens=call.output_tokens,
+            ms=call.ms,
+            error=call.error,
+            cached=call.cached,
+            claimed_until=None,
+        )
+    )

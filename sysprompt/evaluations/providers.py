@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -84,18 +85,29 @@ def provider_for(endpoint: ModelEndpoint) -> Provider:
 
 
 class _Base:
+    """A provider of one endpoint; its SDK client is made at the first call and kept
+    (the SDKs' clients are safe to share between threads)."""
+
     def __init__(self, endpoint: ModelEndpoint) -> None:
         self.endpoint = endpoint
+        self._lock = threading.Lock()
+        self._client: Any = None
 
     def complete(self, call: Call) -> Completion:
         started = time.perf_counter()
         key = self._key()
         try:
-            answer, input_tokens, output_tokens = self._complete(call, key)
+            with self._lock:
+                if self._client is None:
+                    self._client = self._make_client(key)
+            answer, input_tokens, output_tokens = self._complete(self._client, call)
         except ProviderError as error:
             raise ProviderError(_scrubbed(str(error), key)) from None
         ms = (time.perf_counter() - started) * 1000
         return Completion(answer, input_tokens, output_tokens, ms)
+
+    def _make_client(self, key: str) -> Any:
+        return None
 
     def _key(self) -> str:
         variable = self.endpoint.api_key_env
@@ -109,7 +121,7 @@ class _Base:
             )
         return key
 
-    def _complete(self, call: Call, key: str) -> tuple[Answer, int | None, int | None]:
+    def _complete(self, client: Any, call: Call) -> tuple[Answer, int | None, int | None]:
         raise NotImplementedError
 
     def _failed(self, error: Exception) -> ProviderError:
@@ -140,27 +152,28 @@ def _scrubbed(message: str, key: str) -> str:
 
 
 class OpenAIProvider(_Base):
-    def _complete(self, call: Call, key: str) -> tuple[Answer, int | None, int | None]:
-        endpoint = self.endpoint
-        client = openai.OpenAI(
+    def _make_client(self, key: str) -> openai.OpenAI:
+        return openai.OpenAI(
             api_key=key,
-            base_url=endpoint.base_url or OPENAI_URL,
-            timeout=endpoint.timeout,
-            max_retries=endpoint.retries,
+            base_url=self.endpoint.base_url or OPENAI_URL,
+            timeout=self.endpoint.timeout,
+            max_retries=self.endpoint.retries,
         )
+
+    def _complete(self, client: openai.OpenAI, call: Call) -> tuple[Answer, int | None, int | None]:
+        endpoint = self.endpoint
         messages = [
             *([{"role": "system", "content": call.system}] if call.system is not None else []),
             *call.messages,
         ]
         extra: dict[str, Any] = {"tools": list(call.tools)} if call.tools else {}
         try:
-            with client:
-                response = client.chat.completions.create(
-                    model=endpoint.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    **_openai_params(endpoint.params),
-                    **extra,
-                )
+            response = client.chat.completions.create(
+                model=endpoint.model,
+                messages=messages,  # type: ignore[arg-type]
+                **_openai_params(endpoint.params),
+                **extra,
+            )
         except openai.OpenAIError as error:
             raise self._failed(error) from None
         if not response.choices:
@@ -184,14 +197,18 @@ def _openai_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class AnthropicProvider(_Base):
-    def _complete(self, call: Call, key: str) -> tuple[Answer, int | None, int | None]:
-        endpoint = self.endpoint
-        client = anthropic.Anthropic(
+    def _make_client(self, key: str) -> anthropic.Anthropic:
+        return anthropic.Anthropic(
             api_key=key,
-            base_url=endpoint.base_url or ANTHROPIC_URL,
-            timeout=endpoint.timeout,
-            max_retries=endpoint.retries,
+            base_url=self.endpoint.base_url or ANTHROPIC_URL,
+            timeout=self.endpoint.timeout,
+            max_retries=self.endpoint.retries,
         )
+
+    def _complete(
+        self, client: anthropic.Anthropic, call: Call
+    ) -> tuple[Answer, int | None, int | None]:
+        endpoint = self.endpoint
         params = dict(endpoint.params)
         params.pop("seed", None)  # the Messages API has none
         if "stop" in params:
@@ -205,13 +222,12 @@ class AnthropicProvider(_Base):
         if call.tools:
             extra["tools"] = [_anthropic_tool(tool) for tool in call.tools]
         try:
-            with client:
-                response = client.messages.create(
-                    model=endpoint.model,
-                    messages=list(call.messages),  # type: ignore[arg-type]
-                    **params,
-                    **extra,
-                )
+            response = client.messages.create(
+                model=endpoint.model,
+                messages=list(call.messages),  # type: ignore[arg-type]
+                **params,
+                **extra,
+            )
         except anthropic.AnthropicError as error:
             raise self._failed(error) from None
         text = "".join(block.text for block in response.content if block.type == "text")
@@ -239,7 +255,7 @@ class EchoProvider(_Base):
     def _key(self) -> str:
         return ""
 
-    def _complete(self, call: Call, key: str) -> tuple[Answer, int | None, int | None]:
+    def _complete(self, client: Any, call: Call) -> tuple[Answer, int | None, int | None]:
         system = call.system or ""
         digest = hashlib.sha256(system.encode("utf-8", "surrogatepass")).hexdigest()
         first = system.split("\n", 1)[0]

@@ -21,7 +21,8 @@ failures answered, one each, to the next calls before normal answers resume
 providers do).
 ``GET /_requests`` lists every call received: path, JSON body, the ``Authorization`` or
 ``x-api-key`` header's presence, when it started and ended (``time.monotonic()`` of this
-process), and the status answered. ``POST /_reset`` clears the record and the script.
+process), and the status answered. ``POST /_reset`` clears the record and the script;
+a call still in progress then (a killed client's) is left out of the new record.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class State:
         self.latency = latency_ms / 1000
         self.script: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
+        self.generation = 0
+        """Raised by each reset: a call that began before it is not recorded."""
 
 
 def _text(content: object) -> str:
@@ -183,6 +186,7 @@ def handler(state: State) -> type[BaseHTTPRequestHandler]:
                 with state.lock:
                     state.script.clear()
                     state.requests.clear()
+                    state.generation += 1
                 self._send(200, {"ok": True})
                 return
             route = ROUTES.get(self.path.split("?", 1)[0])
@@ -193,6 +197,7 @@ def handler(state: State) -> type[BaseHTTPRequestHandler]:
             with state.lock:
                 step = state.script.pop(0) if state.script else None
                 latency = state.latency
+                generation = state.generation
             record = {
                 "path": self.path,
                 "body": body,
@@ -217,7 +222,8 @@ def handler(state: State) -> type[BaseHTTPRequestHandler]:
                 status, headers, answer = 200, {}, route(body)
             record.update(ended=time.monotonic(), status=status)
             with state.lock:
-                state.requests.append(record)
+                if generation == state.generation:
+                    state.requests.append(record)
             self._send(status, answer, headers)
 
     return Handler

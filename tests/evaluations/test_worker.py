@@ -146,7 +146,7 @@ def test_worker_sigterm_lets_calls_in_flight_finish_and_be_saved(
     fake.control(latency_ms=400)
     run = started_run(6)
     process = workers()
-    wait_for(lambda: len(fake.requests()) >= 1)
+    wait_for(lambda: RunCall.objects.filter(run=run).exclude(claimed_by="").exists())
 
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=20) == 0
