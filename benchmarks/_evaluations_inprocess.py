@@ -159,12 +159,13 @@ def own_time(fake: str) -> list[float]:
     fake at 0 ms and one call at a time (rendering is per case: its share is added)."""
     httpx.post(f"{fake}/_control", json={"latency_ms": 0}, timeout=10)
     durations: dict[int, float] = {}
-    original: Callable[[Any, Any], None] = execution._Work._do
+    original: Callable[[Any, Any], bool] = execution._Work._do
 
-    def timed(self: Any, call: Any) -> None:
+    def timed(self: Any, call: Any) -> bool:
         started = time.perf_counter()
-        original(self, call)
+        saved = original(self, call)
         durations[call.pk] = (time.perf_counter() - started) * 1000
+        return saved
 
     execution._Work._do = timed  # type: ignore[method-assign]
     services.suite_create(name="own", author=None)
