@@ -167,7 +167,7 @@ def own_time(fake: str) -> list[float]:
         durations[call.pk] = (time.perf_counter() - started) * 1000
         return saved
 
-    execution._Work._do = timed  # type: ignore[method-assign]
+    execution._Work._do = timed  # type: ignore[method-assign, assignment]
     services.suite_create(name="own", author=None)
     services.cases_import(
         suite="own", text="\n".join(_json(case(f"own-{n}")) for n in range(100)), author=None
@@ -186,7 +186,7 @@ def own_time(fake: str) -> list[float]:
         started = time.perf_counter()
         execution.run_execute(run.pk)
         total = time.perf_counter() - started
-    execution._Work._do = original  # type: ignore[method-assign]
+    execution._Work._do = original  # type: ignore[method-assign, assignment]
     sdk = {c.pk: c.ms or 0.0 for c in RunCall.objects.filter(run=run)}
     render_share = max(0.0, total * 1000 - sum(durations.values())) / len(sdk)
     return [durations[pk] - ms + render_share for pk, ms in sdk.items()]
