@@ -167,7 +167,7 @@ def own_time(fake: str) -> list[float]:
         durations[call.pk] = (time.perf_counter() - started) * 1000
         return saved
 
-    execution._Work._do = timed  # type: ignore[method-assign, assignment]
+    execution._Work._do = timed  # type: ignore[method-assign]
     services.suite_create(name="own", author=None)
     services.cases_import(
         suite="own", text="\n".join(_json(case(f"own-{n}")) for n in range(100)), author=None
