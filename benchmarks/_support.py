@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -221,16 +221,19 @@ def gunicorn(
     threads: int,
     log: Path,
     checkout: Path = ROOT,
+    prefix: Sequence[str] = (),
 ) -> Iterator[Server]:
     """gunicorn with gthread workers, in its own process group; stopped with the group.
     ``checkout``: the source tree to serve (another one than this, e.g. an older commit
-    unpacked with ``git archive``, to measure it with the same benchmark)."""
+    unpacked with ``git archive``, to measure it with the same benchmark). ``prefix``:
+    a command that runs gunicorn (it ends by executing its arguments)."""
     port = free_port()
     # Our own (empty) config file, so that the checkout's gunicorn.conf.py, which
     # gunicorn would read from the working directory, does not change what is measured.
     config = log.with_suffix(".conf.py")
     config.write_text("# api_load.py passes every setting on the command line\n")
     argv = [
+        *prefix,
         GUNICORN,
         f"--config={config}",
         "config.wsgi:application",

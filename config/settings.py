@@ -1,6 +1,6 @@
 """Django settings for sysprompt, read from the environment.
 
-Every variable is listed in README.md ("Configuration"). Application settings live in
+Every variable is listed in docs/configuration.md. Application settings live in
 the one ``SYSPROMPT`` dict and are read through ``sysprompt.conf``.
 """
 
@@ -338,6 +338,11 @@ def _sysprompt() -> dict[str, Any]:
         "GIT_LANDLOCK": (
             env_bool("SYSPROMPT_GIT_LANDLOCK", True)
             if "SYSPROMPT_GIT_LANDLOCK" in os.environ
+            else None
+        ),
+        "GIT_ALLOW_UNCONFINED": (
+            env_bool("SYSPROMPT_GIT_ALLOW_UNCONFINED", False)
+            if "SYSPROMPT_GIT_ALLOW_UNCONFINED" in os.environ
             else None
         ),
         "MAX_FILE_BYTES": env_int("SYSPROMPT_MAX_FILE_BYTES"),

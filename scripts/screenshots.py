@@ -1,5 +1,6 @@
-"""Take the README's screenshots: the editor, the history diff, a conversation, the
-Library, the Agent hosts page and the Releases page.
+"""Take the screenshots in docs/screenshots/ that the README and the docs show: the
+editor, the history diff, a conversation, the Library, the Agent hosts page and the
+Releases page.
 
 Run from the checkout: ``.venv/bin/python scripts/screenshots.py [--out docs/screenshots]``
 

@@ -62,6 +62,11 @@ DEFAULT_EVAL_CLAIM_SECONDS = 30.0
 that died gives its calls up after it."""
 DEFAULT_EVAL_MAX_OUTPUT_CHARS = 20_000
 """The most characters of a model's answer an evaluation keeps (and checks)."""
+DEBUG_WEBHOOK_RECEIVERS = ("localhost", "127.0.0.1", "::1")
+"""With ``DEBUG`` on (``scripts/serve``, the development server), the default of both
+``WEBHOOK_ALLOW_HTTP_HOSTS`` and ``WEBHOOK_ALLOW_PRIVATE``: a receiver on this machine,
+over plain http, can be tried without setting anything. With ``DEBUG`` off (production)
+both default to empty: public https receivers only."""
 KEYS = (
     "ALLOWED_ROOTS",
     "COMPACTION_INSTRUCTIONS",
@@ -70,6 +75,7 @@ KEYS = (
     "EVAL_DEFAULT_MODEL",
     "EVAL_MAX_OUTPUT_CHARS",
     "EVAL_TASKS_QUEUE",
+    "GIT_ALLOW_UNCONFINED",
     "GIT_LANDLOCK",
     "GIT_MEMORY_LIMIT",
     "GIT_TIMEOUT",
@@ -126,7 +132,12 @@ class AppSettings:
     """The address space of one git reader process, in bytes (``RLIMIT_AS``)."""
     git_landlock: bool = True
     """Whether git readers confine themselves with Landlock (off: to try what a host
-    without Landlock does; ``manage.py check`` then warns)."""
+    without Landlock does: they then read nothing unless ``git_allow_unconfined``)."""
+    git_allow_unconfined: bool = False
+    """Whether git readers that the kernel cannot confine (no Landlock, or no seccomp
+    filter) read anyway: the operator's explicit acceptance (``manage.py check`` warns
+    with ``sysprompt.W001``). Off: they read nothing, and ``git:`` values do not exist
+    with the reason (``sysprompt.W002``, and an error logged at start)."""
     parse_cache_bytes: int = DEFAULT_PARSE_CACHE_BYTES
     """What the process's cache of parsed templates and fragments may hold, in bytes."""
     models: Mapping[str, ModelEndpoint] = field(default_factory=lambda: endpoints_parse({}))
@@ -168,9 +179,14 @@ def app_settings() -> AppSettings:
         ),
         server_resolves=_server_resolves(raw.get("SERVER_RESOLVES", DEFAULT_SERVER_RESOLVES)),
         webhook_allow_http_hosts=frozenset(
-            _host_names("WEBHOOK_ALLOW_HTTP_HOSTS", raw.get("WEBHOOK_ALLOW_HTTP_HOSTS", ()))
+            _host_names(
+                "WEBHOOK_ALLOW_HTTP_HOSTS",
+                raw.get("WEBHOOK_ALLOW_HTTP_HOSTS", _webhook_receivers_default()),
+            )
         ),
-        webhook_allow_private=_hosts_or_networks(raw.get("WEBHOOK_ALLOW_PRIVATE", ())),
+        webhook_allow_private=_hosts_or_networks(
+            raw.get("WEBHOOK_ALLOW_PRIVATE", _webhook_receivers_default())
+        ),
         webhook_ca_file=_ca_file(raw.get("WEBHOOK_CA_FILE", "")),
         webhook_connect_timeout=_positive_number(
             "WEBHOOK_CONNECT_TIMEOUT",
@@ -188,6 +204,9 @@ def app_settings() -> AppSettings:
             "GIT_MEMORY_LIMIT", raw.get("GIT_MEMORY_LIMIT", DEFAULT_GIT_MEMORY_LIMIT)
         ),
         git_landlock=_boolean("GIT_LANDLOCK", raw.get("GIT_LANDLOCK", True)),
+        git_allow_unconfined=_boolean(
+            "GIT_ALLOW_UNCONFINED", raw.get("GIT_ALLOW_UNCONFINED", False)
+        ),
         parse_cache_bytes=_positive_int(
             "PARSE_CACHE_BYTES", raw.get("PARSE_CACHE_BYTES", DEFAULT_PARSE_CACHE_BYTES)
         ),
@@ -230,7 +249,13 @@ def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
         git_workers=conf.git_workers,
         git_memory_limit=conf.git_memory_limit,
         git_landlock=conf.git_landlock,
+        git_allow_unconfined=conf.git_allow_unconfined,
     )
+
+
+def _webhook_receivers_default() -> tuple[str, ...]:
+    """The webhook allowances when the operator set none: loopback with DEBUG on."""
+    return DEBUG_WEBHOOK_RECEIVERS if settings.DEBUG else ()
 
 
 def _raw_settings() -> Mapping[str, Any]:

@@ -140,6 +140,7 @@ def _contracts() -> list[dict[str, str]]:
 RENDER = textwrap.dedent(
     """
     import importlib.util, json, sys
+    from sysprompt_core.diff import unified_diff
     from sysprompt_core.variables import ResolveContext, ResolverOptions, resolve_prompt
 
     project = sys.argv[1]
@@ -148,6 +149,7 @@ RENDER = textwrap.dedent(
     prompt = resolve_prompt(template, ResolveContext(cwd=project, options=options)).prompt
     print(json.dumps({
         "prompt": prompt,
+        "diff": unified_diff(prompt, prompt.upper()).added,
         "django_loaded": any(m.split(".")[0] == "django" for m in sys.modules),
         "django_installed": importlib.util.find_spec("django") is not None,
     }))
@@ -186,6 +188,7 @@ def test_core_installs_alone_and_renders_without_django(tmp_path: Path) -> None:
     result = json.loads(done.stdout)
     assert result == {
         "prompt": "On feature/alone:\n?? AGENTS.md\nUse tabs.",
+        "diff": 3,  # the line diff, with its diff-match-patch
         "django_loaded": False,
         "django_installed": False,
     }

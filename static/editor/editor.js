@@ -18,8 +18,9 @@
 (() => {
   "use strict";
 
-  const RECENT_CWDS_KEY = "sysprompt.recentCwds";
-  const RECENT_CWDS_MAX = 8;
+  // Where working directories used to be kept, in the browser (shared by every account
+  // that logs in there); the server keeps them per user now, and the old list is removed.
+  const OLD_RECENT_CWDS_KEY = "sysprompt.recentCwds";
   const FRAGMENT_NAME = /^(?=.{1,200}$)[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*)*$/;
   const NAME_LABELS = {
     file: "Path, relative to the working directory",
@@ -95,8 +96,8 @@
       this.wireTabs();
       this.wireConflict();
       this.wireSettings();
-      this.restoreRecentCwd();
-      // The preview rendered with the page used the default cwd, which nobody chose.
+      this.forgetBrowserCwds();
+      // The preview rendered with the page used the cwd the server remembered already.
       this.applyPreview({ remember: false });
       this.updateDirty();
       if (this.modal.hasAttribute("data-open-on-load")) this.open({ push: false });
@@ -560,40 +561,43 @@
 
     // --- working directories ------------------------------------------------------------
 
+    // The server remembers the working directories of each user's previews (newest
+    // first, the page renders them in the field's list and opens on the newest); a
+    // preview that ran in a valid one other than the newest tells it.
     recentCwds() {
-      try {
-        const stored = JSON.parse(localStorage.getItem(RECENT_CWDS_KEY) || "[]");
-        return Array.isArray(stored) ? stored.filter((item) => typeof item === "string") : [];
-      } catch {
-        return [];
-      }
+      return Array.from($("recent-cwds").options, (option) => option.value);
     }
 
-    rememberCwd(cwd) {
-      if (!cwd) return;
-      const recent = [cwd, ...this.recentCwds().filter((item) => item !== cwd)].slice(
-        0,
-        RECENT_CWDS_MAX,
-      );
+    async rememberCwd(cwd) {
+      // The server keeps the path normalised ("/a/b/" as "/a/b"): the one last told is
+      // not told again on every preview either.
+      if (!cwd || cwd === this.toldCwd || this.recentCwds()[0] === cwd) return;
+      this.toldCwd = cwd;
+      const headers = JSON.parse(document.body.getAttribute("hx-headers") || "{}");
       try {
-        localStorage.setItem(RECENT_CWDS_KEY, JSON.stringify(recent));
+        const response = await fetch(this.config.urls.cwd, {
+          method: "POST",
+          headers,
+          body: new URLSearchParams({ cwd }),
+          credentials: "same-origin",
+        });
+        if (!response.ok) return; // refused (gone since the preview): nothing remembered
+        const { recent } = await response.json();
+        if (Array.isArray(recent)) this.renderRecentCwds(recent);
       } catch {
-        /* storage full or disabled: the list is a convenience */
+        /* offline: the list is a convenience */
       }
-      this.renderRecentCwds(recent);
     }
 
     renderRecentCwds(recent) {
       $("recent-cwds").replaceChildren(...recent.map((cwd) => new Option(cwd)));
     }
 
-    restoreRecentCwd() {
-      const recent = this.recentCwds();
-      this.renderRecentCwds(recent);
-      const field = $("preview-cwd");
-      if (recent.length && recent[0] !== field.value) {
-        field.value = recent[0];
-        window.htmx?.trigger(this.previewForm, "submit");
+    forgetBrowserCwds() {
+      try {
+        localStorage.removeItem(OLD_RECENT_CWDS_KEY);
+      } catch {
+        /* storage disabled: nothing kept there */
       }
     }
   }

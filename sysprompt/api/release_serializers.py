@@ -180,6 +180,14 @@ class TemplateChangeOutputSerializer(serializers.Serializer[Any]):
     after_version = serializers.IntegerField(min_value=0, help_text="0: the built-in default.")
     diff = serializers.CharField(allow_blank=True, help_text="A unified diff, before → after.")
     diff_truncated = serializers.BooleanField(help_text="The diff was cut at its size limit.")
+    diff_too_large = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "null, or why the diff is not shown (too large, or not done within the "
+            "deadline all the diffs of this answer share), with both sides' sizes; "
+            "diff is then empty."
+        ),
+    )
 
 
 @extend_schema_serializer(component_name="VariantChange")
@@ -195,6 +203,14 @@ class VariantChangeOutputSerializer(serializers.Serializer[Any]):
     )
     diff = serializers.CharField(allow_blank=True, help_text="A unified diff of the text.")
     diff_truncated = serializers.BooleanField()
+    diff_too_large = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "null, or why the diff is not shown (too large, or not done within the "
+            "deadline all the diffs of this answer share), with both sides' sizes; "
+            "diff is then empty."
+        ),
+    )
     settings_changed = serializers.BooleanField(
         help_text="compress, defaults or strategy differ (the text may be the same)."
     )
@@ -342,6 +358,14 @@ class ImpactContextOutputSerializer(serializers.Serializer[Any]):
     changed = serializers.BooleanField()
     diff = serializers.CharField(allow_blank=True, help_text="A unified diff, before → after.")
     diff_truncated = serializers.BooleanField()
+    diff_too_large = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "null, or why the diff is not shown (too large, or not done within the "
+            "deadline all the diffs of this answer share), with both sides' sizes; "
+            "diff is then empty."
+        ),
+    )
     chars_before = serializers.IntegerField(min_value=0)
     chars_after = serializers.IntegerField(min_value=0)
     tokens_before = serializers.IntegerField(min_value=0, help_text="Characters ÷ 4, rounded up.")

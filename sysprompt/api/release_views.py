@@ -28,7 +28,7 @@ from sysprompt.errors import InvalidInput, ReleaseNotFound
 from sysprompt.releases import selectors, services
 from sysprompt.releases.impact import ContextRow, ImpactReport, impact_report
 from sysprompt.releases.validation import label_name_valid, pointer_valid
-from sysprompt_core.releases import LABEL_NAME_PATTERN
+from sysprompt_core.releases import LABEL_NAME_PATTERN, BoundedDiff
 
 NUMBER = OpenApiParameter(
     "number",
@@ -194,6 +194,7 @@ class ReleaseCompareApi(_Authors):
                 "after_version": template.after_version,
                 "diff": template.diff.text,
                 "diff_truncated": template.diff.truncated,
+                "diff_too_large": _too_large(template.diff),
             },
             "fragments": [
                 {
@@ -204,6 +205,7 @@ class ReleaseCompareApi(_Authors):
                     "after_version": change.after_version,
                     "diff": change.diff.text,
                     "diff_truncated": change.diff.truncated,
+                    "diff_too_large": _too_large(change.diff),
                     "settings_changed": change.settings_changed,
                 }
                 for change in comparison.fragments
@@ -237,6 +239,11 @@ class ImpactApi(_Authors):
         return Response(rs.ImpactOutputSerializer(_impact_data(report)).data)
 
 
+def _too_large(diff: BoundedDiff) -> str | None:
+    """Why the diff is not shown, with both sides' sizes (``None``: it is)."""
+    return diff.too_large.summary if diff.too_large else None
+
+
 def _impact_data(report: ImpactReport) -> dict[str, Any]:
     summary = report.summary
     return {
@@ -268,6 +275,7 @@ def _row_data(row: ContextRow) -> dict[str, Any]:
         "changed": impact.changed,
         "diff": impact.diff,
         "diff_truncated": impact.diff_truncated,
+        "diff_too_large": impact.diff_too_large,
         "chars_before": impact.chars_before,
         "chars_after": impact.chars_after,
         "tokens_before": impact.tokens_before,

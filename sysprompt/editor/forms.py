@@ -56,6 +56,12 @@ class FileSuggestForm(forms.Form):
     q = forms.CharField(required=False, max_length=CWD_MAX_LENGTH)
 
 
+class CwdForm(forms.Form):
+    """The working directory a preview ran in, for the editor to remember."""
+
+    cwd = forms.CharField(max_length=CWD_MAX_LENGTH)
+
+
 class ConversationSearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=CONVERSATION_ID_MAX_LENGTH)
     before = forms.IntegerField(required=False, min_value=1)

@@ -40,18 +40,18 @@ from sysprompt.editor.views import (
     HistoryRow,
     catalog_groups,
     conflict_answer,
-    default_cwd,
     editor_config,
     form_errors,
     history_context,
     save_banner,
     save_problem,
     saved_answer,
+    user_cwds,
 )
 from sysprompt.library import selectors, services
 from sysprompt.library.validation import fragment_name_valid, variant_key_valid
-from sysprompt.prompts.diffs import text_diff
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
+from sysprompt_core.diff import text_diff
 from sysprompt_core.library import choose_variant
 
 LIBRARY_WRITE_PERMISSION = TEMPLATE_EDIT_PERMISSION
@@ -239,9 +239,10 @@ class VariantPageView(LoginRequiredMixin, View):
         else:
             text, settings = _fallback(variant, siblings)
             etag, version = "", 0
+        cwd, recent_cwds = user_cwds(request)
         preview = preview_context(
             text=text,
-            cwd=default_cwd(),
+            cwd=cwd,
             provider=variant.provider or "",
             model=variant.model or "",
             compress=bool(settings["compress"]),
@@ -299,6 +300,7 @@ class VariantPageView(LoginRequiredMixin, View):
                 },
             },
             "save_banner": save_banner(request),
+            "recent_cwds": recent_cwds,
             **preview,
         }
         return render(request, "editor/library_variant.html", context)

@@ -64,6 +64,7 @@ urlpatterns = [
         views.VersionsDiffView,
     ),
     path("editor/files", views.FileSuggestView.as_view(), name="files"),
+    path("editor/cwd", views.CwdRememberView.as_view(), name="cwd"),
     path("library/", library.LibraryListView.as_view(), name="library"),
     path("library/-/new", library.LibraryNewView.as_view(), name="library-new"),
     path("library/-/transfer", transfer.TransferPageView.as_view(), name="library-transfer"),

@@ -31,19 +31,20 @@ from django_htmx.middleware import HtmxDetails
 
 from sysprompt import errors
 from sysprompt.conf import app_settings
-from sysprompt.editor import forms
+from sysprompt.editor import cwds, forms
 from sysprompt.editor.preview import fragment_rows, preview_context
 from sysprompt.library.selectors import library_source
 from sysprompt.prompts import files, rendering, selectors, services, validation
-from sysprompt.prompts.diffs import text_diff
 from sysprompt.prompts.permissions import CONVERSATION_VIEW_PERMISSION, TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases.selectors import SaveReach, conversation_build, latest_weight, save_reach
+from sysprompt_core.diff import text_diff
 from sysprompt_core.library import FragmentUse
 from sysprompt_core.paths import real_roots
 from sysprompt_core.releases import SPLIT_TOTAL, Split, Target, describe_pointer, percent
 from sysprompt_core.variables import CatalogEntry, variable_catalog
 
 if TYPE_CHECKING:
+    from sysprompt.prompts.builds import Build
     from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 
 PREVIEW_DEBOUNCE_MS = 250
@@ -61,7 +62,7 @@ class EditorPageView(LoginRequiredMixin, View):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         current = selectors.template_current()
-        cwd = default_cwd()
+        cwd, recent_cwds = user_cwds(request)
         preview = preview_context(text=current.text, cwd=cwd, compress=current.compress)
         config = editor_config(
             request,
@@ -97,6 +98,7 @@ class EditorPageView(LoginRequiredMixin, View):
             ),
             "conversation_count_cap": COUNT_CAP,
             "cwd": cwd,
+            "recent_cwds": recent_cwds,
             "save_banner": save_banner(request),
             **preview,
         }
@@ -183,7 +185,7 @@ def editor_config(
         "debounceMs": PREVIEW_DEBOUNCE_MS,
         "settings": settings,
         "fragment": fragment,
-        "urls": {"files": reverse("editor:files"), **urls},
+        "urls": {"files": reverse("editor:files"), "cwd": reverse("editor:cwd"), **urls},
     }
 
 
@@ -393,6 +395,21 @@ class FileSuggestView(LoginRequiredMixin, View):
         return JsonResponse({"files": found})
 
 
+class CwdRememberView(LoginRequiredMixin, View):
+    """Remember the working directory a preview ran in (POST ``cwd``): the user's editor
+    opens on it next time. JSON: the list as stored, or 400 with why the cwd is refused."""
+
+    def post(self, request: HttpRequest) -> JsonResponse:
+        form = forms.CwdForm(request.POST)
+        if not form.is_valid():
+            return JsonResponse({"error": " ".join(map(str, form.errors["cwd"]))}, status=400)
+        try:
+            recent = cwds.cwd_remember(user=request.user, cwd=form.cleaned_data["cwd"])
+        except errors.InvalidInput as exc:
+            return JsonResponse({"error": exc.message}, status=400)
+        return JsonResponse({"recent": recent})
+
+
 class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
     """The Conversations pages are for prompt authors: a user without the view
     permission is answered 403 (anonymous users go to the login page). What each
@@ -452,7 +469,8 @@ class ConversationCompactionView(ConversationPagesMixin, View):
                 stored.conversation_id, user=request.user, build=conversation_build()
             )
         if HtmxDetails(request):
-            return render(request, "editor/_conversation_compaction.html", {"preview": preview})
+            context = {"preview": preview, "fresh_from": _fresh_from(preview.build)}
+            return render(request, "editor/_conversation_compaction.html", context)
         return _conversation_page(request, preview.stored, preview=preview)
 
 
@@ -464,19 +482,20 @@ class ConversationConstructView(ConversationPagesMixin, View):
         stored = _conversation(conversation_id, request)
         try:
             with _conversation_rules():
-                services.conversation_prompt_construct(
+                built = services.conversation_prompt_construct(
                     conversation_id=stored.conversation_id,
                     cwd=stored.cwd,
                     model=stored.model,
                     user=request.user,
                     build=conversation_build(),
-                )
+                ).prompt
         except errors.InvalidInput as exc:
             messages.error(request, f"Not re-constructed: {exc.message}")
         except errors.ResolutionBusy as exc:
             messages.error(request, f"Not re-constructed: {exc}")
         else:
-            messages.success(request, "Re-constructed from the current template.")
+            served = served_words(built.label, built.release, built.arm)
+            messages.success(request, f"Re-constructed from {served}.")
         return redirect("editor:conversation", conversation_id=stored.conversation_id)
 
 
@@ -509,6 +528,13 @@ def catalog_groups(catalog: list[CatalogEntry]) -> list[CatalogGroup]:
 def default_cwd() -> str:
     roots = real_roots(app_settings().allowed_roots)
     return roots[0] if roots else ""
+
+
+def user_cwds(request: HttpRequest) -> tuple[str, list[str]]:
+    """The cwd an editor page previews in (the user's newest still valid, else the first
+    allowed root) and the user's working directories, newest first (``editor.cwds``)."""
+    recent = cwds.recent_cwds(request.user)
+    return cwds.preview_cwd(recent, default_cwd()), recent
 
 
 def form_errors(request: HttpRequest, form: django_forms.Form) -> HttpResponse:
@@ -605,6 +631,9 @@ def _conversation_page(
 ) -> HttpResponse:
     context = {
         "stored": stored,
+        "built_from": built_from(stored.release, stored.arm),
+        # What a fresh render (compaction, Re-construct) would be built from now.
+        "fresh_from": _fresh_from(preview.build if preview else _build_now(stored)),
         "owner": stored.owner.get_username() if stored.owner else None,
         "access": selectors.conversation_access(stored, user=request.user),
         "preview": preview,
@@ -616,6 +645,35 @@ def _conversation_page(
         "fragments_used": fragment_rows(_stored_uses(stored.fragments_used)),
     }
     return render(request, "editor/conversation.html", context)
+
+
+def built_from(release: int | None, arm: int | None) -> str:
+    """What a label served, in words: "release 3", "the working copy (latest)", and
+    the split's arm when there was one ("release 3, arm 1 of a split": from 0, as the
+    API's ``arm``)."""
+    what = "the working copy (latest)" if release is None else f"release {release}"
+    return what if arm is None else f"{what}, arm {arm} of a split"
+
+
+def served_words(label: str, release: int | None, arm: int | None) -> str:
+    """ "what production serves now: release 3" (see :func:`built_from`)."""
+    return f"what {label} serves now: {built_from(release, arm)}"
+
+
+def _fresh_from(build: Build | None) -> str | None:
+    return None if build is None else served_words(build.label, build.release, build.arm)
+
+
+def _build_now(stored: ConversationPrompt) -> Build | None:
+    """What a construct or compaction of ``stored`` would build from now (its agent
+    host's label, else production; the label and a release's template read, nothing
+    rendered); ``None`` if that cannot be told (a label pointing at a missing release)."""
+    try:
+        return conversation_build()(
+            conversation_id=stored.conversation_id, owner_id=stored.owner_id
+        )
+    except errors.SyspromptError:
+        return None
 
 
 def _stored_uses(stored: object) -> list[FragmentUse]:

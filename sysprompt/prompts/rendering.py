@@ -34,8 +34,7 @@ from sysprompt.library.selectors import (
     parsed_text,
 )
 from sysprompt.library.validation import override_valid
-from sysprompt.prompts.builds import Chooser, working_copy
-from sysprompt.prompts.diffs import Diff, text_diff
+from sysprompt.prompts.builds import Build, Chooser, working_copy
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.prompts.selectors import (
     Actor,
@@ -54,6 +53,7 @@ from sysprompt.prompts.validation import (
     preset_check,
 )
 from sysprompt_core import template as engine
+from sysprompt_core.diff import Diff, text_diff
 from sysprompt_core.library import (
     FragmentSource,
     FragmentUse,
@@ -510,12 +510,14 @@ def _draft(text: str, compress_text: bool = False) -> CurrentTemplate:
 
 @dataclass(frozen=True)
 class CompactionPreview:
-    """What ``compact`` would store now for a conversation, or why it cannot be shown."""
+    """What ``compact`` would store now for a conversation, or why it cannot be shown;
+    ``build`` is what the fresh render was built from (``None`` when nothing was)."""
 
     stored: ConversationPrompt
     fresh: Rendered | None
     problem: str | None
     diff: Diff | None
+    build: Build | None = None
 
 
 def conversation_compaction_preview(
@@ -579,4 +581,4 @@ def compaction_preview(
     except engine.PromptTooLarge as exc:
         return CompactionPreview(stored=stored, fresh=None, problem=str(exc), diff=None)
     diff = text_diff(stored.system_prompt, fresh.prompt)
-    return CompactionPreview(stored=stored, fresh=fresh, problem=None, diff=diff)
+    return CompactionPreview(stored=stored, fresh=fresh, problem=None, diff=diff, build=chosen)

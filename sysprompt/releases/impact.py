@@ -22,7 +22,10 @@ conversations the share is an estimate.
 
 Nothing is stored. Work is bounded: at most ``IMPACT_MAX_CONTEXTS`` recorded contexts,
 at most ``TEST_CONTEXTS_MAX`` test contexts, each side's library read once for all of
-them, each diff at most ``IMPACT_DIFF_CHARS`` characters.
+them, each diff at most ``IMPACT_DIFF_CHARS`` characters, and all the diffs of a report
+(every context and arm) done within one shared deadline
+(``sysprompt_core.diff.DIFF_TIMEOUT_SECONDS``): a diff not done by then is "too large
+to show", with both prompts' sizes.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from sysprompt_core.library import Override
 from sysprompt_core.releases import (
     SPLIT_TOTAL,
     ContextImpact,
+    Deadline,
     ImpactContext,
     ImpactSummary,
     Pointer,
@@ -169,6 +173,7 @@ def impact_report(
     weights = [weight for _, _, weight in arms]
     shares = {item.key: _apportioned(item.conversations, weights) for item in contexts}
     rows: list[tuple[int, int, ContextRow]] = []
+    deadline = Deadline()  # one for every diff of the report
     for position, (index, before_pointer, _) in enumerate(arms):
         before_template, before_library, _ = pointer_build(before_pointer)
         before = Side(before_template.text, before_library, before_template.compress)
@@ -186,6 +191,7 @@ def impact_report(
             before,
             after,
             max_diff_chars=IMPACT_DIFF_CHARS,
+            deadline=deadline,
         )
         for item, impact in zip(contexts, matrix.contexts, strict=True):
             row = ContextRow(

@@ -5,7 +5,8 @@
   (two queries), with its fingerprint.
 * :func:`releases_list` / :func:`release_get` / :func:`release_compare` — releases,
   one with its variants, and what differs between two (or one and the working copy),
-  each with a bounded unified diff.
+  each with a bounded unified diff (all the diffs of one comparison, or of the
+  Releases page's arms, share one deadline).
 * :class:`ReleaseSource` — a :class:`~sysprompt_core.library.FragmentSource` over a
   release's variants (one query per set of names, like the working copy's
   :class:`~sysprompt.library.selectors.DatabaseSource`, which it extends);
@@ -66,6 +67,7 @@ from sysprompt_core.releases import (
     RELEASE_NUMBER_MAX,
     SPLIT_TOTAL,
     BoundedDiff,
+    Deadline,
     Pointer,
     Single,
     Split,
@@ -264,8 +266,13 @@ def release_compare(number: int, other: Pointer) -> Comparison:
     return pointers_compare(number, other)
 
 
-def pointers_compare(before: Pointer, after: Pointer) -> Comparison:
-    """What changes going from ``before`` to ``after`` (see :func:`release_compare`)."""
+def pointers_compare(
+    before: Pointer, after: Pointer, *, deadline: Deadline | None = None
+) -> Comparison:
+    """What changes going from ``before`` to ``after`` (see :func:`release_compare`);
+    every diff shares ``deadline`` (default: one made now), so a comparison of any
+    number of variants diffs for at most its seconds."""
+    deadline = Deadline() if deadline is None else deadline
     old_version, old_refs = _side(before)
     new_version, new_refs = _side(after)
     template = None
@@ -274,7 +281,7 @@ def pointers_compare(before: Pointer, after: Pointer) -> Comparison:
         template = TemplateChange(
             before_version=old_version,
             after_version=new_version,
-            diff=_diff(texts[old_version], texts[new_version]),
+            diff=_diff(texts[old_version], texts[new_version], deadline),
         )
     changed = [
         key
@@ -296,7 +303,11 @@ def pointers_compare(before: Pointer, after: Pointer) -> Comparison:
                 model=key[2] or None,
                 before_version=old[0].version if old else None,
                 after_version=new[0].version if new else None,
-                diff=_diff(old_row.text if old_row else None, new_row.text if new_row else None),
+                diff=_diff(
+                    old_row.text if old_row else None,
+                    new_row.text if new_row else None,
+                    deadline,
+                ),
                 settings_changed=_settings(old_row) != _settings(new_row)
                 if old_row and new_row
                 else False,
@@ -325,8 +336,8 @@ def _default_text() -> str:
     return app_settings().default_template
 
 
-def _diff(before: str | None, after: str | None) -> BoundedDiff:
-    return unified_diff(before, after, max_chars=COMPARE_DIFF_CHARS)
+def _diff(before: str | None, after: str | None, deadline: Deadline) -> BoundedDiff:
+    return unified_diff(before, after, max_chars=COMPARE_DIFF_CHARS, deadline=deadline)
 
 
 def _settings(row: FragmentVersion) -> tuple[bool, str, str]:
@@ -592,12 +603,14 @@ class ArmChanges:
 
 def working_copy_changes(name: str = PRODUCTION) -> tuple[ArmChanges, ...]:
     """What the working copy changes since what label ``name`` serves, per pointer it
-    serves (a release; ``latest`` compares as unchanged)."""
+    serves (a release; ``latest`` compares as unchanged). The diffs of every arm share
+    one deadline."""
     target = label_get(name).target
     arms = target.arms if isinstance(target, Split) else ()
     weights = [arm.weight for arm in arms] or [10_000]
+    deadline = Deadline()
     return tuple(
-        ArmChanges(pointer, weight, pointers_compare(pointer, LATEST))
+        ArmChanges(pointer, weight, pointers_compare(pointer, LATEST, deadline=deadline))
         for pointer, weight in zip(target.pointers, weights, strict=True)
     )
 

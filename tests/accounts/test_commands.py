@@ -137,7 +137,7 @@ def test_bootstrap_prints_token_commands_when_admin_created(
 
     lines = _bootstrap().splitlines()
 
-    assert lines[-4:-1] == [
+    assert lines[-5:-2] == [
         "API tokens (send as `Authorization: Token <key>`):",
         f"  for admin:         {python} manage.py drf_create_token admin",
         f"  for an agent host: {python} manage.py create_agent_host my-host",
@@ -167,10 +167,41 @@ def test_bootstrap_ends_with_the_allowed_roots(
 ) -> None:
     settings.SYSPROMPT = {"ALLOWED_ROOTS": roots}
 
-    last = _bootstrap().splitlines()[-1]
+    line = _bootstrap().splitlines()[-2]
 
-    assert last.startswith(f"Working directories allowed (SYSPROMPT_ALLOWED_ROOTS): {said}")
-    assert "refused by the preview and the API" in last
+    assert line.startswith(f"Working directories allowed (SYSPROMPT_ALLOWED_ROOTS): {said}")
+    assert "refused by the preview and the API" in line
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("debug", "sysprompt", "said"),
+    [
+        (
+            True,
+            {},
+            "Webhook receivers allowed: public https addresses; plain http to 127.0.0.1, ::1, "
+            "localhost (SYSPROMPT_WEBHOOK_ALLOW_HTTP_HOSTS); non-public addresses 127.0.0.1, "
+            "::1, localhost (SYSPROMPT_WEBHOOK_ALLOW_PRIVATE). DEBUG is on, so a receiver on "
+            "this machine (http://127.0.0.1:…) works as it is; with DEBUG off, as in "
+            "production, only public https receivers do.",
+        ),
+        (False, {}, "Webhook receivers allowed: public https addresses."),
+        (
+            False,
+            {"WEBHOOK_ALLOW_PRIVATE": ["10.0.0.0/8"]},
+            "Webhook receivers allowed: public https addresses; non-public addresses "
+            "10.0.0.0/8 (SYSPROMPT_WEBHOOK_ALLOW_PRIVATE).",
+        ),
+    ],
+)
+def test_bootstrap_ends_with_the_webhook_receivers_allowed(
+    settings: Settings, debug: bool, sysprompt: dict[str, object], said: str
+) -> None:
+    settings.DEBUG = debug
+    settings.SYSPROMPT = sysprompt
+
+    assert _bootstrap().splitlines()[-1] == said
 
 
 def _group_permissions() -> dict[str, set[str]]:

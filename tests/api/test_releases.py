@@ -82,6 +82,33 @@ def test_compare_release_with_latest_and_with_another(author_client: APIClient) 
     assert with_two["fragments"][0]["diff"].endswith("-one\n+two\n")
 
 
+def test_compare_variants_share_one_diff_deadline_and_say_why_not_shown(
+    author_client: APIClient,
+) -> None:
+    """Three variants whose texts no diff finishes in a second (10,000 lines, one line
+    repeated, against the same with every other line changed): one is stopped at the
+    deadline, the others are not started; each says why, with both sides' sizes."""
+    old = "- rule\n" * 10_000
+    new = "".join("- rule\n" if n % 2 else "- other\n" for n in range(10_000))
+    names = ("a", "b", "c")
+    for name in names:
+        put_fragment(author_client, name, old)
+    create_release(author_client)
+    for name in names:
+        put_fragment(author_client, name, new)
+
+    fragments = author_client.get(release_url(1, "/compare")).json()["fragments"]
+
+    sizes = "(old: 10,000 lines, 70,000 characters; new: 10,000 lines, 75,000 characters)"
+    assert [(change["diff"], change["diff_truncated"]) for change in fragments] == [("", False)] * 3
+    reasons = [change["diff_too_large"] for change in fragments]
+    assert reasons[0] == f"Too large to show a line diff: not computed within 1 s {sizes}"
+    assert (
+        reasons[1:]
+        == [f"Not diffed: the 1 s the diffs shown here share went to the ones before {sizes}"] * 2
+    )
+
+
 @pytest.mark.parametrize(
     "url",
     [release_url(9), release_url(0), release_url(10**30), release_url(1, "/compare?with=9")],

@@ -7,6 +7,11 @@ PostgreSQL; pytest-django flushes it after each test).
 Playwright's sync API runs an event loop in the main thread; Django refuses ORM calls
 from a thread with a running loop unless told that this is intended, which it is here:
 the tests call the ORM between browser steps, never from inside the loop.
+
+Every page a test opens (``login_as``) is watched: a console error (a CSP violation is
+one, and so is a failed request the page made) or an uncaught exception fails the test
+at teardown (``page_errors``, autouse). A test that causes one on purpose takes it out
+with :meth:`PageErrors.take`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth.models import Permission, User
 from django.test import Client
-from playwright.sync_api import Browser, BrowserContext, Dialog, Page
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Dialog, Error, Page
+from pytest_django import Settings
 from pytest_django.live_server_helper import LiveServer
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -93,6 +99,52 @@ def dialogs() -> list[str]:
     return []
 
 
+HTMX_ABORT_LOGS = ("htmx:sendAbort, ", "htmx:afterRequest, ")
+
+
+class PageErrors:
+    """The console errors and uncaught exceptions of every page a test opened."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+
+    def watch(self, page: Page) -> None:
+        page.on("console", self.console)
+        page.on("pageerror", self.page_error)
+
+    def console(self, message: ConsoleMessage) -> None:
+        url = str(message.location.get("url", ""))
+        # The admin's pages link no icon: the browser's own /favicon.ico guess is no error.
+        if message.type != "error" or url.endswith("/favicon.ico"):
+            return
+        # htmx logs a request it aborted as an error: a preview superseded by a newer
+        # one (hx-sync replace, by design) or left by a navigation. A failed or timed-out
+        # request is still caught (htmx:sendError, htmx:timeout, the browser's own line).
+        if message.text.startswith(HTMX_ABORT_LOGS):
+            return
+        self.errors.append(f"{url}: {message.text}")
+
+    def page_error(self, error: Error) -> None:
+        self.errors.append(f"uncaught: {error}")
+
+    def take(self, fragment: str, count: int) -> None:
+        """Take out the errors containing ``fragment``, which must be ``count``: the
+        ones a test caused on purpose (a refused form's 400); any other still fails it."""
+        taken = [error for error in self.errors if fragment in error]
+        assert len(taken) == count, self.errors
+        self.errors[:] = [error for error in self.errors if fragment not in error]
+
+
+@pytest.fixture(autouse=True)
+def page_errors() -> Iterator[PageErrors]:
+    """Fails the test at teardown when any page it opened logged a console error or
+    threw (after ``login_as`` closed its contexts: nothing is missed)."""
+    watched = PageErrors()
+    yield watched
+    if watched.errors:
+        pytest.fail("The browser logged errors:\n" + "\n".join(watched.errors))
+
+
 LoginAs = Callable[[User | None], Page]
 
 
@@ -102,9 +154,16 @@ def login_as(
     live_server: LiveServer,
     browser_context_args: dict[str, Any],
     dialogs: list[str],
+    page_errors: PageErrors,
+    settings: Settings,
 ) -> Iterator[LoginAs]:
     """A new browser context logged in as ``user`` (session cookie, no login form), or
-    anonymous for ``None``; every dialog its page opens is recorded in ``dialogs``."""
+    anonymous for ``None``; every dialog its page opens is recorded in ``dialogs``, every
+    console error and uncaught exception in ``page_errors``.
+
+    It asks for ``settings`` so that its contexts are closed before the test's settings
+    (the allowed roots) are restored: a request still in flight would otherwise be
+    answered under the defaults (400, outside the allowed roots)."""
     contexts: list[BrowserContext] = []
 
     def login(user: User | None) -> Page:
@@ -125,6 +184,7 @@ def login_as(
             dialog.dismiss()
 
         page.on("dialog", record)
+        page_errors.watch(page)
         return page
 
     yield login

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from playwright.sync_api import ConsoleMessage, Error, Page, expect
+from playwright.sync_api import Page, expect
 
 from sysprompt.prompts import services
-from tests.browser.conftest import BRANCH, PASSWORD, LoginAs
+from tests.browser.conftest import BRANCH, PASSWORD, LoginAs, PageErrors
 
 RECORD_VIOLATIONS = """
 window.__cspViolations = [];
@@ -46,23 +46,23 @@ STYLE_STATE = """() => ({
 
 
 class Watch:
-    """What went wrong in a page: CSP violations, console errors, uncaught exceptions."""
+    """What went wrong in a page: CSP violations, and (``errors``, the same list as the
+    autouse ``page_errors``) console errors and uncaught exceptions."""
 
-    def __init__(self) -> None:
+    def __init__(self, page_errors: PageErrors) -> None:
         self.violations: list[Any] = []
-        self.errors: list[str] = []
+        self.page_errors = page_errors
+
+    @property
+    def errors(self) -> list[str]:
+        return self.page_errors.errors
+
+    @errors.setter
+    def errors(self, errors: list[str]) -> None:
+        self.page_errors.errors[:] = errors
 
     def report(self, violation: Any) -> None:
         self.violations.append(violation)
-
-    def console(self, message: ConsoleMessage) -> None:
-        url = str(message.location.get("url", ""))
-        # The admin's pages link no icon: the browser's own /favicon.ico guess is no error.
-        if message.type == "error" and not url.endswith("/favicon.ico"):
-            self.errors.append(f"{url}: {message.text}")
-
-    def page_error(self, error: Error) -> None:
-        self.errors.append(f"uncaught: {error}")
 
     def assert_clean(self, page: Page) -> None:
         in_page = page.evaluate("() => window.__cspViolations")
@@ -75,14 +75,12 @@ Watched = Callable[[User | None], tuple[Page, Watch]]
 
 
 @pytest.fixture
-def watched(login_as: LoginAs) -> Watched:
+def watched(login_as: LoginAs, page_errors: PageErrors) -> Watched:
     def open_page(user: User | None) -> tuple[Page, Watch]:
-        page = login_as(user)
-        watch = Watch()
+        page = login_as(user)  # its console errors and exceptions go to page_errors
+        watch = Watch(page_errors)
         page.context.expose_function("__reportCspViolation", watch.report)
         page.context.add_init_script(RECORD_VIOLATIONS)
-        page.on("console", watch.console)
-        page.on("pageerror", watch.page_error)
         return page, watch
 
     return open_page
@@ -142,8 +140,7 @@ def test_csp_editor_flows_no_violation(watched: Watched, author: User, project: 
     expect(tooltip).to_be_visible()
     expect(tooltip).to_contain_text("prompt:model")
     page.wait_for_timeout(300)  # CodeMirror ignores keys for 75 ms after the list opens
-    page.keyboard.press("ArrowDown")  # the list opens with nothing picked
-    expect(tooltip.locator("li[aria-selected]")).to_contain_text("prompt:model")
+    expect(tooltip.locator("li[aria-selected]")).to_contain_text("prompt:model")  # the first
     page.keyboard.press("Enter")
     expect(tooltip).to_be_hidden()
     assert text_of(page).endswith("Model: [prompt:model]")

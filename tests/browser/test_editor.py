@@ -19,7 +19,7 @@ from playwright.sync_api import Page, expect
 
 from sysprompt.prompts import services
 from sysprompt.prompts.models import TemplateVersion
-from tests.browser.conftest import AGENTS_MD, BRANCH, LoginAs, make_user
+from tests.browser.conftest import AGENTS_MD, BRANCH, LoginAs, PageErrors, make_user
 
 AT_INDEX = re.compile(r"^https?://[^/]+/$")
 AT_EDITOR = re.compile(r"^https?://[^/]+/editor/$")
@@ -231,33 +231,41 @@ def test_preview_with_project_cwd_shows_file_and_branch(author_page: Page, proje
     expect(missing).to_contain_text("does not exist: no such file")
 
 
-def test_cwd_recently_used_is_offered_and_restored(
-    author_page: Page, project: Path, allowed_root: Path
+def test_cwd_recently_used_is_offered_and_restored_per_user(
+    author_page: Page, author: User, login_as: LoginAs, project: Path, allowed_root: Path
 ) -> None:
     page = author_page
     (allowed_root / "other").mkdir()
     open_editor(page, cwd=project)
     expect(page.locator("#preview-result")).to_have_attribute("data-cwd", str(project))
     expect(page.locator("#preview-result")).to_have_attribute("data-cwd-valid", "true")
+    options = page.locator("#recent-cwds option")
+    expect(options).to_have_count(1)  # remembered on the server once the preview settled
     page.locator("#preview-cwd").fill(str(allowed_root / "other"))
     expect(page.locator("#preview-result")).to_have_attribute(
         "data-cwd", str(allowed_root / "other")
     )
+    expect(options).to_have_count(2)
     page.locator("#preview-cwd").fill("/not/allowed")  # refused: never remembered
     expect(page.locator('.field-error[data-field="cwd"]')).to_be_visible()
 
-    page.reload()
-
-    expect(page.locator("#preview-cwd")).to_have_value(str(allowed_root / "other"))
-    options = page.locator("#recent-cwds option")
-    expect(options).to_have_count(2)  # not the default cwd the page first rendered with
+    # Another browser (nothing stored in it) as the same user: the editor opens there.
+    again = login_as(author)
+    open_editor(again)
+    expect(again.locator("#preview-cwd")).to_have_value(str(allowed_root / "other"))
+    options = again.locator("#recent-cwds option")
     assert options.evaluate_all("os => os.map(o => o.value)") == [
         str(allowed_root / "other"),
         str(project),
     ]
-    expect(page.locator("#preview-result")).to_have_attribute(
+    expect(again.locator("#preview-result")).to_have_attribute(
         "data-cwd", str(allowed_root / "other")
     )
+    # Another user starts from the first allowed root, with nothing to offer.
+    someone = login_as(make_user("grace"))
+    open_editor(someone)
+    expect(someone.locator("#preview-cwd")).to_have_value(str(allowed_root))
+    expect(someone.locator("#recent-cwds option")).to_have_count(0)
 
 
 def test_unclosed_if_gets_diagnostic_on_its_line(author_page: Page) -> None:
@@ -510,17 +518,14 @@ def test_autocomplete_on_bracket_offers_and_accepts_variable(author_page: Page) 
     expect(tooltip).to_be_visible()
     expect(tooltip.locator("li", has_text="git:branch")).to_have_count(1)
     selected = tooltip.locator("li[aria-selected]")
-    # Nothing is picked until an arrow key picks it (Enter alone starts a new line).
-    expect(selected).to_have_count(0)
+    expect(selected).to_contain_text("git:branch")  # the list opens with the first picked
     # CodeMirror ignores the arrows and Enter for 75 ms after the list opens (so that a
     # key meant for the text does not pick an option): move down until the list answers
-    # (the first press picks git:branch), on to git:status, back up, and accept it.
+    # (git:status), back up, and accept git:branch.
     for _ in range(200):
         page.keyboard.press("ArrowDown")
-        if selected.count() and "git:branch" in selected.inner_text():
+        if "git:status" in selected.inner_text():
             break
-    expect(selected).to_contain_text("git:branch")
-    page.keyboard.press("ArrowDown")
     expect(selected).to_contain_text("git:status")
     page.keyboard.press("ArrowUp")
     expect(selected).to_contain_text("git:branch")
@@ -531,7 +536,22 @@ def test_autocomplete_on_bracket_offers_and_accepts_variable(author_page: Page) 
     assert text_of(page) == "Branch: [git:branch]."
 
 
-def test_autocomplete_enter_without_pick_inserts_newline(author_page: Page) -> None:
+def test_autocomplete_enter_accepts_first_option(author_page: Page) -> None:
+    page = author_page
+    open_editor(page)
+    set_text(page, "")
+    page.locator("#template-editor .cm-content").click()
+    page.keyboard.type("Branch: [gi")
+    tooltip = page.locator(".cm-tooltip-autocomplete")
+    expect(tooltip.locator("li[aria-selected]")).to_contain_text("git:branch")
+    page.wait_for_timeout(300)  # well past CodeMirror's 75 ms in which Enter is ignored
+    page.keyboard.press("Enter")
+    expect(tooltip).to_be_hidden()
+    assert text_of(page) == "Branch: [git:branch]"
+    expect_editor_focused(page)
+
+
+def test_autocomplete_escape_then_enter_inserts_newline(author_page: Page) -> None:
     page = author_page
     open_editor(page)
     set_text(page, "")
@@ -539,12 +559,37 @@ def test_autocomplete_enter_without_pick_inserts_newline(author_page: Page) -> N
     page.keyboard.type("Note [")
     tooltip = page.locator(".cm-tooltip-autocomplete")
     expect(tooltip).to_be_visible()
-    page.wait_for_timeout(300)  # well past CodeMirror's 75 ms in which Enter is ignored
+    page.keyboard.press("Escape")  # closes the list, not the editor
+    expect(tooltip).to_be_hidden()
+    expect(page.locator("#editor-modal")).to_be_visible()
     page.keyboard.press("Enter")
     assert text_of(page) == "Note [\n"
-    expect(tooltip).to_be_hidden()
     page.keyboard.type("Next line.")
     assert text_of(page) == "Note [\nNext line."
+
+
+def test_typing_over_a_highlighted_selection_replaces_it_without_inline_style(
+    author_page: Page,
+) -> None:
+    """Home, Shift+End, then a character: Chrome would put it in a <span style> (the
+    CSP refuses it and the console says so, which fails every browser test)."""
+    services.template_save(text="[git:branch] first line\nSecond [prompt:cwd] line\n")
+    page = author_page
+    open_editor(page)
+    page.locator("#template-editor .cm-line").first.click()
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    assert selected_text(page) == "[git:branch] first line"
+    page.keyboard.type("[")
+    tooltip = page.locator(".cm-tooltip-autocomplete")
+    expect(tooltip).to_be_visible()  # a typed "[" still opens the list
+    assert text_of(page) == "[\nSecond [prompt:cwd] line\n"
+    assert page.locator("#template-editor .cm-content [style]").count() == 0
+    page.keyboard.press("Escape")
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.type("x")  # select all and type: the same path
+    assert text_of(page) == "x"
+    assert is_dirty(page)
 
 
 def test_autocomplete_bare_bracket_lists_variables_before_keywords(author_page: Page) -> None:
@@ -569,18 +614,17 @@ def test_autocomplete_tab_accepts_first_or_picked(author_page: Page) -> None:
     page.keyboard.type("Branch: [gi")
     tooltip = page.locator(".cm-tooltip-autocomplete")
     expect(tooltip).to_be_visible()
-    page.keyboard.press("Tab")  # nothing picked: Tab takes the first, git:branch
+    page.keyboard.press("Tab")  # Tab takes the one picked: the first, git:branch
     expect(tooltip).to_be_hidden()
     assert text_of(page) == "Branch: [git:branch]"
     expect_editor_focused(page)
     page.keyboard.type(" [gi")
     expect(tooltip).to_be_visible()
     selected = tooltip.locator("li[aria-selected]")
-    for _ in range(200):
+    for _ in range(200):  # until the list answers the arrows (75 ms after it opens)
         page.keyboard.press("ArrowDown")
-        if selected.count() and "git:branch" in selected.inner_text():
+        if "git:status" in selected.inner_text():
             break
-    page.keyboard.press("ArrowDown")
     expect(selected).to_contain_text("git:status")
     page.keyboard.press("Tab")
     expect(tooltip).to_be_hidden()
@@ -660,8 +704,9 @@ def test_save_without_permission_saves_nothing(
 # --- conflicts -----------------------------------------------------------------------------
 
 
-def _conflict(login_as: LoginAs, author: User) -> tuple[Page, Page]:
-    """B saves first, then A saves from the stale base: A's page shows the conflict."""
+def _conflict(login_as: LoginAs, author: User, page_errors: PageErrors) -> tuple[Page, Page]:
+    """B saves first, then A saves from the stale base: A's page shows the conflict (the
+    browser logs its 412 as a console error)."""
     page_a = login_as(author)
     page_b = login_as(make_user("bob"))
     open_editor(page_a)
@@ -679,13 +724,14 @@ def _conflict(login_as: LoginAs, author: User) -> tuple[Page, Page]:
     expect(dialog.locator(".diff tr.diff-insert")).to_have_count(1)
     expect(dialog.locator(".diff tr.diff-insert")).to_contain_text("A's line")
     assert versions() == [(1, "B's line\n", "bob")]
+    page_errors.take("status of 412 (Precondition Failed)", 1)
     return page_a, page_b
 
 
 def test_conflict_keep_mine_saves_over_theirs(
-    login_as: LoginAs, author: User, project: Path
+    login_as: LoginAs, author: User, project: Path, page_errors: PageErrors
 ) -> None:
-    page_a, _ = _conflict(login_as, author)
+    page_a, _ = _conflict(login_as, author, page_errors)
     page_a.locator("#conflict-keep-mine").click()
     expect(page_a.locator("#conflict-dialog")).to_be_hidden()
     expect(page_a.locator("#save-status")).to_have_text("Saved as version 2.")
@@ -696,9 +742,9 @@ def test_conflict_keep_mine_saves_over_theirs(
 
 
 def test_conflict_take_theirs_loads_their_text(
-    login_as: LoginAs, author: User, project: Path
+    login_as: LoginAs, author: User, project: Path, page_errors: PageErrors
 ) -> None:
-    page_a, _ = _conflict(login_as, author)
+    page_a, _ = _conflict(login_as, author, page_errors)
     page_a.locator("#conflict-take-theirs").click()
     expect(page_a.locator("#conflict-dialog")).to_be_hidden()
     assert text_of(page_a) == "B's line\n"

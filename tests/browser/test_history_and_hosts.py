@@ -16,7 +16,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from sysprompt.accounts import services as accounts
 from sysprompt.prompts import services
-from tests.browser.conftest import LoginAs, make_user
+from tests.browser.conftest import LoginAs, PageErrors, make_user
 from tests.browser.test_csp import Watched, watched  # noqa: F401  (the fixture)
 
 
@@ -118,7 +118,9 @@ def test_agent_host_created_in_page_token_works_on_api(
     assert dialogs == []
 
 
-def test_agent_hosts_link_absent_without_permission(author_page: Page) -> None:
+def test_agent_hosts_link_absent_without_permission(
+    author_page: Page, page_errors: PageErrors
+) -> None:
     accounts.agent_host_ensure(name="build-01")
     page = author_page
 
@@ -128,6 +130,7 @@ def test_agent_hosts_link_absent_without_permission(author_page: Page) -> None:
     expect(page.get_by_role("link", name="Agent hosts")).to_have_count(0)
     response = page.goto("/agent-hosts/")
     assert response is not None and response.status == 403
+    page_errors.take("status of 403 (Forbidden)", 1)
 
 
 def test_csp_history_compare_and_agent_hosts_no_violation(

@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
 from sysprompt.library import selectors, services
+from tests.browser.conftest import PageErrors
 
 
 @pytest.fixture(autouse=True)
@@ -126,7 +127,7 @@ def test_variant_history_diff_and_restore(author_page: Page, author: User) -> No
 
 @pytest.mark.parametrize("choice", ["keep", "take"])
 def test_variant_conflict_keep_mine_or_take_theirs(
-    author_page: Page, author: User, choice: str
+    author_page: Page, author: User, choice: str, page_errors: PageErrors
 ) -> None:
     services.variant_save(name="core", text="Base.\n", author=author)
     page = author_page
@@ -139,6 +140,7 @@ def test_variant_conflict_keep_mine_or_take_theirs(
     expect(dialog).to_be_visible()
     expect(dialog).to_contain_text("saved version 2")
     expect(dialog.locator("tr.diff-insert")).to_contain_text("Mine.")
+    page_errors.take("status of 412 (Precondition Failed)", 1)
 
     if choice == "keep":
         page.locator("#conflict-keep-mine").click()

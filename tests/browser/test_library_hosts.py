@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 from sysprompt.accounts import services as accounts
 from sysprompt.library import selectors, services
-from tests.browser.conftest import LoginAs, make_user
+from tests.browser.conftest import LoginAs, PageErrors, make_user
 
 
 @pytest.fixture
@@ -21,7 +21,9 @@ def manager(transactional_db: None, project: Path) -> User:
     return user
 
 
-def test_host_instance_override_preset_and_refusal(login_as: LoginAs, manager: User) -> None:
+def test_host_instance_override_preset_and_refusal(
+    login_as: LoginAs, manager: User, page_errors: PageErrors
+) -> None:
     accounts.agent_host_ensure(name="build-01")
     services.variant_save(name="presets/review", text="Review [var:area].", author=manager)
     page: Page = login_as(manager)
@@ -40,6 +42,7 @@ def test_host_instance_override_preset_and_refusal(login_as: LoginAs, manager: U
     expect(details.locator(".override-error")).to_be_visible()
     expect(details.get_by_label("Preset (a fragment)")).to_have_value("presets/nope")
     assert selectors.host_override_state("build-01").override is None
+    page_errors.take("status of 400 (Bad Request)", 1)  # the refusal's answer
 
     details.get_by_label("Preset (a fragment)").fill("presets/review")
     details.get_by_label("Preset variables (one key=value per line)").fill("area=tests")

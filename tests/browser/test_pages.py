@@ -23,7 +23,7 @@ from sysprompt.prompts import services
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from sysprompt_core.template.lexer import tokenize
 from sysprompt_core.template.parser import parse
-from tests.browser.conftest import BRANCH, PASSWORD, LoginAs, make_user
+from tests.browser.conftest import BRANCH, PASSWORD, LoginAs, PageErrors, make_user
 
 # --- helpers ------------------------------------------------------------------------
 
@@ -137,9 +137,9 @@ def test_conversations_list_shows_newest_first(author_page: Page, project: Path)
     beta = page.locator("#conversation-rows tr").nth(1)
     expect(beta.locator("th a")).to_have_attribute("href", "/conversations/beta-2/")
     expect(beta.locator("td")).to_have_text(
-        ["v1", "claude-test", str(project), "just now", "agent-host"]
+        ["production", "latest", "—", "v1", "claude-test", str(project), "just now", "agent-host"]
     )
-    expect(page.locator("#conversation-rows tr").first.locator("td").nth(1)).to_have_text("—")
+    expect(page.locator("#conversation-rows tr").first.locator("td").nth(4)).to_have_text("—")
 
 
 def test_conversations_search_filters_by_part_of_id(author_page: Page, project: Path) -> None:
@@ -249,7 +249,7 @@ def test_conversation_page_compaction_diff_shows_changed_line(
 
 
 def test_conversations_hidden_from_user_without_view_permission(
-    login_as: LoginAs, project: Path
+    login_as: LoginAs, project: Path, page_errors: PageErrors
 ) -> None:
     services.template_save(text="Rules: [file:AGENTS.md]\n")
     stored = resolve("secret-1", project)
@@ -264,6 +264,7 @@ def test_conversations_hidden_from_user_without_view_permission(
         response = page.goto(url)
         assert response is not None and response.status == 403
         assert "Always run the tests." not in page.content()
+    page_errors.take("status of 403 (Forbidden)", 2)
 
 
 def test_conversation_page_compaction_diff_says_when_nothing_changes(
@@ -276,7 +277,12 @@ def test_conversation_page_compaction_diff_says_when_nothing_changes(
     page.goto("/conversations/same-1/")
 
     diff = show_compaction(page)
-    expect(diff).to_have_text("Nothing: a fresh render gives the same prompt, byte for byte.")
+    expect(diff.locator(".status-ok")).to_have_text(
+        "Nothing: a fresh render gives the same prompt, byte for byte."
+    )
+    expect(diff.locator("#compaction-fresh-from")).to_have_text(
+        "The fresh render is of what production serves now: the working copy (latest)."
+    )
     expect(diff.locator(".diff")).to_have_count(0)
 
 
@@ -333,7 +339,7 @@ def test_reconstruct_confirm_replaces_prompt_with_fresh_render(
     page.locator("#confirm-accept").click()
 
     expect(page.locator(".message-success")).to_have_text(
-        "Re-constructed from the current template."
+        "Re-constructed from what production serves now: the working copy (latest)."
     )
     expect(page).to_have_url(re.compile(r"/conversations/conv-1/$"))
     after = ConversationPrompt.objects.get(conversation_id="conv-1")
@@ -690,7 +696,7 @@ POST_WITH_TOKEN = """async ([url, fields]) => {
 
 
 def test_csrf_save_without_token_refused_and_htmx_save_works(
-    author_page: Page, project: Path
+    author_page: Page, project: Path, page_errors: PageErrors
 ) -> None:
     page = author_page
     open_editor(page)
@@ -702,6 +708,7 @@ def test_csrf_save_without_token_refused_and_htmx_save_works(
     assert refused["status"] == 403
     assert "CSRF" in refused["text"]
     assert TemplateVersion.objects.count() == 0
+    page_errors.take("status of 403 (Forbidden)", 1)
 
     page.evaluate("text => window.syspromptEditor.editor.setText(text)", "Saved by htmx\n")
     with page.expect_request("**/editor/save") as request_info:
@@ -711,7 +718,9 @@ def test_csrf_save_without_token_refused_and_htmx_save_works(
     assert list(TemplateVersion.objects.values_list("text", flat=True)) == ["Saved by htmx\n"]
 
 
-def test_csrf_preview_without_token_refused(author_page: Page, project: Path) -> None:
+def test_csrf_preview_without_token_refused(
+    author_page: Page, project: Path, page_errors: PageErrors
+) -> None:
     page = author_page
     open_editor(page)
     fields = {"template": "Hello [prompt:cwd]", "cwd": str(project)}
@@ -723,6 +732,7 @@ def test_csrf_preview_without_token_refused(author_page: Page, project: Path) ->
     assert "CSRF" in refused["text"]
     assert allowed["status"] == 200
     assert f"Hello {project}" in allowed["text"]
+    page_errors.take("status of 403 (Forbidden)", 1)
 
 
 # --- 8. usable on a laptop and on a phone ----------------------------------------------------

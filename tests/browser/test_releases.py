@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from sysprompt.library import services as library
 from sysprompt.prompts.services import template_save
 from sysprompt.releases import selectors, services
-from tests.browser.conftest import LoginAs, make_user
+from tests.browser.conftest import LoginAs, PageErrors, make_user
 from tests.browser.test_csp import Watch, Watched, watched  # noqa: F401  (the fixture)
 
 
@@ -214,9 +214,12 @@ def test_test_context_create_and_delete(
     watch.assert_clean(page)
 
 
-def test_releases_page_refuses_non_authors(login_as: LoginAs, transactional_db: None) -> None:
+def test_releases_page_refuses_non_authors(
+    login_as: LoginAs, transactional_db: None, page_errors: PageErrors
+) -> None:
     page = login_as(make_user("host", can_edit=False))
     page.goto("/")
     expect(page.get_by_role("link", name="Releases")).to_have_count(0)
     response = page.goto("/releases/")
     assert response is not None and response.status == 403
+    page_errors.take("status of 403 (Forbidden)", 1)

@@ -17,7 +17,7 @@ from sysprompt.events.delivery import webhook_pause
 from sysprompt.events.models import Webhook
 from sysprompt.library import services as library
 from sysprompt.prompts.services import template_save
-from tests.browser.conftest import LoginAs, make_user
+from tests.browser.conftest import LoginAs, PageErrors, make_user
 from tests.browser.test_csp import Watched, watched  # noqa: F401  (the fixture)
 from tests.events.support import ALLOW_LOCAL, Receiver, receiving, run_queued
 
@@ -65,7 +65,9 @@ def test_create_shows_secret_once_and_a_test_event_reaches_the_log(
     watch.assert_clean(page)
 
 
-def test_create_refusal_shows_under_the_field(login_as: LoginAs, author: User) -> None:
+def test_create_refusal_shows_under_the_field(
+    login_as: LoginAs, author: User, page_errors: PageErrors
+) -> None:
     page = login_as(author)
     page.goto("/webhooks/")
 
@@ -76,6 +78,7 @@ def test_create_refusal_shows_under_the_field(login_as: LoginAs, author: User) -
     expect(page.locator("#webhook-url-error")).to_contain_text("Webhooks use https")
     expect(page.get_by_label("Receiver URL")).to_have_value("http://ci.example.com/hooks")
     assert not Webhook.objects.exists()
+    page_errors.take("status of 400 (Bad Request)", 1)  # the refused form's answer
 
 
 def test_edit_then_delete(login_as: LoginAs, author: User) -> None:
@@ -143,7 +146,9 @@ def test_audit_page_filters_by_actor_and_action(
     watch.assert_clean(page)
 
 
-def test_pages_refuse_users_who_are_no_authors(login_as: LoginAs, transactional_db: None) -> None:
+def test_pages_refuse_users_who_are_no_authors(
+    login_as: LoginAs, transactional_db: None, page_errors: PageErrors
+) -> None:
     page = login_as(make_user("host", can_edit=False))
 
     page.goto("/")
@@ -151,3 +156,4 @@ def test_pages_refuse_users_who_are_no_authors(login_as: LoginAs, transactional_
     for path in ("/webhooks/", "/audit/"):
         response = page.goto(path)
         assert response is not None and response.status == 403
+    page_errors.take("status of 403 (Forbidden)", 2)

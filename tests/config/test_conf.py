@@ -73,6 +73,7 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("GIT_WORKERS", 4, "git_workers", 4),
         ("GIT_MEMORY_LIMIT", 268_435_456, "git_memory_limit", 268_435_456),
         ("GIT_LANDLOCK", False, "git_landlock", False),
+        ("GIT_ALLOW_UNCONFINED", True, "git_allow_unconfined", True),
         ("MAX_FILE_BYTES", 10, "max_file_bytes", 10),
         ("DEFAULT_TEMPLATE", "Hi [prompt:model]", "default_template", "Hi [prompt:model]"),
         ("DEFAULT_TEMPLATE", "", "default_template", ""),
@@ -110,9 +111,9 @@ def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
     assert "'GIT_TIMOUT'" in message
     assert "Did you mean 'GIT_TIMEOUT'?" in message
     assert (
-        "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, GIT_LANDLOCK, "
-        "GIT_MEMORY_LIMIT, GIT_TIMEOUT, GIT_WORKERS, MAX_FILE_BYTES, MAX_PROMPT_BYTES, "
-        "MAX_READ_BYTES, MAX_TEMPLATE_BYTES, PARSE_CACHE_BYTES" in message
+        "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, GIT_ALLOW_UNCONFINED, "
+        "GIT_LANDLOCK, GIT_MEMORY_LIMIT, GIT_TIMEOUT, GIT_WORKERS, MAX_FILE_BYTES, "
+        "MAX_PROMPT_BYTES, MAX_READ_BYTES, MAX_TEMPLATE_BYTES, PARSE_CACHE_BYTES" in message
     )
 
 
@@ -145,6 +146,8 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("GIT_MEMORY_LIMIT", "512M"),
         ("GIT_LANDLOCK", "false"),
         ("GIT_LANDLOCK", 0),
+        ("GIT_ALLOW_UNCONFINED", "true"),
+        ("GIT_ALLOW_UNCONFINED", 1),
         ("MAX_FILE_BYTES", 1.5),
         ("MAX_FILE_BYTES", True),
         ("MAX_FILE_BYTES", 0),
@@ -189,6 +192,7 @@ def test_resolver_options_follow_app_settings(settings: Settings) -> None:
         "GIT_WORKERS": 3,
         "GIT_MEMORY_LIMIT": 100_000_000,
         "GIT_LANDLOCK": False,
+        "GIT_ALLOW_UNCONFINED": True,
     }
 
     assert resolver_options() == ResolverOptions(
@@ -200,6 +204,7 @@ def test_resolver_options_follow_app_settings(settings: Settings) -> None:
         git_workers=3,
         git_memory_limit=100_000_000,
         git_landlock=False,
+        git_allow_unconfined=True,
     )
 
 
@@ -218,25 +223,55 @@ def test_check_app_settings_passes_good_settings(settings: Settings) -> None:
     assert check_app_settings() == []
 
 
-def test_check_git_confinement_warns_when_landlock_is_off(settings: Settings) -> None:
+def test_check_git_confinement_warns_reads_nothing_when_landlock_is_off(
+    settings: Settings,
+) -> None:
     settings.SYSPROMPT = {"GIT_LANDLOCK": False}
 
     [warning] = check_git_confinement()
 
-    assert warning.id == "sysprompt.W001"
+    assert warning.id == "sysprompt.W002"
     assert warning.level == WARNING
-    assert warning.msg == (
-        "git readers are not confined by the kernel: Landlock is switched off "
-        "(SYSPROMPT_GIT_LANDLOCK=false)."
+    assert warning.msg.startswith(
+        "git: values will not be read: git readers cannot be confined by the kernel here: "
+        "Landlock is switched off (SYSPROMPT_GIT_LANDLOCK=false)"
     )
+    assert "SYSPROMPT_GIT_ALLOW_UNCONFINED=true" in (warning.hint or "")
+
+
+def test_check_git_confinement_warns_unconfined_when_accepted(settings: Settings) -> None:
+    settings.SYSPROMPT = {"GIT_LANDLOCK": False, "GIT_ALLOW_UNCONFINED": True}
+
+    [warning] = check_git_confinement()
+
+    assert warning.id == "sysprompt.W001"
+    assert warning.msg.startswith(
+        "git readers are not confined by the kernel: Landlock is switched off "
+        "(SYSPROMPT_GIT_LANDLOCK=false)"
+    )
+    assert warning.msg.endswith("they read anyway (SYSPROMPT_GIT_ALLOW_UNCONFINED=true).")
     assert "may open files outside the roots" in (warning.hint or "")
 
 
-def test_check_git_confinement_warns_through_manage_py_check() -> None:
-    result = _python(_CHECK, SYSPROMPT_GIT_LANDLOCK="false")
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "(sysprompt.W002) git: values will not be read: git readers cannot be confined"),
+        (
+            {"SYSPROMPT_GIT_ALLOW_UNCONFINED": "true"},
+            "(sysprompt.W001) git readers are not confined by the kernel: Landlock is "
+            "unavailable: the kernel has no Landlock",
+        ),
+    ],
+)
+def test_check_git_confinement_warns_through_manage_py_check_without_landlock(
+    env: dict[str, str], expected: str
+) -> None:
+    """``manage.py check`` in a process whose Landlock system calls are blocked."""
+    result = _python(_CHECK, blocked="landlock", **env)
 
     assert result.returncode == 0, result.stderr
-    assert "(sysprompt.W001) git readers are not confined by the kernel" in result.stderr
+    assert expected in result.stderr
 
 
 @pytest.mark.skipif(not landlock_status().available, reason="this kernel has no Landlock")
@@ -322,7 +357,8 @@ call_command("check")
 """
 
 
-def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+def _python(code: str, blocked: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter; ``blocked``: under ``tests.core.sandbox.blocked``."""
     clean = {
         key: value
         for key, value in os.environ.items()
@@ -330,7 +366,7 @@ def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     }
     clean |= {"DJANGO_SETTINGS_MODULE": "config.settings", "SECRET_KEY": "k" * 50} | env
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [*(_BLOCKED + [blocked] if blocked else []), sys.executable, "-c", code],
         cwd=REPO,
         env=clean,
         capture_output=True,
@@ -338,6 +374,9 @@ def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
         timeout=60,
         check=False,
     )
+
+
+_BLOCKED = [sys.executable, "-m", "tests.core.sandbox.blocked"]
 
 
 def _settings_from(**env: str) -> dict[str, Any]:
@@ -376,6 +415,8 @@ def test_settings_defaults_when_environment_empty() -> None:
         ({"SYSPROMPT_GIT_MEMORY_LIMIT": "268435456"}, "GIT_MEMORY_LIMIT", 268435456),
         ({"SYSPROMPT_GIT_LANDLOCK": "false"}, "GIT_LANDLOCK", False),
         ({"SYSPROMPT_GIT_LANDLOCK": "on"}, "GIT_LANDLOCK", True),
+        ({"SYSPROMPT_GIT_ALLOW_UNCONFINED": "true"}, "GIT_ALLOW_UNCONFINED", True),
+        ({"SYSPROMPT_GIT_ALLOW_UNCONFINED": "0"}, "GIT_ALLOW_UNCONFINED", False),
         ({"SYSPROMPT_PARSE_CACHE_BYTES": "1048576"}, "PARSE_CACHE_BYTES", 1_048_576),
     ],
 )
@@ -409,6 +450,10 @@ def test_settings_postgres_when_database_url_set() -> None:
         ({"SYSPROMPT_MAX_READ_BYTES": "8M"}, "SYSPROMPT_MAX_READ_BYTES='8M' is not a whole"),
         ({"SYSPROMPT_GIT_WORKERS": "two"}, "SYSPROMPT_GIT_WORKERS='two' is not a whole"),
         ({"SYSPROMPT_GIT_LANDLOCK": "maybe"}, "SYSPROMPT_GIT_LANDLOCK='maybe' is not a boolean"),
+        (
+            {"SYSPROMPT_GIT_ALLOW_UNCONFINED": "sure"},
+            "SYSPROMPT_GIT_ALLOW_UNCONFINED='sure' is not a boolean",
+        ),
         ({"DEBUG": "maybe"}, "DEBUG='maybe' is not a boolean"),
     ],
 )

@@ -119,3 +119,45 @@ def test_tasks_backend_unknown_is_refused() -> None:
 
     assert result.returncode != 0
     assert "SYSPROMPT_TASKS_BACKEND='celery': use database (the default) or rq." in result.stderr
+
+
+_RECEIVERS = """
+import json
+import django
+django.setup()
+from sysprompt.errors import InvalidInput
+from sysprompt.events.validation import webhook_url_valid
+answers = {}
+for url in ("http://127.0.0.1:9000/hook", "http://localhost:9000/hook", "http://[::1]:9000/hook"):
+    try:
+        answers[url] = webhook_url_valid(url)
+    except InvalidInput as refusal:
+        answers[url] = "refused: " + refusal.message
+print(json.dumps(answers))
+"""
+LOCAL_RECEIVERS = (
+    "http://127.0.0.1:9000/hook",
+    "http://localhost:9000/hook",
+    "http://[::1]:9000/hook",
+)
+
+
+@pytest.mark.parametrize(
+    ("env", "accepted"),
+    [
+        ({"DEBUG": "true"}, True),  # scripts/serve: try a receiver on this machine at once
+        ({}, False),  # production: DEBUG off, public https only
+        ({"DEBUG": "false"}, False),
+        # The operator's choice wins over the development default, set but empty included.
+        ({"DEBUG": "true", "SYSPROMPT_WEBHOOK_ALLOW_HTTP_HOSTS": ""}, False),
+    ],
+)
+def test_local_webhook_receivers_allowed_only_with_debug_on(
+    env: dict[str, str], accepted: bool
+) -> None:
+    result = _python(_RECEIVERS, **env)
+    assert result.returncode == 0, result.stderr
+    answers = json.loads(result.stdout)
+
+    for url in LOCAL_RECEIVERS:
+        assert answers[url].startswith("refused: ") is not accepted, (url, answers[url])

@@ -1,6 +1,6 @@
 """What compaction would change, bounded: identical prompts are not diffed, and a
 change too large to show is said to be, with the sizes (the editor's Conversations
-page; the diff itself is ``sysprompt.prompts.diffs``)."""
+page; the diff itself is ``sysprompt_core.diff``)."""
 
 from __future__ import annotations
 

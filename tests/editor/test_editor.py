@@ -84,6 +84,7 @@ POST_URLS = [
     "/editor/preview",
     "/editor/save",
     "/editor/history/1/diff",
+    "/editor/cwd",
     "/conversations/c1/construct",
     "/conversations/c1/forget",
     "/conversations/c1/compaction",
@@ -662,7 +663,10 @@ def test_conversation_reconstruct_replaces_stored_prompt(
 
     stored = ConversationPrompt.objects.get()
     assert (stored.system_prompt, stored.template_version_id) == ("second", 2)
-    assert "Re-constructed from the current template." in response.content.decode()
+    assert (
+        "Re-constructed from what production serves now: the working copy (latest)."
+        in response.content.decode()
+    )
 
 
 def test_conversation_reconstruct_explains_cwd_gone(authors_web: Client, workdir: Path) -> None:

@@ -82,6 +82,28 @@ def test_releases_page_shows_working_copy_changes_since_production(
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in section
 
 
+def test_releases_page_says_why_a_diff_is_not_shown_with_sizes(
+    author_web: Client,
+    publisher: User,  # noqa: F811
+) -> None:
+    """A template no diff finishes in a second (10,000 lines, one line repeated, against
+    the same with every other line changed): the sentence and sizes, no lines, no counts."""
+    template("- rule\n" * 10_000)
+    number = release()
+    services.label_set(name="production", target={"release": number}, author=publisher)
+    template("".join("- rule\n" if n % 2 else "- other\n" for n in range(10_000)))
+
+    html = author_web.get("/releases/").content.decode()
+
+    section = html.split('id="working-copy"', 1)[1].split("</section>", 1)[0]
+    assert (
+        '<p class="muted diff-too-large" role="status">Too large to show a line diff: not '
+        "computed within 1 s (old: 10,000 lines, 70,000 characters; new: 10,000 lines, "
+        "75,000 characters).</p>"
+    ) in section
+    assert "udiff-line" not in section and "diff-counts" not in section
+
+
 def test_releases_page_lists_releases_newest_first_and_pages_with_htmx(
     author_web: Client,
 ) -> None:

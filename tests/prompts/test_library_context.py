@@ -308,7 +308,7 @@ def test_preview_lints_unknown_fragments(workdir: Path) -> None:
     assert any("cor" in d.message for d in preview.diagnostics)
 
 
-README_TEMPLATE = """[fragment:core]
+LIBRARY_EXAMPLE = """[fragment:core]
 [if git:branch]
 [fragment:env/git-repository]
 [endif]
@@ -319,11 +319,11 @@ Project: [var:project]
 """
 
 
-def test_readme_example_renders_as_the_readme_says(workdir: Path, owner: User) -> None:
-    services.template_save(text=README_TEMPLATE)
+def test_library_example_renders_as_docs_library_says(workdir: Path, owner: User) -> None:
+    services.template_save(text=LIBRARY_EXAMPLE)
     library.variant_delete(
         name="core", provider="anthropic", model="claude-sonnet-4-5", author=None
-    )  # the README's library has no model variant
+    )  # the example (docs/library.md) has no model variant
     library.variant_save(name="core", provider="anthropic", text="Core for Claude.\n", author=None)
     library.variant_save(name="env/git-repository", text="On branch [git:branch].", author=None)
     library.variant_save(name="tools/shell", text="Run commands with the shell.\n", author=None)

@@ -1,5 +1,6 @@
 """scripts/serve, run as the README says: it prints the allowed roots it uses next to
-the URL (a project elsewhere is refused in the preview), and the server answers there."""
+the URL (a project elsewhere is refused in the preview) and the webhook receivers it
+allows (with DEBUG on, those on this machine too), and the server answers there."""
 
 from __future__ import annotations
 
@@ -80,6 +81,11 @@ def test_serve_prints_the_allowed_roots_next_to_the_url(
     assert lines[-1] == f"sysprompt is running at http://127.0.0.1:{port}/"
     assert lines[-2].startswith("The webhook worker is running beside the server (pid ")
     assert lines[-3].startswith(
+        "Webhook receivers allowed: public https addresses; plain http to 127.0.0.1, ::1, "
+        "localhost (SYSPROMPT_WEBHOOK_ALLOW_HTTP_HOSTS)"
+    )  # DEBUG is on: a receiver on this machine can be tried at once
+    assert "DEBUG is on" in lines[-3]
+    assert lines[-4].startswith(
         f"Working directories allowed (SYSPROMPT_ALLOWED_ROOTS): inside {work}, {more}."
     )
     deadline = time.monotonic() + 30

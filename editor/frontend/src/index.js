@@ -241,10 +241,10 @@ function completionSource(catalog, suggestFiles, suggestNames) {
   };
 }
 
-// Tab while a list is open accepts the option picked with the arrows, or else the first
-// one; with no list (or one still being computed) Tab leaves the editor as usual. Enter
-// accepts only a picked option: the list opens with nothing selected (selectOnOpen), so
-// Enter after "Note [" still starts a new line.
+// The list opens with its first option picked (selectOnOpen): Enter (CodeMirror's
+// completion keymap) and Tab accept the picked option; Esc closes the list, after which
+// Enter starts a new line. With no list (or one still being computed) Tab leaves the
+// editor as usual.
 function acceptWithTab(view) {
   if (completionStatus(view.state) !== "active") return false;
   if (selectedCompletionIndex(view.state) === null) {
@@ -262,6 +262,29 @@ function acceptWithTab(view) {
 }
 
 const TAB_RETRY_MS = 80;
+
+// ---------------------------------------------------------------------------
+// Typing over a selection
+
+// Chrome, left to replace a selection with typed text itself, keeps the look of the
+// first character it deletes (a highlighted variable's colour and weight) by putting the
+// text in a <span style="…">: an inline style attribute, which the page's
+// Content-Security-Policy refuses (style-src-attr) and logs as a violation. So a typed
+// character over a non-empty selection is inserted by CodeMirror, as paste is; an
+// empty selection and IME composition keep the browser's own path.
+const typeOverSelection = EditorView.domEventHandlers({
+  beforeinput(event, view) {
+    if (event.inputType !== "insertText" || event.isComposing || view.composing) return false;
+    if (typeof event.data !== "string" || !event.data) return false;
+    if (view.state.selection.ranges.every((range) => range.empty)) return false;
+    event.preventDefault();
+    view.dispatch(view.state.replaceSelection(event.data), {
+      scrollIntoView: true,
+      userEvent: "input.type",
+    });
+    return true;
+  },
+});
 
 // ---------------------------------------------------------------------------
 // Whole lines
@@ -400,8 +423,9 @@ export function create(options = {}) {
       autocompletion({
         override: [completionSource(catalog, suggestFiles, suggestNames)],
         icons: false,
-        selectOnOpen: false,
+        selectOnOpen: true,
       }),
+      typeOverSelection,
       keymap.of([...completionKeymap, ...searchKeymap, ...historyKeymap, ...lintKeymap, ...defaultKeymap]),
       tagHighlighter,
       theme,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from sysprompt_core.library import FragmentVariant, MemorySource, VariantKey, library_lint
@@ -184,3 +186,24 @@ def test_library_lint_wide_diamonds_stop_at_the_render_limit() -> None:
         "the includes of 'l0/f0' branch into more than 1,000 fragment renders; past that, "
         "fragments render as nothing"
     ]
+
+
+def test_library_lint_of_many_unknown_names_in_a_large_library_is_bounded() -> None:
+    """Issue 24: 2,000 unknown references, each compared with 1,000 similar fragment
+    names for a "did you mean", took 38 s of CPU. The hints stop at their budget."""
+    library = source({f"team/fragment-{n:04d}": "x" for n in range(1_000)})
+    text = "".join(f"[fragment:team/fragmant-{n:05d}]" for n in range(2_000))
+
+    started = time.process_time()
+    found = messages(text, library)
+    seconds = time.process_time() - started
+
+    assert seconds < 3.0, f"{seconds:.1f} s"
+    assert len(found) == 2_000
+    assert found[0] == (
+        "unknown variable 'fragment:team/fragmant-00000' "
+        "(did you mean 'fragment:team/fragment-0000'?); it renders as nothing"
+    )
+    assert found[-1] == (
+        "unknown variable 'fragment:team/fragmant-01999' (no such fragment); it renders as nothing"
+    )

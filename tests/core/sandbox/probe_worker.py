@@ -39,6 +39,22 @@ def _connect(port: str) -> None:
         pass
 
 
+def _udp(port: str) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        sender.sendto(b"from a reader", ("127.0.0.1", int(port)))
+
+
+def _unix(path: str) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(5)
+        client.connect(path)
+
+
+def _socketpair(_: str) -> None:
+    for end in socket.socketpair():
+        end.close()
+
+
 PROBES: dict[str, Callable[[str], object]] = {
     "read": _read,
     "list": os.listdir,
@@ -51,6 +67,9 @@ PROBES: dict[str, Callable[[str], object]] = {
     "symlink": lambda path: os.symlink("/", path),
     "execute": lambda path: subprocess.run([path], check=False),
     "connect": _connect,
+    "udp": _udp,
+    "unix": _unix,
+    "socketpair": _socketpair,
     "signal": lambda pid: os.kill(int(pid), 0),
 }
 

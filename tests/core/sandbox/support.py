@@ -24,8 +24,17 @@ def probe_pool() -> WorkerPool:
     return WorkerPool(PROBE_COMMAND)
 
 
-def spec(*roots: Path, landlock: bool = True, memory_limit: int = 512 * MIB) -> WorkerSpec:
-    return WorkerSpec.of([str(root) for root in roots], memory_limit, landlock)
+def spec(
+    *roots: Path,
+    landlock: bool = True,
+    memory_limit: int = 512 * MIB,
+    allow_unconfined: bool | None = None,
+) -> WorkerSpec:
+    """A probe worker's spec; without Landlock it reads unconfined unless told not to."""
+    allow = not landlock if allow_unconfined is None else allow_unconfined
+    return WorkerSpec.of(
+        [str(root) for root in roots], memory_limit, landlock, allow_unconfined=allow
+    )
 
 
 def run(

@@ -83,14 +83,18 @@ def context(
     workers: int = 2,
     landlock: bool = True,
     memory_limit: int | None = None,
+    allow_unconfined: bool | None = None,
 ) -> ResolveContext:
-    """A context whose allowed roots are exactly ``roots`` (not the home directory)."""
+    """A context whose allowed roots are exactly ``roots`` (not the home directory);
+    readers without Landlock read unconfined (``allow_unconfined``, by default when
+    ``landlock`` is off)."""
     options = ResolverOptions(
         allowed_roots=tuple(str(root) for root in roots),
         git_timeout=git_timeout,
         max_file_bytes=max_file_bytes,
         git_workers=workers,
         git_landlock=landlock,
+        git_allow_unconfined=not landlock if allow_unconfined is None else allow_unconfined,
         **({} if memory_limit is None else {"git_memory_limit": memory_limit}),
     )
     return ResolveContext(cwd=None if cwd is None else str(cwd), options=options)

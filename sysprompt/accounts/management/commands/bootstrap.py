@@ -56,6 +56,7 @@ class Command(BaseCommand):
         self.stdout.write(_library_line(steps))
         self.stdout.write(self._report(options["base_url"].rstrip("/"), admin))
         self.stdout.write(_roots_line())
+        self.stdout.write(_webhooks_line())
 
     def _report(self, base_url: str, admin: AdminBootstrap) -> str:
         manage = manage_py()
@@ -85,6 +86,25 @@ def _roots_line() -> str:
         "elsewhere is refused by the preview and the API: set SYSPROMPT_ALLOWED_ROOTS "
         "(':'-separated absolute paths) and start again."
     )
+
+
+def _webhooks_line() -> str:
+    """Which receivers webhooks may reach: with DEBUG on, the loopback defaults say so."""
+    conf = app_settings()
+    line = "Webhook receivers allowed: public https addresses"
+    if conf.webhook_allow_http_hosts:
+        hosts = ", ".join(sorted(conf.webhook_allow_http_hosts))
+        line += f"; plain http to {hosts} (SYSPROMPT_WEBHOOK_ALLOW_HTTP_HOSTS)"
+    if conf.webhook_allow_private:
+        hosts = ", ".join(sorted(conf.webhook_allow_private))
+        line += f"; non-public addresses {hosts} (SYSPROMPT_WEBHOOK_ALLOW_PRIVATE)"
+    raw = getattr(settings, "SYSPROMPT", {})
+    if settings.DEBUG and not {"WEBHOOK_ALLOW_HTTP_HOSTS", "WEBHOOK_ALLOW_PRIVATE"} & set(raw):
+        line += (
+            ". DEBUG is on, so a receiver on this machine (http://127.0.0.1:…) works as it "
+            "is; with DEBUG off, as in production, only public https receivers do"
+        )
+    return line + "."
 
 
 def _library_line(steps: list[InstallStep]) -> str:

@@ -5,7 +5,8 @@
   (:func:`parse_target`, which names the part of a bad target that is wrong);
 * ``split``   — :func:`split_point` and :func:`choose_arm`: the arm of a split a
   conversation gets, from ``sha256(label ":" conversation_id)``, sticky with no state;
-* ``diff``    — :func:`unified_diff`: a unified diff bounded in work and in size;
+* :func:`unified_diff` — the project's one bounded line diff (``sysprompt_core.diff``)
+  written as ``diff -u``, re-exported here for the releases;
 * ``impact``  — :func:`impact_matrix`: host contexts rendered with what a label
   serves and with a candidate, compared (diff, sizes, estimated tokens, shared
   prefixes, lint of the candidate), with a summary.
@@ -14,8 +15,8 @@ The server stores releases and labels and feeds these functions
 (``sysprompt.releases``); nothing here knows where a release's versions are kept.
 """
 
+from sysprompt_core.diff import DIFF_MAX_CHARS, BoundedDiff, Deadline, TooLarge, unified_diff
 from sysprompt_core.errors import InvalidTarget
-from sysprompt_core.releases.diff import DIFF_MAX_CHARS, DIFF_MAX_LINES, BoundedDiff, unified_diff
 from sysprompt_core.releases.impact import (
     ContextImpact,
     Impact,
@@ -50,7 +51,6 @@ from sysprompt_core.releases.targets import (
 
 __all__ = [
     "DIFF_MAX_CHARS",
-    "DIFF_MAX_LINES",
     "LABEL_NAME_MAX_LENGTH",
     "LABEL_NAME_PATTERN",
     "LATEST",
@@ -62,6 +62,7 @@ __all__ = [
     "Arm",
     "BoundedDiff",
     "ContextImpact",
+    "Deadline",
     "Impact",
     "ImpactContext",
     "ImpactSummary",
@@ -71,6 +72,7 @@ __all__ = [
     "Single",
     "Split",
     "Target",
+    "TooLarge",
     "choose_arm",
     "describe_pointer",
     "estimated_tokens",

@@ -12,6 +12,11 @@ a :class:`~sysprompt_core.library.FragmentSource` — and for every context::
     context ──resolve_prompt(after.template, …) ──layered_prompt──────────▶ prompt after
             ──unified_diff, sizes, shared prefixes, library_lint(after)──▶ ContextImpact
 
+Every diff of a matrix shares one :class:`~sysprompt_core.diff.Deadline` (the caller's,
+or one made for the matrix): however many contexts and however adversarial their
+texts, the diffs together take at most its seconds; a context whose diff was not done
+has ``diff_too_large`` saying why, with both prompts' sizes.
+
 Host-local values (``prompt:cwd``, ``git:``, ``file:``, ``system:``) depend on nothing
 but the place they are read in — the working directory as checked, what the server may
 resolve, the instant — so what one context's rendering read there is supplied to the
@@ -46,9 +51,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sysprompt_core import template as engine
+from sysprompt_core.diff import DIFF_MAX_CHARS, Deadline, unified_diff
 from sysprompt_core.library import FragmentSource, Override, compress, layered_prompt
 from sysprompt_core.library.lint import library_lint
-from sysprompt_core.releases.diff import DIFF_MAX_CHARS, unified_diff
 from sysprompt_core.variables import (
     Missing,
     Registry,
@@ -102,8 +107,10 @@ class ContextImpact:
     """One context rendered both ways (see the module docstring).
 
     ``diff`` is a bounded unified diff (``""`` when unchanged; ``diff_truncated`` when
-    it was cut); ``shared_prefix_before``/``after`` how many leading characters every
-    conversation of the agent host, provider and model shares on each side, and
+    it was cut; ``""`` too with ``diff_too_large`` saying why, with both prompts'
+    sizes, when it is too large to show or was not done by the deadline);
+    ``shared_prefix_before``/``after`` how many leading characters every conversation
+    of the agent host, provider and model shares on each side, and
     ``prefix_changed`` whether that shared text differs (each conversation of the
     context then pays one provider cache write at its next construct);
     ``diagnostics`` lint of the candidate for the context's provider and model."""
@@ -118,6 +125,7 @@ class ContextImpact:
     shared_prefix_after: int
     diagnostics: tuple[engine.Diagnostic, ...] = ()
     problem: str | None = None
+    diff_too_large: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -205,9 +213,12 @@ def impact_matrix(
     registry: Registry | None = None,
     *,
     max_diff_chars: int = DIFF_MAX_CHARS,
+    deadline: Deadline | None = None,
 ) -> Impact:
-    """Render every context both ways and compare (see the module docstring)."""
+    """Render every context both ways and compare (see the module docstring); every
+    diff shares ``deadline`` (default: one made now)."""
     registry = default_registry() if registry is None else registry
+    deadline = Deadline() if deadline is None else deadline
     parsed_before = _parsed(before)
     parsed_after = _parsed(after)
     lints: dict[tuple[str | None, str | None], tuple[engine.Diagnostic, ...]] = {}
@@ -224,7 +235,7 @@ def impact_matrix(
             if key not in item.context.supplied
         )
         new = _build(item, after, parsed_after, registry, {**old.host_values})
-        diff = unified_diff(old.prompt, new.prompt, max_chars=max_diff_chars)
+        diff = unified_diff(old.prompt, new.prompt, max_chars=max_diff_chars, deadline=deadline)
         where = (item.context.provider, item.context.model)
         if where not in lints:
             lints[where] = tuple(
@@ -249,6 +260,7 @@ def impact_matrix(
                 prompt_after=new.prompt,
                 diff=diff.text,
                 diff_truncated=diff.truncated,
+                diff_too_large=diff.too_large.summary if diff.too_large else None,
                 shared_prefix_before=old.shared_prefix,
                 shared_prefix_after=new.shared_prefix,
                 diagnostics=lints[where],

@@ -73,7 +73,9 @@ class WorkerSpec:
     """What a worker is confined to, fixed when it starts: the real paths it may read
     beneath, its address-space limit in bytes, whether it uses Landlock, and libgit2's
     configuration search paths by level (``global``, ``xdg``; a level left out is
-    searched nowhere).
+    searched nowhere). ``allow_unconfined``: whether it reads although the kernel does
+    not confine it (no Landlock or no seccomp); else it reads nothing and says why
+    (:mod:`sysprompt_core.sandbox.confinement`).
 
     ``identity`` tells the roots' directories apart from others made later at the same
     paths (device and inode of each): Landlock grants a directory, not a name, so a
@@ -84,6 +86,7 @@ class WorkerSpec:
     landlock: bool = True
     search_paths: tuple[tuple[str, str], ...] = ()
     identity: tuple[tuple[int, int], ...] = ()
+    allow_unconfined: bool = False
 
     @classmethod
     def of(
@@ -92,6 +95,7 @@ class WorkerSpec:
         memory_limit: int,
         landlock: bool = True,
         search_paths: Sequence[tuple[str, str]] = (),
+        allow_unconfined: bool = False,
     ) -> WorkerSpec:
         """A spec for ``roots`` as they are on disk now."""
         identity: list[tuple[int, int]] = []
@@ -102,7 +106,14 @@ class WorkerSpec:
                 identity.append((-1, -1))
             else:
                 identity.append((info.st_dev, info.st_ino))
-        return cls(tuple(roots), memory_limit, landlock, tuple(search_paths), tuple(identity))
+        return cls(
+            tuple(roots),
+            memory_limit,
+            landlock,
+            tuple(search_paths),
+            tuple(identity),
+            allow_unconfined,
+        )
 
     def message(self) -> Message:
         return {
@@ -110,6 +121,7 @@ class WorkerSpec:
             "memory_limit": self.memory_limit,
             "landlock": self.landlock,
             "search_paths": dict(self.search_paths),
+            "allow_unconfined": self.allow_unconfined,
         }
 
 

@@ -12,10 +12,14 @@ standard input and output (one object per line, UTF-8). The life of a worker:
 3. **Prepares**, before anything it is asked to read: libgit2's configuration search
    paths (the system configuration never, the global one only where the spec says),
    pack windows small enough for the memory limit, the address-space limit
-   (``RLIMIT_AS``), and — unless the spec says not to — Landlock
-   (:func:`~sysprompt_core.sandbox.landlock.confine_to_reading`): read-only beneath
-   the roots, nothing else.
-4. **Answers** ``{"ready": true, "landlock": <ABI or 0>, "reason": …}``.
+   (``RLIMIT_AS``), and the kernel's confinement
+   (:func:`~sysprompt_core.sandbox.confinement.confine`): a seccomp filter that
+   forbids every socket, then — unless the spec says not to — Landlock, read-only
+   beneath the roots, nothing else.
+4. **Answers** ``{"ready": true, "landlock": <ABI or 0>, "reason": …, "seccomp": …,
+   "refused": …}``. ``refused`` is why it reads nothing: it lacks Landlock or the
+   filter and the spec does not accept unconfined readers (``allow_unconfined``); it
+   then answers every request with ``{"refused": …, "done": true}``, at once.
 5. **Serves** one request at a time: ``{"names": [...], "directory": …,
    "max_file_bytes": …}`` → one ``{"name": …, "value": …}`` or ``{"name": …,
    "missing": …}`` line per value as soon as it is known, the last one with
@@ -45,7 +49,7 @@ from typing import Any, BinaryIO
 import pygit2
 from pygit2.enums import ConfigLevel
 
-from sysprompt_core.sandbox.landlock import LandlockUnavailable, confine_to_reading
+from sysprompt_core.sandbox.confinement import Confinement, confine
 from sysprompt_core.variables.git import read_repository
 from sysprompt_core.variables.registry import Missing, ResolverOptions, Value
 
@@ -122,9 +126,9 @@ def _value_message(name: str, value: Value) -> Message:
     return {"name": name, "value": value}
 
 
-def prepare(spec: Mapping[str, Any]) -> tuple[int, str | None]:
-    """Everything done before the first request (see the module docstring); the
-    Landlock ABI enforced (0: none) and, then, why not."""
+def prepare(spec: Mapping[str, Any]) -> Confinement:
+    """Everything done before the first request (see the module docstring); how the
+    kernel confines this process now."""
     settings = pygit2.settings
     paths = spec.get("search_paths", {})
     for name, level in _LEVELS.items():
@@ -133,12 +137,7 @@ def prepare(spec: Mapping[str, Any]) -> tuple[int, str | None]:
     settings.mwindow_mapped_limit = max(PACK_WINDOW_BYTES, int(spec["memory_limit"]) // 4)
     _limit_memory(int(spec["memory_limit"]))
     _RESERVE.extend(bytes(_RESERVE_BYTES))
-    if not spec.get("landlock", True):
-        return 0, "switched off (SYSPROMPT_GIT_LANDLOCK)"
-    try:
-        return confine_to_reading(spec["roots"]), None
-    except LandlockUnavailable as exc:
-        return 0, exc.strerror or str(exc)
+    return confine(spec["roots"], landlock=bool(spec.get("landlock", True)))
 
 
 def _limit_memory(limit: int) -> None:
@@ -199,10 +198,14 @@ def serve(handler: Handler, stdin: BinaryIO | None = None, stdout: int | None = 
         return
     spec = json.loads(line)
     statm = _open_statm()
-    abi, reason = prepare(spec)
+    confinement = prepare(spec)
+    refused = confinement.refusal(allow_unconfined=bool(spec.get("allow_unconfined", False)))
     start = _resident_bytes(statm)
-    write({"ready": True, "landlock": abi, "reason": reason, "pid": os.getpid()})
+    write({"ready": True, **confinement.message(), "refused": refused, "pid": os.getpid()})
     while line := source.readline():
+        if refused is not None:  # fails closed: reads nothing, says why
+            write({"refused": refused, "done": True})
+            continue
         answer = _Answer(write, lambda: _resident_bytes(statm) - start > RECYCLE_BYTES)
         request = json.loads(line)
         _alarm(request.get("seconds"))

@@ -53,8 +53,10 @@ class ResolverOptions:
     ``allowed_roots``: where ``file:`` and ``git:`` may read (besides, for ``file:``,
     the working directory); empty: the working directory alone. The ``git_*`` options
     govern the git reader processes (``sysprompt_core.sandbox``): how many at once, the
-    address space each may use, and whether each confines itself with Landlock (off
-    only to try what a host without Landlock does)."""
+    address space each may use, whether each confines itself with Landlock (off only to
+    try what a host without Landlock does), and whether a reader the kernel does not
+    confine (no Landlock, or no seccomp filter) reads at all: by default it does not,
+    and the ``git:`` values do not exist, with the reason."""
 
     git_timeout: float = DEFAULT_GIT_TIMEOUT
     allowed_roots: tuple[str, ...] = field(default_factory=_home_root)
@@ -64,6 +66,7 @@ class ResolverOptions:
     git_workers: int = DEFAULT_GIT_WORKERS
     git_memory_limit: int = DEFAULT_GIT_MEMORY_LIMIT
     git_landlock: bool = True
+    git_allow_unconfined: bool = False
 
     def __post_init__(self) -> None:
         if self.git_timeout <= 0:

@@ -1095,6 +1095,7 @@ def worker_spec(directory: str, options: ResolverOptions) -> WorkerSpec:
         memory_limit=options.git_memory_limit,
         landlock=options.git_landlock,
         search_paths=_search_paths(roots),
+        allow_unconfined=options.git_allow_unconfined,
     )
 
 
@@ -1128,7 +1129,10 @@ def _inside_if_present(path: str, roots: Sequence[str]) -> bool:
 def _values(names: Sequence[str], exchange: Exchange, options: ResolverOptions) -> dict[str, Value]:
     """The values a worker gave, and for the others why there are none."""
     values: dict[str, Value] = {}
+    refused: str | None = None
     for message in exchange.messages:
+        if isinstance(message.get("refused"), str):  # an unconfined reader read nothing
+            refused = message["refused"]
         name = message.get("name")
         if not isinstance(name, str) or name not in names:
             continue
@@ -1138,7 +1142,9 @@ def _values(names: Sequence[str], exchange: Exchange, options: ResolverOptions) 
             values[name] = Missing(message["missing"])
     timeout = options.git_timeout
     rest: Missing
-    if exchange.outcome is Outcome.BUSY:
+    if refused is not None:
+        rest = Missing(refused)
+    elif exchange.outcome is Outcome.BUSY:
         rest = Busy(
             f"busy: all {options.git_workers} git readers were reading until the deadline "
             f"({timeout:g}s); try again shortly",

@@ -1,4 +1,5 @@
-"""Releases §1, §3: the unified diff of two prompts, bounded in work and in size."""
+"""sysprompt_core.diff.unified_diff: the ``diff -u`` text the releases show (releases §1,
+§3), applied as a patch, cut at its size; what is not diffed says why."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sysprompt_core.releases import unified_diff
+from sysprompt_core.diff import DIFF_MAX_CHANGED_LINES, unified_diff
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -85,15 +86,33 @@ def test_unified_diff_of_no_prompt_against_one() -> None:
 
 
 def test_unified_diff_is_cut_at_max_chars_when_the_change_is_large() -> None:
-    before = "".join(f"old {n}\n" for n in range(100_000))
-    after = "".join(f"new {n}\n" for n in range(100_000))
+    before = "".join(f"{n} " + "o" * 1_000 + "\n" for n in range(100))
+    after = "".join(f"{n} " + "n" * 1_000 + "\n" for n in range(100))
 
     diff = unified_diff(before, after, max_chars=10_000)
 
-    assert diff.truncated
+    assert diff.truncated and diff.too_large is None
     assert len(diff.text) < 10_000 + 100
     assert diff.text.endswith("more diff lines left out (over 10,000 characters)\n")
-    assert (diff.added, diff.removed) == (100_000, 100_000)
+    assert (diff.added, diff.removed) == (100, 100)
+
+
+def test_unified_diff_of_more_changed_lines_than_shown_says_so_with_sizes() -> None:
+    after = "first\nlast\n"
+    before = (
+        "first\n" + "".join(f"line {n}\n" for n in range(DIFF_MAX_CHANGED_LINES + 1)) + "last\n"
+    )
+
+    diff = unified_diff(before, after)
+
+    assert (diff.text, diff.changed, diff.truncated) == ("", False, False)
+    assert diff.too_large is not None
+    assert diff.too_large.summary.startswith("Too large to show a line diff: ")
+    assert diff.too_large.summary == (
+        "Too large to show a line diff: 0 lines added and 5,001 removed, more than 5,000 "
+        f"(old: 5,003 lines, {len(before):,} characters; new: 2 lines, 11 characters)"
+    )
+    assert (diff.added, diff.removed) == (0, DIFF_MAX_CHANGED_LINES + 1)
 
 
 def test_unified_diff_cuts_one_huge_line_when_it_alone_is_over_the_limit() -> None:
@@ -105,21 +124,11 @@ def test_unified_diff_cuts_one_huge_line_when_it_alone_is_over_the_limit() -> No
 
 
 def test_unified_diff_matches_only_what_lies_between_the_common_ends() -> None:
-    common = "".join(f"same {n}\n" for n in range(50_000))
+    common = "".join(f"same {n}\n" for n in range(49_999))
     before = common + "old\n" + common
     after = common + "new\n" + common
 
     diff = unified_diff(before, after)
 
-    assert diff.text.splitlines()[2] == "@@ -49998,7 +49998,7 @@"
+    assert diff.text.splitlines()[2] == "@@ -49997,7 +49997,7 @@"
     assert (diff.added, diff.removed) == (1, 1)
-
-
-def test_unified_diff_shows_one_change_when_the_middle_is_over_max_lines() -> None:
-    before = "x\n" * 1500 + "y\n" * 1500
-    after = "y\n" * 1500 + "x\n" * 1500
-
-    diff = unified_diff(before, after, max_lines=2000)
-
-    assert (diff.added, diff.removed) == (3000, 3000)
-    assert patched(before, diff.text) == after

@@ -1,10 +1,10 @@
-"""sysprompt.prompts.diffs: line diffs as the editor shows them."""
+"""sysprompt_core.diff: line diffs as the editor shows them."""
 
 from __future__ import annotations
 
 import pytest
 
-from sysprompt.prompts.diffs import DiffLine, text_diff
+from sysprompt_core.diff import DiffLine, text_diff
 
 
 @pytest.mark.parametrize(
