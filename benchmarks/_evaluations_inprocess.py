@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +52,18 @@ def case(name: str) -> dict[str, Any]:
     }
 
 
-def worker() -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+def worker() -> subprocess.Popen[str]:
+    """A worker process, once it says it is working (its start-up is not a run's)."""
+    process = subprocess.Popen(
         [PYTHON, "manage.py", "evaluations_worker", "--interval", "0.05"],
         cwd=ROOT,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
+    assert process.stdout is not None
+    process.stdout.readline()
+    return process
 
 
 def timed_run(**options: Any) -> tuple[float, Run]:
@@ -93,10 +98,16 @@ def main() -> None:
 
     process = worker()
     try:
-        time.sleep(3)  # the worker's start-up is not the run's
         seconds, run = timed_run(suite="bench", candidate="latest", model="fake")
         ideal = 2 * CASES * args.latency_ms / 1000 / CONCURRENCY
         assert run.summary is not None and run.summary["calls_made"] == 2 * CASES, run.summary
+        assert run.started_at is not None and run.finished_at is not None
+        print(
+            f"  (waiting for the worker {(run.started_at - run.created_at).total_seconds():.3f} s, "
+            f"started to finished {(run.finished_at - run.started_at).total_seconds():.3f} s; "
+            f"SDK time per call, median "
+            f"{statistics.median(c.ms or 0 for c in RunCall.objects.filter(run=run)):.1f} ms)"
+        )
         print(
             f"run of {CASES} cases × 2 sides, every prompt changed, latency "
             f"{args.latency_ms:g} ms, max_concurrency {CONCURRENCY}: {seconds:.3f} s; ideal "
@@ -129,7 +140,6 @@ def main() -> None:
     print(f"import of {args.import_cases:,} cases: {imported:.2f} s (target ≤ {IMPORT_TARGET_S} s)")
     process = worker()
     try:
-        time.sleep(3)
         idle = resident_bytes(process.pid)
         peak = [idle]
         stop = threading.Event()
@@ -155,19 +165,31 @@ def main() -> None:
 
 
 def own_time(fake: str) -> list[float]:
-    """Per call: its time in the worker's code minus its time inside the SDK, with the
-    fake at 0 ms and one call at a time (rendering is per case: its share is added)."""
+    """Per call: its time in the worker's code (answering and checking in a pool thread,
+    its share of the save) minus its time inside the SDK, with the fake at 0 ms and one
+    call at a time; the rest of the run (preparing: rendering every case; claiming) is
+    shared out equally and added."""
     httpx.post(f"{fake}/_control", json={"latency_ms": 0}, timeout=10)
     durations: dict[int, float] = {}
-    original: Callable[[Any, Any], bool] = execution._Work._do
+    compute = execution._Work._do
+    save = execution._saved
 
-    def timed(self: Any, call: Any) -> bool:
+    def timed_compute(self: execution._Work, call: RunCall) -> execution._Outcome:
         started = time.perf_counter()
-        saved = original(self, call)
+        outcome = compute(self, call)
         durations[call.pk] = (time.perf_counter() - started) * 1000
+        return outcome
+
+    def timed_save(outcomes: Sequence[execution._Outcome]) -> int:
+        started = time.perf_counter()
+        saved = save(outcomes)
+        share = (time.perf_counter() - started) * 1000 / max(1, len(outcomes))
+        for outcome in outcomes:
+            durations[outcome.call.pk] = durations.get(outcome.call.pk, 0.0) + share
         return saved
 
-    execution._Work._do = timed  # type: ignore[method-assign]
+    execution._Work._do = timed_compute  # type: ignore[method-assign]
+    execution._saved = timed_save
     services.suite_create(name="own", author=None)
     services.cases_import(
         suite="own", text="\n".join(_json(case(f"own-{n}")) for n in range(100)), author=None
@@ -186,7 +208,8 @@ def own_time(fake: str) -> list[float]:
         started = time.perf_counter()
         execution.run_execute(run.pk)
         total = time.perf_counter() - started
-    execution._Work._do = original  # type: ignore[method-assign, assignment]
+    execution._Work._do = compute  # type: ignore[method-assign]
+    execution._saved = save
     sdk = {c.pk: c.ms or 0.0 for c in RunCall.objects.filter(run=run)}
     render_share = max(0.0, total * 1000 - sum(durations.values())) / len(sdk)
     return [durations[pk] - ms + render_share for pk, ms in sdk.items()]

@@ -26,7 +26,6 @@ second while calls are in flight.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import socket
@@ -35,11 +34,11 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -79,8 +78,9 @@ from sysprompt_core.releases import LATEST, Pointer, Split, choose_arm
 
 logger = logging.getLogger("sysprompt.evaluations")
 
-PREPARE_CHUNK = 200
-"""Cases rendered and stored per transaction while a run is prepared."""
+PREPARE_CHUNK = 25
+"""Cases rendered and stored per transaction while a run is prepared (small, so the
+first calls start soon; the calls of a chunk run while the next one renders)."""
 
 
 def worker_name() -> str:
@@ -101,12 +101,12 @@ def run_execute(
         status="running", started_at=timezone.now()
     )
     try:
-        _prepare(run_id)
+        preparer = _Preparer(run_id)
     except Exception as error:  # a run that cannot start says why; the worker goes on
         logger.exception("evaluation %s could not be prepared", run_id)
         _fail(run_id, f"the run could not be prepared: {error}")
         return "failed"
-    return _Work(Run.objects.get(pk=run_id), worker, stop or threading.Event()).work()
+    return _Work(preparer, worker, stop or threading.Event()).work()
 
 
 def _fail(run_id: int, message: str) -> None:
@@ -152,33 +152,48 @@ class _Sides:
         return pointer
 
 
-def _prepare(run_id: int) -> None:
-    run = Run.objects.get(pk=run_id)
-    if run.suite_id is None:
-        raise InvalidInput("suite", "the suite was deleted")
-    cases = Case.objects.filter(suite_id=run.suite_id).order_by("id")
-    if run.cases_total == 0 and run.prepared == 0:
-        baseline = run.baseline
-        target = (
-            label_get(baseline["label"]).target.as_json() if isinstance(baseline, dict) else None
-        )
-        Run.objects.filter(pk=run_id).update(cases_total=cases.count(), baseline_target=target)
-    sides = _Sides(run)
-    while True:
-        run.refresh_from_db(fields=["prepared", "cancel_requested"])
-        if run.cancel_requested:
-            return
-        chunk = list(cases[run.prepared : run.prepared + PREPARE_CHUNK])
-        if not chunk:
-            return
-        rendered = [_render_case(run, sides, case) for case in chunk]
-        with transaction.atomic():
-            claimed = Run.objects.filter(pk=run_id, prepared=run.prepared).update(
-                prepared=run.prepared + len(chunk)
+class _Preparer:
+    """Renders the run's cases a chunk at a time (:meth:`step`), so the calls of the
+    first chunks are made while the next ones render. Chunks are taken in case id order
+    from the one after the last prepared (``Run.prepared``), each claimed by one
+    conditional update, so two workers never prepare the same chunk."""
+
+    def __init__(self, run_id: int) -> None:
+        run = Run.objects.get(pk=run_id)
+        if run.suite_id is None:
+            raise InvalidInput("suite", "the suite was deleted")
+        self.run = run
+        self.cases = Case.objects.filter(suite_id=run.suite_id).order_by("id")
+        if run.cases_total == 0 and run.prepared == 0:
+            baseline = run.baseline
+            target = (
+                label_get(baseline["label"]).target.as_json()
+                if isinstance(baseline, dict)
+                else None
             )
-            if not claimed:  # another worker prepared this chunk meanwhile
-                continue
-            _store(run, run.prepared, chunk, rendered)
+            Run.objects.filter(pk=run_id).update(
+                cases_total=self.cases.count(), baseline_target=target
+            )
+            run.refresh_from_db()
+        self.sides = _Sides(run)
+        self.done = False
+
+    def step(self) -> bool:
+        """Prepare the next chunk; whether every case is prepared."""
+        run = self.run
+        run.refresh_from_db(fields=["prepared"])
+        chunk = list(self.cases.filter(id__gt=run.prepared)[:PREPARE_CHUNK])
+        if not chunk:
+            self.done = True
+            return True
+        rendered = [_render_case(run, self.sides, case) for case in chunk]
+        with transaction.atomic():
+            claimed = Run.objects.filter(pk=run.pk, prepared=run.prepared).update(
+                prepared=chunk[-1].pk
+            )
+            if claimed:  # else another worker prepared this chunk meanwhile
+                _store(run, RunCase.objects.filter(run=run).count(), chunk, rendered)
+        return False
 
 
 @dataclass(frozen=True)
@@ -291,7 +306,9 @@ def _store(run: Run, start: int, chunk: Sequence[Case], rendered: Sequence[_Rend
 
 
 class _Work:
-    def __init__(self, run: Run, worker: str, stop: threading.Event) -> None:
+    def __init__(self, preparer: _Preparer, worker: str, stop: threading.Event) -> None:
+        run = preparer.run
+        self.preparer = preparer
         self.run = run
         self.worker = worker
         self.stop = stop
@@ -311,7 +328,7 @@ class _Work:
 
     def work(self) -> str:
         pool = ThreadPoolExecutor(max_workers=min(64, self.concurrency))
-        running: dict[Future[bool], int] = {}
+        running: dict[Future[_Outcome], int] = {}
         renewed = looked = time.monotonic()
         try:
             while True:
@@ -320,6 +337,14 @@ class _Work:
                     if self._cancelled():
                         pool.shutdown(wait=False, cancel_futures=True)
                         return self._cancel()
+                if not self.preparer.done and not self.stop.is_set():
+                    try:
+                        self.preparer.step()
+                    except Exception as error:  # the run says why; the worker goes on
+                        logger.exception("evaluation %s could not be prepared", self.run.pk)
+                        pool.shutdown(wait=False, cancel_futures=True)
+                        _fail(self.run.pk, f"the run could not be prepared: {error}")
+                        return "failed"
                 room = self.concurrency * 2 - len(running)
                 if room > 0 and not self.stop.is_set():
                     calls = self._claim(room)
@@ -330,16 +355,18 @@ class _Work:
                             running[pool.submit(self._do_in_thread, call)] = call.pk
                     if cached and not running:
                         continue
+                if not running and not self.preparer.done and not self.stop.is_set():
+                    continue
                 if not running:
-                    if self._left() == 0:
+                    if self.preparer.done and self._left() == 0:
                         return self._finish()
                     return "running"  # stopping, or others hold the rest
                 finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
-                saved = 0
+                outcomes = []
                 for future in finished:
                     running.pop(future)
-                    saved += future.result()
-                self._counted(saved)
+                    outcomes.append(future.result())
+                self._counted(_saved(outcomes))
                 if time.monotonic() - renewed > self.claim.total_seconds() / 3:
                     self._renew(running.values())
                     renewed = time.monotonic()
@@ -431,12 +458,10 @@ class _Work:
                 None,
             )
             done.append(call)
-        with transaction.atomic():
-            for call in done:
-                _save(call)
+        _saved([_Outcome(call) for call in done])
         return {call.pk for call in done}
 
-    def _do_in_thread(self, call: RunCall) -> bool:
+    def _do_in_thread(self, call: RunCall) -> _Outcome:
         wrapper = connections[DEFAULT_DB_ALIAS]
         with self.lock:
             if wrapper not in self.wrappers:  # closed by the coordinating thread at the end
@@ -458,20 +483,23 @@ class _Work:
             self.checks[case.pk] = parse_checks(case.checks)
         return self.checks[case.pk]
 
-    def _do(self, call: RunCall) -> bool:
-        """Answer, check and save ``call``; whether it was saved (not done meanwhile)."""
+    def _do(self, call: RunCall) -> _Outcome:
+        """Answer and check ``call`` (in a pool thread: it reads, never writes; the
+        coordinating thread saves the outcome as soon as it is done, so a process has one
+        writer — SQLite's writers would wait for each other)."""
+        outcome = _Outcome(call)
         endpoint, request, key = self._request(call)
-        answer, completion, cached, error = self._answer(endpoint, request, key)
+        answer, completion, cached, error = self._answer(endpoint, request, key, outcome)
         results: list[CheckResult] = []
         if error is None:
-            results = self._check(call.run_case, answer, endpoint, call.repetition)
+            results = self._check(call.run_case, answer, endpoint, call.repetition, outcome)
             judged = [result.reason for result in results if result.error]
             error = judged[0] if judged else None
         _fill(call, answer, completion, cached, results, error)
-        return _save(call)
+        return outcome
 
     def _answer(
-        self, endpoint: ModelEndpoint, request: Call, key: str
+        self, endpoint: ModelEndpoint, request: Call, key: str, outcome: _Outcome
     ) -> tuple[Answer, Completion | None, bool, str | None]:
         if not self.run.fresh:
             hit = CachedResponse.objects.filter(key=key).first()
@@ -488,8 +516,8 @@ class _Work:
         completion = Completion(
             answer, completion.input_tokens, completion.output_tokens, completion.ms
         )
-        with contextlib.suppress(IntegrityError):  # the same answer stored meanwhile
-            CachedResponse.objects.create(
+        outcome.cache.append(
+            CachedResponse(
                 key=key,
                 output=answer.text,
                 tool_calls=[tool.as_json() for tool in answer.tool_calls],
@@ -497,10 +525,16 @@ class _Work:
                 output_tokens=completion.output_tokens,
                 created_at=timezone.now(),
             )
+        )
         return answer, completion, False, None
 
     def _check(
-        self, case: RunCase, answer: Answer, endpoint: ModelEndpoint, repetition: int
+        self,
+        case: RunCase,
+        answer: Answer,
+        endpoint: ModelEndpoint,
+        repetition: int,
+        outcome: _Outcome,
     ) -> list[CheckResult]:
         results = []
         for check in self._parsed(case):
@@ -515,7 +549,8 @@ class _Work:
                 continue
             messages = judge_messages(check, answer, case.messages)
             request = Call(messages[0]["content"], messages[1:])
-            reply, _, _, error = self._answer(judge, request, _key(judge, request, repetition))
+            key = _key(judge, request, repetition)
+            reply, _, _, error = self._answer(judge, request, key, outcome)
             results.append(
                 CheckResult("judge", False, f"the judge could not be asked: {error}", error=True)
                 if error is not None
@@ -569,6 +604,26 @@ def _fill(
     call.ms = completion.ms if completion else None
     call.error = error or ""
     call.cached = cached
+
+
+@dataclass
+class _Outcome:
+    """A call answered and checked, and the answers to keep in the response cache."""
+
+    call: RunCall
+    cache: list[CachedResponse] = field(default_factory=list)
+
+
+def _saved(outcomes: Sequence[_Outcome]) -> int:
+    """Save finished calls and their answers to cache, in one transaction; how many
+    were saved (a call another worker did meanwhile is not saved again)."""
+    if not outcomes:
+        return 0
+    with transaction.atomic():
+        CachedResponse.objects.bulk_create(
+            [entry for outcome in outcomes for entry in outcome.cache], ignore_conflicts=True
+        )
+        return sum(_save(outcome.call) for outcome in outcomes)
 
 
 def _save(call: RunCall) -> bool:

@@ -90,7 +90,9 @@ class Run(models.Model):
     error = models.TextField(blank=True)
     cancel_requested = models.BooleanField(default=False)
     prepared = models.PositiveIntegerField(
-        default=0, help_text="How many of the suite's cases have their RunCase rows."
+        default=0,
+        help_text="The id of the last case with its RunCase row (cases are prepared in id "
+        "order); 0: none yet.",
     )
     cases_total = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(

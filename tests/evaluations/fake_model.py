@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import socket
 import sys
 import threading
 import time
@@ -151,6 +152,12 @@ ROUTES = {"/v1/chat/completions": openai_body, "/v1/messages": anthropic_body}
 def handler(state: State) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in two writes: without this, Nagle's algorithm and
+            # the client's delayed ACK hold the body back ~40 ms on every answer.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

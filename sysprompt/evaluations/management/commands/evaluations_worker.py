@@ -16,6 +16,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from sysprompt.evaluations.worker import work
+from sysprompt_core.variables import default_registry
 
 
 class Command(BaseCommand):
@@ -40,6 +41,7 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGTERM, stopping)
         signal.signal(signal.SIGINT, stopping)
+        default_registry()  # the resolvers (and pygit2) loaded now, not in the first run
         self.stdout.write("evaluations worker: working on runs as they are started")
         self.stdout.flush()
         finished = work(stop=stop, interval=options["interval"], once=options["once"])
