@@ -6,9 +6,12 @@ fails at start-up with a message a person can act on.
 
 from __future__ import annotations
 
+import json
 import os
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
@@ -96,3 +99,31 @@ def _create_key(path: Path) -> str:
     with os.fdopen(fd, "w", encoding="ascii") as handle:
         handle.write(key + "\n")
     return key
+
+
+def env_json_object(name: str, environ: Mapping[str, str] = os.environ) -> dict[str, Any] | None:
+    """A JSON object given inline (the value starts with ``{``) or in a file the value
+    names (``.json``, or ``.toml`` read as TOML); ``None`` when the variable is unset."""
+    raw = environ.get(name)
+    if raw is None or not raw.strip():
+        return None
+    text, where = raw, f"{name}"
+    if not raw.lstrip().startswith("{"):
+        path = Path(raw.strip())
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ImproperlyConfigured(f"{name}: cannot read {str(path)!r}: {error}") from None
+        where = f"{name} ({path})"
+        if path.suffix == ".toml":
+            try:
+                return tomllib.loads(text)
+            except tomllib.TOMLDecodeError as error:
+                raise ImproperlyConfigured(f"{where} is not valid TOML: {error}") from None
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"{where} is not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(f"{where} must be a JSON object.")
+    return value

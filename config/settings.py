@@ -16,7 +16,15 @@ import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_float, env_int, env_list, env_str, local_secret_key
+from config.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_json_object,
+    env_list,
+    env_str,
+    local_secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -61,6 +69,7 @@ INSTALLED_APPS = [
     "sysprompt.releases.apps.ReleasesConfig",
     "sysprompt.transfer.apps.TransferConfig",
     "sysprompt.accounts.apps.AccountsConfig",
+    "sysprompt.evaluations.apps.EvaluationsConfig",
     "sysprompt.editor.apps.EditorConfig",
 ]
 
@@ -353,6 +362,11 @@ def _sysprompt() -> dict[str, Any]:
         "WEBHOOK_CONNECT_TIMEOUT": env_float("SYSPROMPT_WEBHOOK_CONNECT_TIMEOUT"),
         "WEBHOOK_RETRY_WINDOW": env_float("SYSPROMPT_WEBHOOK_RETRY_WINDOW"),
         "WEBHOOK_TIMEOUT": env_float("SYSPROMPT_WEBHOOK_TIMEOUT"),
+        "MODELS": env_json_object("SYSPROMPT_MODELS"),
+        "EVAL_CLAIM_SECONDS": env_float("SYSPROMPT_EVAL_CLAIM_SECONDS"),
+        "EVAL_DEFAULT_MODEL": os.environ.get("SYSPROMPT_EVAL_DEFAULT_MODEL"),
+        "EVAL_MAX_OUTPUT_CHARS": env_int("SYSPROMPT_EVAL_MAX_OUTPUT_CHARS"),
+        "EVAL_TASKS_QUEUE": os.environ.get("SYSPROMPT_EVAL_TASKS_QUEUE"),
     }
     return {key: value for key, value in values.items() if value is not None}
 

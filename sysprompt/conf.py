@@ -13,12 +13,13 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from sysprompt.model_endpoints import ECHO, ModelEndpoint, endpoints_parse
 from sysprompt_core.limits import (
     DEFAULT_GIT_MEMORY_LIMIT,
     DEFAULT_GIT_QUEUE_TIMEOUT,
@@ -59,6 +60,13 @@ DEFAULT_WEBHOOK_RETRY_WINDOW = 86_400.0
 """Seconds a failing delivery keeps being retried (a day) before it is given up."""
 DEFAULT_TASKS_QUEUE = "default"
 """The task queue the events' tasks go to (with RQ: the Redis queue's name)."""
+DEFAULT_EVAL_TASKS_QUEUE = "evaluations"
+"""The task queue evaluation runs go to: their own, so a long run never delays a webhook."""
+DEFAULT_EVAL_CLAIM_SECONDS = 30.0
+"""How long an evaluation worker's claim on a model call lasts unless renewed: a worker
+that died gives its calls up after it."""
+DEFAULT_EVAL_MAX_OUTPUT_CHARS = 20_000
+"""The most characters of a model's answer an evaluation keeps (and checks)."""
 DEBUG_WEBHOOK_RECEIVERS = ("localhost", "127.0.0.1", "::1")
 """With ``DEBUG`` on (``scripts/serve``, the development server), the default of both
 ``WEBHOOK_ALLOW_HTTP_HOSTS`` and ``WEBHOOK_ALLOW_PRIVATE``: a receiver on this machine,
@@ -68,6 +76,10 @@ KEYS = (
     "ALLOWED_ROOTS",
     "COMPACTION_INSTRUCTIONS",
     "DEFAULT_TEMPLATE",
+    "EVAL_CLAIM_SECONDS",
+    "EVAL_DEFAULT_MODEL",
+    "EVAL_MAX_OUTPUT_CHARS",
+    "EVAL_TASKS_QUEUE",
     "GIT_ALLOW_UNCONFINED",
     "GIT_LANDLOCK",
     "GIT_MEMORY_LIMIT",
@@ -78,6 +90,7 @@ KEYS = (
     "MAX_PROMPT_BYTES",
     "MAX_READ_BYTES",
     "MAX_TEMPLATE_BYTES",
+    "MODELS",
     "PARSE_CACHE_BYTES",
     "SERVER_RESOLVES",
     "TASKS_QUEUE",
@@ -139,6 +152,14 @@ class AppSettings:
     with the reason (``sysprompt.W002``, and an error logged at start)."""
     parse_cache_bytes: int = DEFAULT_PARSE_CACHE_BYTES
     """What the process's cache of parsed templates and fragments may hold, in bytes."""
+    models: Mapping[str, ModelEndpoint] = field(default_factory=lambda: endpoints_parse({}))
+    """The model endpoints evaluations may call, by name (``sysprompt.model_endpoints``)."""
+    eval_default_model: str = ECHO
+    """The endpoint a run uses when it names none: the first one ``MODELS`` names, else
+    the built-in ``echo``."""
+    eval_max_output_chars: int = DEFAULT_EVAL_MAX_OUTPUT_CHARS
+    eval_tasks_queue: str = DEFAULT_EVAL_TASKS_QUEUE
+    eval_claim_seconds: float = DEFAULT_EVAL_CLAIM_SECONDS
 
 
 def app_settings() -> AppSettings:
@@ -147,6 +168,7 @@ def app_settings() -> AppSettings:
     Raises ImproperlyConfigured for an unknown key or a value of the wrong type.
     """
     raw = _raw_settings()
+    models = endpoints_parse(raw.get("MODELS", {}))
     return AppSettings(
         allowed_roots=_allowed_roots(raw.get("ALLOWED_ROOTS", [os.path.expanduser("~")])),
         git_timeout=_positive_number("GIT_TIMEOUT", raw.get("GIT_TIMEOUT", DEFAULT_GIT_TIMEOUT)),
@@ -206,7 +228,30 @@ def app_settings() -> AppSettings:
         parse_cache_bytes=_positive_int(
             "PARSE_CACHE_BYTES", raw.get("PARSE_CACHE_BYTES", DEFAULT_PARSE_CACHE_BYTES)
         ),
+        models=models,
+        eval_default_model=_default_model(raw.get("EVAL_DEFAULT_MODEL"), models, raw),
+        eval_max_output_chars=_positive_int(
+            "EVAL_MAX_OUTPUT_CHARS",
+            raw.get("EVAL_MAX_OUTPUT_CHARS", DEFAULT_EVAL_MAX_OUTPUT_CHARS),
+        ),
+        eval_claim_seconds=_positive_number(
+            "EVAL_CLAIM_SECONDS", raw.get("EVAL_CLAIM_SECONDS", DEFAULT_EVAL_CLAIM_SECONDS)
+        ),
+        eval_tasks_queue=_queue_name(
+            raw.get("EVAL_TASKS_QUEUE", DEFAULT_EVAL_TASKS_QUEUE), "EVAL_TASKS_QUEUE"
+        ),
     )
+
+
+def _default_model(
+    value: object, models: Mapping[str, ModelEndpoint], raw: Mapping[str, Any]
+) -> str:
+    if value is None:
+        named = list(raw.get("MODELS", {}))
+        return str(named[0]) if named else ECHO
+    if not isinstance(value, str) or value not in models:
+        raise _wrong("EVAL_DEFAULT_MODEL", f"one of the models: {', '.join(models)}", value)
+    return value
 
 
 def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
@@ -325,9 +370,9 @@ def _ca_file(value: object) -> str:
     return value
 
 
-def _queue_name(value: object) -> str:
+def _queue_name(value: object, key: str = "TASKS_QUEUE") -> str:
     if not isinstance(value, str) or not _QUEUE_NAME.fullmatch(value):
-        raise _wrong("TASKS_QUEUE", "a queue name of up to 32 letters, digits, . _ -", value)
+        raise _wrong(key, "a queue name of up to 32 letters, digits, . _ -", value)
     return value
 
 

@@ -215,3 +215,30 @@ class TestContextNotFound(SyspromptError):
     def __init__(self, name: str) -> None:
         super().__init__(f"There is no test context {name!r}; GET /api/test-contexts lists them.")
         self.name = name
+
+
+class SuiteNotFound(SyspromptError):
+    """No evaluation suite has that name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"There is no suite {name!r}; GET /api/suites lists them.")
+        self.name = name
+
+
+class CaseNotFound(SyspromptError):
+    """The suite has no case of that name."""
+
+    def __init__(self, suite: str, name: str) -> None:
+        super().__init__(
+            f"Suite {suite!r} has no case {name!r}; GET /api/suites/{suite}/cases lists them."
+        )
+        self.suite = suite
+        self.name = name
+
+
+class EvaluationNotFound(SyspromptError):
+    """No evaluation run has that id."""
+
+    def __init__(self, run_id: int) -> None:
+        super().__init__(f"There is no evaluation {run_id}; GET /api/evaluations lists them.")
+        self.run_id = run_id

@@ -17,6 +17,7 @@ EVENT_TYPES: Final = (
     "fragment.saved",
     "host.changed",
     "library.imported",
+    "evaluation.finished",
 )
 """Every event type a webhook subscription may ask for, in the order pages show them."""
 

@@ -404,4 +404,60 @@ def conversation_deleted(*, actor: Actor, conversation: str, owner: str | None, 
         object=f"conversation {conversation}",
         summary=f"deleted the stored prompt of conversation {conversation}{whose} "
         f"(label {label}){_where()}",
+def suite_changed(*, actor: Actor, suite: str, change: str, detail: str = "") -> None:
+    """An evaluation suite ``created``, ``changed`` or ``deleted``, or its cases
+    ``imported``."""
+    event_record(
+        actor=actor,
+        action=f"suite.{change}",
+        object=f"suite {suite}",
+        summary=f"{change} suite {suite}" + (f": {detail}" if detail else ""),
+        data={"suite": suite, "change": change},
+    )
+
+
+def case_changed(*, actor: Actor, suite: str, case: str, change: str) -> None:
+    """A case of a suite ``created``, ``changed`` or ``deleted``."""
+    event_record(
+        actor=actor,
+        action=f"case.{change}",
+        object=f"case {case} of suite {suite}",
+        summary=f"{change} case {case} of suite {suite}",
+        data={"suite": suite, "case": case, "change": change},
+    )
+
+
+def evaluation_started(
+    *, actor: Actor, run_id: int, suite: str, candidate: object, baseline: object
+) -> None:
+    event_record(
+        actor=actor,
+        action="evaluation.started",
+        object=f"evaluation {run_id}",
+        summary=f"started evaluation {run_id} of suite {suite}: {candidate} against {baseline}",
+        data={"id": run_id, "suite": suite, "candidate": candidate, "baseline": baseline},
+    )
+
+
+def evaluation_cancelled(*, actor: Actor, run_id: int, suite: str) -> None:
+    event_record(
+        actor=actor,
+        action="evaluation.cancelled",
+        object=f"evaluation {run_id}",
+        summary=f"cancelled evaluation {run_id} of suite {suite}",
+        data={"id": run_id, "suite": suite},
+    )
+
+
+def evaluation_finished(*, run_id: int, suite: str, summary: Mapping[str, Any]) -> None:
+    """A run finished: the ``evaluation.finished`` webhook, with its summary."""
+    event_record(
+        actor=None,
+        action="evaluation.finished",
+        object=f"evaluation {run_id}",
+        summary=f"evaluation {run_id} of suite {suite} finished: "
+        f"{summary.get('regressions', 0)} regressions, {summary.get('fixes', 0)} fixes, "
+        f"{summary.get('errors', 0)} errors",
+        event_type="evaluation.finished",
+        data={"id": run_id, "suite": suite, "summary": dict(summary)},
     )

@@ -63,3 +63,13 @@ class InvalidTarget(CoreError, ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class InvalidCheck(CoreError, ValueError):
+    """An evaluation check is refused: ``field`` names the part that is wrong
+    (``checks[2].pattern``, ``checks[0].type``), the message says what to write instead."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message

@@ -102,3 +102,17 @@ template at ``DEFAULT_MAX_TEMPLATE_BYTES`` with a tag every dozen bytes, 3 to 5 
 the largest ones. Drafts previewed are not kept, so previews of many different large
 templates leave a worker within it, their own working set (about 12 MB at the largest
 size, one request per thread) included."""
+
+EVAL_CHECKS_MAX_COUNT = 50
+"""The most checks one evaluation case may hold."""
+EVAL_CHECK_TEXT_MAX_CHARS = 10_000
+"""The longest ``value`` of a text check (``contains``, ``equals``…) or judge ``rubric``."""
+EVAL_PATTERN_MAX_CHARS = 1_000
+"""The longest ``regex`` check pattern, in characters."""
+EVAL_PATTERN_TIMEOUT = 0.25
+"""Seconds one ``regex`` check (or a JSON schema's ``pattern``) may take on one answer;
+past it the check fails and says so, so an author's pattern never hangs a worker."""
+EVAL_SCHEMA_MAX_BYTES = 65_536
+"""The largest ``json_schema`` check schema, in bytes of canonical JSON."""
+EVAL_SCHEMA_TIMEOUT = 1.0
+"""Seconds checking one answer against one JSON schema may take."""

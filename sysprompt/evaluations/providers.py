@@ -1,0 +1,265 @@
+"""Model calls behind one small interface: a :class:`Call` in, a :class:`Completion` out.
+
+:func:`provider_for` gives the :class:`Provider` of an endpoint
+(:mod:`sysprompt.model_endpoints`):
+
+* ``openai``    — Chat Completions through the official ``openai`` SDK: the system
+  prompt as the first ``system`` message, the case's turns after it, tools as given
+  (OpenAI's function shape);
+* ``anthropic`` — the Messages API through the official ``anthropic`` SDK: the prompt
+  as ``system``, tools translated (``parameters`` → ``input_schema``);
+* ``echo``      — no network: the system prompt's sha256 and first line, and the last
+  user message, so a change of prompt shows in the answer.
+
+The SDKs retry 429s, 5xx and timeouts themselves, with exponential backoff that honours
+``Retry-After`` (``retries`` of the endpoint); each call is bounded by ``timeout``. A
+failure is a :class:`ProviderError` whose message an author may read: it never holds
+the key (a provider that quotes the key back has it replaced, and a refused key is
+said in plain words).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anthropic
+import openai
+
+from sysprompt.model_endpoints import ModelEndpoint
+from sysprompt_core.evaluations import Answer, ToolCall
+
+__all__ = ["Call", "Completion", "Provider", "ProviderError", "provider_for"]
+
+OPENAI_URL = "https://api.openai.com/v1"
+ANTHROPIC_URL = "https://api.anthropic.com"
+_UNUSED_KEY = "sysprompt-no-key"
+"""Sent where an endpoint names no key variable (a local server that needs none): the
+SDKs refuse to start without one, and must not fall back to their own variables."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request: the rendered system prompt (``None``: none), the conversation so far
+    (``user``/``assistant`` turns) and the tools offered (OpenAI's function shape)."""
+
+    system: str | None
+    messages: Sequence[Mapping[str, Any]]
+    tools: Sequence[Mapping[str, Any]] = ()
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the model answered, the tokens its provider reported (``None``: not
+    reported) and how long the call took, retries included."""
+
+    answer: Answer
+    input_tokens: int | None
+    output_tokens: int | None
+    ms: float = field(default=0.0)
+
+
+class ProviderError(Exception):
+    """A call that failed after its retries; the message is safe to show an author."""
+
+
+class Provider(Protocol):
+    endpoint: ModelEndpoint
+
+    def complete(self, call: Call) -> Completion: ...
+
+
+def provider_for(endpoint: ModelEndpoint) -> Provider:
+    """The provider that calls ``endpoint``."""
+    kinds: dict[str, type[_Base]] = {
+        "openai": OpenAIProvider,
+        "anthropic": AnthropicProvider,
+        "echo": EchoProvider,
+    }
+    return kinds[endpoint.kind](endpoint)
+
+
+class _Base:
+    """A provider of one endpoint; its SDK client is made at the first call and kept
+    (the SDKs' clients are safe to share between threads)."""
+
+    def __init__(self, endpoint: ModelEndpoint) -> None:
+        self.endpoint = endpoint
+        self._lock = threading.Lock()
+        self._client: Any = None
+
+    def complete(self, call: Call) -> Completion:
+        started = time.perf_counter()
+        key = self._key()
+        try:
+            with self._lock:
+                if self._client is None:
+                    self._client = self._make_client(key)
+            answer, input_tokens, output_tokens = self._complete(self._client, call)
+        except ProviderError as error:
+            raise ProviderError(_scrubbed(str(error), key)) from None
+        ms = (time.perf_counter() - started) * 1000
+        return Completion(answer, input_tokens, output_tokens, ms)
+
+    def _make_client(self, key: str) -> Any:
+        return None
+
+    def _key(self) -> str:
+        variable = self.endpoint.api_key_env
+        if variable is None:
+            return _UNUSED_KEY
+        key = os.environ.get(variable, "")
+        if not key:
+            raise ProviderError(
+                f"model {self.endpoint.name}: the environment variable {variable} that "
+                "holds its key is not set on the worker"
+            )
+        return key
+
+    def _complete(self, client: Any, call: Call) -> tuple[Answer, int | None, int | None]:
+        raise NotImplementedError
+
+    def _failed(self, error: Exception) -> ProviderError:
+        where = f"model {self.endpoint.name}"
+        if isinstance(error, openai.APIStatusError | anthropic.APIStatusError):
+            status = error.status_code
+            if status in (401, 403):
+                return ProviderError(f"{where}: the provider refused the key (HTTP {status})")
+            return ProviderError(f"{where}: HTTP {status}: {_message(error)}")
+        if isinstance(error, openai.APITimeoutError | anthropic.APITimeoutError):
+            return ProviderError(f"{where}: no answer within {self.endpoint.timeout:g} s")
+        if isinstance(error, openai.APIConnectionError | anthropic.APIConnectionError):
+            return ProviderError(f"{where}: could not connect to the provider")
+        return ProviderError(f"{where}: {type(error).__name__}: {error}")
+
+
+def _message(error: openai.APIStatusError | anthropic.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return str(inner["message"])[:500]
+    return str(error.message)[:500]
+
+
+def _scrubbed(message: str, key: str) -> str:
+    return message.replace(key, "[key]") if key and key != _UNUSED_KEY else message
+
+
+class OpenAIProvider(_Base):
+    def _make_client(self, key: str) -> openai.OpenAI:
+        return openai.OpenAI(
+            api_key=key,
+            base_url=self.endpoint.base_url or OPENAI_URL,
+            timeout=self.endpoint.timeout,
+            max_retries=self.endpoint.retries,
+        )
+
+    def _complete(self, client: openai.OpenAI, call: Call) -> tuple[Answer, int | None, int | None]:
+        endpoint = self.endpoint
+        messages = [
+            *([{"role": "system", "content": call.system}] if call.system is not None else []),
+            *call.messages,
+        ]
+        extra: dict[str, Any] = {"tools": list(call.tools)} if call.tools else {}
+        try:
+            response = client.chat.completions.create(
+                model=endpoint.model,
+                messages=messages,  # type: ignore[arg-type]
+                **_openai_params(endpoint.params),
+                **extra,
+            )
+        except openai.OpenAIError as error:
+            raise self._failed(error) from None
+        if not response.choices:
+            raise ProviderError(f"model {endpoint.name}: the answer had no choice")
+        message = response.choices[0].message
+        calls = tuple(
+            ToolCall(tool.function.name, tool.function.arguments)
+            for tool in message.tool_calls or ()
+            if tool.type == "function"
+        )
+        usage = response.usage
+        return (
+            Answer(message.content or "", calls),
+            usage.prompt_tokens if usage else None,
+            usage.completion_tokens if usage else None,
+        )
+
+
+def _openai_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in params.items() if value is not None}
+
+
+class AnthropicProvider(_Base):
+    def _make_client(self, key: str) -> anthropic.Anthropic:
+        return anthropic.Anthropic(
+            api_key=key,
+            base_url=self.endpoint.base_url or ANTHROPIC_URL,
+            timeout=self.endpoint.timeout,
+            max_retries=self.endpoint.retries,
+        )
+
+    def _complete(
+        self, client: anthropic.Anthropic, call: Call
+    ) -> tuple[Answer, int | None, int | None]:
+        endpoint = self.endpoint
+        params = dict(endpoint.params)
+        params.pop("seed", None)  # the Messages API has none
+        if "stop" in params:
+            stop = params.pop("stop")
+            params["stop_sequences"] = [stop] if isinstance(stop, str) else stop
+        # This SDK no longer lists the sampling parameters; the API still takes them.
+        sampling = {name: params.pop(name) for name in ("temperature", "top_p") if name in params}
+        extra: dict[str, Any] = {"extra_body": sampling} if sampling else {}
+        if call.system is not None:
+            extra["system"] = call.system
+        if call.tools:
+            extra["tools"] = [_anthropic_tool(tool) for tool in call.tools]
+        try:
+            response = client.messages.create(
+                model=endpoint.model,
+                messages=list(call.messages),  # type: ignore[arg-type]
+                **params,
+                **extra,
+            )
+        except anthropic.AnthropicError as error:
+            raise self._failed(error) from None
+        text = "".join(block.text for block in response.content if block.type == "text")
+        calls = tuple(
+            ToolCall(block.name, dict(block.input) if isinstance(block.input, Mapping) else {})
+            for block in response.content
+            if block.type == "tool_use"
+        )
+        return Answer(text, calls), response.usage.input_tokens, response.usage.output_tokens
+
+
+def _anthropic_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """An OpenAI function tool in the Messages API's shape."""
+    function = tool.get("function", tool)
+    translated = {
+        "name": function.get("name"),
+        "input_schema": function.get("parameters") or {"type": "object", "properties": {}},
+    }
+    if function.get("description"):
+        translated["description"] = function["description"]
+    return translated
+
+
+class EchoProvider(_Base):
+    def _key(self) -> str:
+        return ""
+
+    def _complete(self, client: Any, call: Call) -> tuple[Answer, int | None, int | None]:
+        system = call.system or ""
+        digest = hashlib.sha256(system.encode("utf-8", "surrogatepass")).hexdigest()
+        first = system.split("\n", 1)[0]
+        users = [m for m in call.messages if m.get("role") == "user"]
+        last = users[-1].get("content", "") if users else ""
+        text = f"system sha256: {digest}\nsystem first line: {first}\nuser: {last}"
+        return Answer(text), None, None

@@ -1,0 +1,51 @@
+"""Reads of suites, cases and runs."""
+
+from __future__ import annotations
+
+from django.db.models import Count, QuerySet
+
+from sysprompt.errors import CaseNotFound, EvaluationNotFound, SuiteNotFound
+from sysprompt.evaluations.models import Case, Run, RunCase, Suite
+
+
+def suites_list() -> QuerySet[Suite]:
+    return Suite.objects.annotate(cases_count=Count("cases")).order_by("name")
+
+
+def suite_get(name: str) -> Suite:
+    suite = suites_list().filter(name=name).first()
+    if suite is None:
+        raise SuiteNotFound(name)
+    return suite
+
+
+def cases_list(suite: Suite) -> QuerySet[Case]:
+    return Case.objects.filter(suite=suite).order_by("id")
+
+
+def case_get(suite: Suite, name: str) -> Case:
+    case = Case.objects.filter(suite=suite, name=name).first()
+    if case is None:
+        raise CaseNotFound(suite.name, name)
+    return case
+
+
+def runs_list(*, suite: str | None = None, before: int | None = None) -> QuerySet[Run]:
+    runs = Run.objects.select_related("created_by").order_by("-id")
+    if suite is not None:
+        runs = runs.filter(suite_name=suite)
+    if before is not None:
+        runs = runs.filter(id__lt=before)
+    return runs
+
+
+def run_get(run_id: int) -> Run:
+    run = Run.objects.select_related("created_by").filter(pk=run_id).first()
+    if run is None:
+        raise EvaluationNotFound(run_id)
+    return run
+
+
+def run_results(run: Run) -> QuerySet[RunCase]:
+    """The run's cases with their calls, regressions first, then errors, fixes, the rest."""
+    return RunCase.objects.filter(run=run).prefetch_related("calls").order_by("position")

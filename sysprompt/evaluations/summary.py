@@ -1,0 +1,101 @@
+"""A finished run's verdicts and summary, from its saved calls.
+
+Each case's sides become :class:`~sysprompt_core.evaluations.Repetition` lists (a
+``both`` call counts for each side), compared by
+:func:`~sysprompt_core.evaluations.verdict`; a case that could not be rendered is an
+``error``. The summary: cases, each side's pass rate (the share of its case
+repetitions that passed every check, over the cases that rendered), regressions,
+fixes, errors, calls made and served from the cache, cases whose prompt did not
+change, tokens and cost per side, and the seconds the run took.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.utils import timezone
+
+from sysprompt.conf import app_settings
+from sysprompt.evaluations.models import Run, RunCall, RunCase
+from sysprompt_core.evaluations import Repetition, pass_rate, verdict
+
+SIDES = ("baseline", "candidate")
+
+
+def _repetition(call: RunCall) -> Repetition:
+    passed = tuple(bool(check.get("passed")) for check in call.checks)
+    return Repetition(passed, error=call.error or None)
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    """Set each case's verdict and answer the run's summary."""
+    endpoints = app_settings().models
+    repetitions: dict[int, dict[str, list[Repetition]]] = defaultdict(
+        lambda: {s: [] for s in SIDES}
+    )
+    tokens = {side: {"input": 0, "output": 0} for side in SIDES}
+    made = cached = 0
+    for call in RunCall.objects.filter(run=run).only(
+        "run_case_id", "side", "checks", "error", "cached", "input_tokens", "output_tokens"
+    ):
+        for side in SIDES if call.side == "both" else (call.side,):
+            repetitions[call.run_case_id][side].append(_repetition(call))
+            tokens[side]["input"] += call.input_tokens or 0
+            tokens[side]["output"] += call.output_tokens or 0
+        if call.cached:
+            cached += 1
+        else:
+            made += 1
+    counts = {"regression": 0, "fix": 0, "same_pass": 0, "same_fail": 0, "error": 0}
+    rates: dict[str, list[Repetition]] = {side: [] for side in SIDES}
+    unchanged = 0
+    cases = list(RunCase.objects.filter(run=run).only("id", "error", "prompt_changed", "verdict"))
+    for case in cases:
+        sides = repetitions.get(case.id)
+        case.verdict = (
+            "error"
+            if case.error or sides is None
+            else verdict(sides["baseline"], sides["candidate"])
+        )
+        counts[case.verdict] += 1
+        unchanged += 0 if case.prompt_changed or case.error else 1
+        if sides is not None and not case.error:
+            for side in SIDES:
+                rates[side].extend(sides[side])
+    RunCase.objects.bulk_update(cases, ["verdict"], batch_size=1000)
+    seconds = None
+    if run.started_at is not None:
+        seconds = round((timezone.now() - run.started_at).total_seconds(), 3)
+    model_of = {"baseline": run.baseline_model, "candidate": run.candidate_model}
+    return {
+        "cases": len(cases),
+        "baseline": {
+            "pass_rate": pass_rate(rates["baseline"]),
+            "input_tokens": tokens["baseline"]["input"],
+            "output_tokens": tokens["baseline"]["output"],
+            "cost": _cost(endpoints.get(model_of["baseline"]), tokens["baseline"]),
+        },
+        "candidate": {
+            "pass_rate": pass_rate(rates["candidate"]),
+            "input_tokens": tokens["candidate"]["input"],
+            "output_tokens": tokens["candidate"]["output"],
+            "cost": _cost(endpoints.get(model_of["candidate"]), tokens["candidate"]),
+        },
+        "regressions": counts["regression"],
+        "fixes": counts["fix"],
+        "same_pass": counts["same_pass"],
+        "same_fail": counts["same_fail"],
+        "errors": counts["error"],
+        "calls_made": made,
+        "calls_cached": cached,
+        "unchanged_prompts": unchanged,
+        "seconds": seconds,
+    }
+
+
+def _cost(endpoint: Any, tokens: dict[str, int]) -> float | None:
+    if endpoint is None:
+        return None
+    cost = endpoint.cost(tokens["input"], tokens["output"])
+    return None if cost is None else round(cost, 6)

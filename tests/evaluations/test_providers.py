@@ -1,0 +1,170 @@
+"""Evaluations §1: the real openai and anthropic SDKs against the fake model process."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import pytest
+
+from sysprompt.evaluations.providers import Call, ProviderError, provider_for
+from sysprompt.model_endpoints import ModelEndpoint, endpoints_parse
+from sysprompt_core.evaluations import ToolCall
+from tests.evaluations.fake_model_process import FakeModel
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+    }
+]
+SYSTEM = 'Be brief.\nANSWER: Use tabs.\nTOOL: read_file {"path": "AGENTS.md"}'
+CONVERSATION = [
+    {"role": "user", "content": "Hi"},
+    {"role": "assistant", "content": "Hello."},
+    {"role": "user", "content": "Tabs or spaces?"},
+]
+
+
+def endpoint(fake: FakeModel, kind: str, **more: object) -> ModelEndpoint:
+    url = f"{fake.url}/v1" if kind == "openai" else fake.url
+    entry = {"kind": kind, "model": f"{kind}-m", "base_url": url, "retries": 0, **more}
+    return endpoints_parse({"m": entry})["m"]
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_provider_complete_answers_text_tools_and_usage(fake: FakeModel, kind: str) -> None:
+    done = provider_for(endpoint(fake, kind)).complete(Call(SYSTEM, CONVERSATION, TOOLS))
+
+    assert done.answer.text == "Use tabs."
+    assert [call.name for call in done.answer.tool_calls] == ["read_file"]
+    assert done.answer.tool_calls[0].parsed() == {"path": "AGENTS.md"}
+    assert done.input_tokens and done.input_tokens > 1 and done.output_tokens
+    assert done.ms > 0
+
+
+def test_provider_openai_sends_prompt_first_then_the_turns(fake: FakeModel) -> None:
+    provider_for(endpoint(fake, "openai", params={"temperature": 0.5, "seed": 7})).complete(
+        Call(SYSTEM, CONVERSATION, TOOLS)
+    )
+
+    (request,) = fake.requests()
+    body = request["body"]
+    assert body["messages"] == [{"role": "system", "content": SYSTEM}, *CONVERSATION]
+    assert body["tools"] == TOOLS
+    assert (body["model"], body["temperature"], body["max_tokens"], body["seed"]) == (
+        "openai-m",
+        0.5,
+        1024,
+        7,
+    )
+
+
+def test_provider_anthropic_translates_system_and_tools(fake: FakeModel) -> None:
+    provider_for(endpoint(fake, "anthropic", params={"stop": "END", "seed": 1})).complete(
+        Call(SYSTEM, CONVERSATION, TOOLS)
+    )
+
+    body = fake.requests()[0]["body"]
+    assert body["system"] == SYSTEM
+    assert body["messages"] == CONVERSATION
+    assert body["tools"] == [
+        {
+            "name": "read_file",
+            "description": "Read a file",
+            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        }
+    ]
+    assert body["stop_sequences"] == ["END"] and "seed" not in body
+    assert (body["temperature"], body["max_tokens"]) == (0, 1024)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_provider_retries_a_500_then_answers(fake: FakeModel, kind: str) -> None:
+    fake.control(script=[{"status": 500}])
+
+    done = provider_for(endpoint(fake, kind, retries=2)).complete(Call(SYSTEM, CONVERSATION))
+
+    assert done.answer.text == "Use tabs."
+    assert [r["status"] for r in fake.requests()] == [500, 200]
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_provider_retry_waits_as_retry_after_says(fake: FakeModel, kind: str) -> None:
+    fake.control(script=[{"status": 429, "retry_after": 1}])
+
+    provider_for(endpoint(fake, kind, retries=1)).complete(Call(SYSTEM, CONVERSATION))
+
+    first, second = fake.requests()
+    assert first["status"] == 429 and second["status"] == 200
+    assert second["started"] - first["ended"] >= 0.95
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_provider_error_after_retries_names_status_and_message(fake: FakeModel, kind: str) -> None:
+    fake.control(script=[{"status": 503}, {"status": 503}])
+
+    with pytest.raises(ProviderError, match=r"model m: HTTP 503: scripted 503"):
+        provider_for(endpoint(fake, kind, retries=1)).complete(Call(SYSTEM, CONVERSATION))
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_provider_error_never_holds_the_key(
+    fake: FakeModel, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-test-0123456789abcdef"
+    monkeypatch.setenv("FAKE_KEY", secret)
+    model = endpoint(fake, kind, api_key_env="FAKE_KEY")
+    fake.control(script=[{"status": 400, "echo_key": True}, {"status": 401, "echo_key": True}])
+
+    with pytest.raises(ProviderError) as bad_request:
+        provider_for(model).complete(Call(SYSTEM, CONVERSATION))
+    with pytest.raises(ProviderError) as refused:
+        provider_for(model).complete(Call(SYSTEM, CONVERSATION))
+
+    assert all(r["authorized"] for r in fake.requests())  # the key was sent …
+    assert secret not in str(bad_request.value) and "[key]" in str(bad_request.value)
+    assert str(refused.value) == "model m: the provider refused the key (HTTP 401)"
+
+
+def test_provider_missing_key_variable_is_said_without_a_call(
+    fake: FakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ABSENT_KEY", raising=False)
+
+    with pytest.raises(ProviderError, match="ABSENT_KEY that holds its key is not set"):
+        provider_for(endpoint(fake, "openai", api_key_env="ABSENT_KEY")).complete(
+            Call(SYSTEM, CONVERSATION)
+        )
+    assert fake.requests() == []
+
+
+def test_provider_timeout_is_an_error_within_the_timeout(fake: FakeModel) -> None:
+    fake.control(latency_ms=2_000)
+    started = time.monotonic()
+
+    with pytest.raises(ProviderError, match="no answer within 0.5 s"):
+        provider_for(endpoint(fake, "openai", timeout=0.5)).complete(Call(SYSTEM, CONVERSATION))
+    assert time.monotonic() - started < 1.9
+
+
+def test_provider_echo_answers_prompt_digest_first_line_and_last_user_message() -> None:
+    done = provider_for(endpoint_echo()).complete(Call(SYSTEM, CONVERSATION))
+
+    digest = hashlib.sha256(SYSTEM.encode()).hexdigest()
+    assert done.answer.text == (
+        f"system sha256: {digest}\nsystem first line: Be brief.\nuser: Tabs or spaces?"
+    )
+    assert done.answer.tool_calls == () and done.input_tokens is None
+
+
+def endpoint_echo() -> ModelEndpoint:
+    return endpoints_parse({})["echo"]
+
+
+def test_tool_call_parsed_keeps_raw_text_that_is_not_json() -> None:
+    assert ToolCall("f", "{oops").parsed() is None

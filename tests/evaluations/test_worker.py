@@ -1,0 +1,156 @@
+"""Evaluations §3: runs in the background — real ``evaluations_worker`` processes share a
+run, survive a kill, and stop on cancel."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pytest_django import Settings
+
+from sysprompt.evaluations import services
+from sysprompt.evaluations.models import Run, RunCall
+from sysprompt.releases import services as releases
+from tests.evaluations.fake_model_process import FakeModel
+from tests.evaluations.support import case, models_setting, production_on_release, suite_with
+from tests.events.workers import REPO, database_url
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TABS = {"type": "contains", "value": "tabs"}
+
+
+@pytest.fixture
+def workers(
+    settings: Settings, fake: FakeModel, allowed_root: Path, tmp_path: Path
+) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
+    models = models_setting(fake, max_concurrency=2)
+    settings.SYSPROMPT = {
+        "ALLOWED_ROOTS": [str(allowed_root)],
+        "MODELS": models,
+        "EVAL_CLAIM_SECONDS": 1.5,
+    }
+    releases.production_ensure()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "SECRET_KEY": "tests-only-not-a-secret",
+        "DEBUG": "false",
+        "SYSPROMPT_ALLOWED_ROOTS": str(allowed_root),
+        "SYSPROMPT_MODELS": json.dumps(models),
+        "SYSPROMPT_EVAL_CLAIM_SECONDS": "1.5",
+    }
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> subprocess.Popen[bytes]:
+        log = open(tmp_path / f"worker-{len(started)}.log", "ab")  # noqa: SIM115
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "evaluations_worker", "--interval", "0.1"],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def started_run(cases: int) -> Run:
+    production_on_release("ANSWER: Use tabs.", then="ANSWER: Use spaces.")
+    suite_with("bg", *(case(f"c{n}", TABS) for n in range(cases)))
+    return services.run_create(suite="bg", candidate="latest", author=None)
+
+
+def status(run: Run) -> str:
+    run.refresh_from_db()
+    return run.status
+
+
+def test_worker_two_processes_share_a_run_each_call_once(
+    workers: Callable[[], subprocess.Popen[bytes]], fake: FakeModel
+) -> None:
+    fake.control(latency_ms=200)
+    run = started_run(8)
+    workers(), workers()
+
+    wait_for(lambda: status(run) == "finished")
+
+    assert len(fake.requests()) == run.total == 16
+    assert len(set(RunCall.objects.filter(run=run).values_list("claimed_by", flat=True))) == 2
+
+
+def test_worker_killed_mid_run_resumes_without_calling_finished_items_again(
+    workers: Callable[[], subprocess.Popen[bytes]], fake: FakeModel
+) -> None:
+    fake.control(latency_ms=300)
+    run = started_run(8)
+    first = workers()
+    wait_for(lambda: RunCall.objects.filter(run=run, done=True).count() >= 4)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    done_before = set(RunCall.objects.filter(run=run, done=True).values_list("pk", flat=True))
+
+    workers()
+    wait_for(lambda: status(run) == "finished")
+
+    requests = len(fake.requests())
+    assert RunCall.objects.filter(run=run, done=True).count() == 16
+    assert requests - 16 <= 2  # at most the calls in flight at the kill (max_concurrency 2)
+    assert (
+        set(RunCall.objects.filter(pk__in=done_before, done=True).values_list("pk", flat=True))
+        == done_before
+    )
+    assert run.summary is not None and run.summary["regressions"] == 8
+
+
+def test_worker_cancel_stops_a_running_run_within_seconds(
+    workers: Callable[[], subprocess.Popen[bytes]], fake: FakeModel
+) -> None:
+    fake.control(latency_ms=400)
+    run = started_run(20)
+    workers()
+    wait_for(lambda: status(run) == "running" and run.done >= 1)
+
+    services.run_cancel(run_id=run.pk, author=None)
+    asked = time.monotonic()
+    wait_for(lambda: status(run) == "cancelled", seconds=10)
+
+    assert time.monotonic() - asked < 3
+    assert run.done < run.total
+
+
+def test_worker_sigterm_lets_calls_in_flight_finish_and_be_saved(
+    workers: Callable[[], subprocess.Popen[bytes]], fake: FakeModel
+) -> None:
+    fake.control(latency_ms=400)
+    run = started_run(6)
+    process = workers()
+    wait_for(lambda: RunCall.objects.filter(run=run).exclude(claimed_by="").exists())
+
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=20) == 0
+
+    answered = len(fake.requests())
+    assert RunCall.objects.filter(run=run, done=True).count() == answered
+    assert status(run) == "running"
