@@ -404,6 +404,12 @@ def conversation_deleted(*, actor: Actor, conversation: str, owner: str | None, 
         object=f"conversation {conversation}",
         summary=f"deleted the stored prompt of conversation {conversation}{whose} "
         f"(label {label}){_where()}",
+    )
+
+
+# --- evaluations ---------------------------------------------------------------------------
+
+
 def suite_changed(*, actor: Actor, suite: str, change: str, detail: str = "") -> None:
     """An evaluation suite ``created``, ``changed`` or ``deleted``, or its cases
     ``imported``."""

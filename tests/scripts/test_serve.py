@@ -79,7 +79,9 @@ def test_serve_prints_the_allowed_roots_next_to_the_url(
     lines, port, (work, more) = served
 
     assert lines[-1] == f"sysprompt is running at http://127.0.0.1:{port}/"
-    assert lines[-2].startswith("The webhook worker is running beside the server (pid ")
+    assert lines[-2].startswith(
+        "The background worker (webhooks and evaluations) is running beside the server (pid "
+    )
     assert lines[-3].startswith(
         "Webhook receivers allowed: public https addresses; plain http to 127.0.0.1, ::1, "
         "localhost (SYSPROMPT_WEBHOOK_ALLOW_HTTP_HOSTS)"
