@@ -78,6 +78,7 @@ def _label_data(state: selectors.LabelState) -> dict[str, Any]:
                 "follows_latest": state.follows_latest,
                 "updated_at": state.updated_at,
                 "updated_by": state.updated_by,
+                "gate": None if state.gate is None else state.gate.as_json(),
             }
         ).data
     )
@@ -85,6 +86,14 @@ def _label_data(state: selectors.LabelState) -> dict[str, Any]:
 
 class _Authors(APIView):
     permission_classes = [IsAuthenticated, IsReleaseAuthor]
+
+
+GATE_REFUSED = OpenApiResponse(
+    rs.GateRefusedOutputSerializer,
+    description="The label's gate refuses the move: detail says what is missing (no run, "
+    "a run that regressed, a pass rate below the minimum, errors, cases changed since), "
+    "and reasons lists it one by one.",
+)
 
 
 # --- releases -----------------------------------------------------------------------------
@@ -348,25 +357,32 @@ class LabelSetApi(_Authors):
         description=(
             "201 when the label is new, 200 otherwise. Every move is kept in the label's "
             "history; a PUT that changes nothing writes nothing. A protected label "
-            "(production) needs releases.publish_release: 403 without it, nothing changed."
+            "(production) needs releases.publish_release: 403 without it, nothing changed. "
+            "A gated label's move to a release it does not serve yet needs a finished run of "
+            "the gate's suite (candidate that release, baseline the label as it is) that "
+            'passed: 409 saying what is missing (detail, and "reasons" one by one) without '
+            'it, unless a publisher sends "force": true with a message.'
         ),
         parameters=[NAME],
         request=rs.LabelInputSerializer,
         responses={
             200: rs.LabelOutputSerializer,
             201: rs.LabelOutputSerializer,
-            **error_responses(400, 404, 415),
+            **error_responses(400, 404, 409, 415, e409=GATE_REFUSED),
         },
     )
     def put(self, request: Request, name: str) -> Response:
         checked = label_name_valid(name)
         body = rs.LabelInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        data = body.validated_data
         done = services.label_set(
             name=checked,
-            target=body.validated_data["target"],
-            message=body.validated_data.get("message", ""),
-            protected=body.validated_data.get("protected"),
+            target=data["target"],
+            message=data.get("message", ""),
+            protected=data.get("protected"),
+            gate=data.get("gate", services.UNCHANGED),
+            force=data.get("force", False),
             author=request.user,
         )
         code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
@@ -394,18 +410,24 @@ class LabelRollbackApi(_Authors):
         description=(
             "One action: the previous target, kept in the history as a move marked "
             "rollback. 400 (field name) when the label never moved since it was created; "
-            "the same permissions as a move."
+            "the same permissions and gate as a move."
         ),
         parameters=[NAME],
         request=rs.RollbackInputSerializer,
-        responses={200: rs.LabelOutputSerializer, **error_responses(400, 404, 415)},
+        responses={
+            200: rs.LabelOutputSerializer,
+            **error_responses(400, 404, 409, 415, e409=GATE_REFUSED),
+        },
     )
     def post(self, request: Request, name: str) -> Response:
         checked = label_name_valid(name)
         body = rs.RollbackInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         done = services.label_rollback(
-            name=checked, message=body.validated_data.get("message", ""), author=request.user
+            name=checked,
+            message=body.validated_data.get("message", ""),
+            force=body.validated_data.get("force", False),
+            author=request.user,
         )
         return Response(_label_data(done.label))
 
