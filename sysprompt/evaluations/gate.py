@@ -4,6 +4,9 @@
   ≤ ``max_regressions``, candidate pass rate ≥ ``min_pass_rate``, no errors, no case of
   the suite changed since the run started); ``manage.py evaluate`` and the label move
   both call it.
+* :func:`run_gate` — the thresholds ``manage.py evaluate`` holds a run to: the gate of
+  its baseline label when that gate names the run's suite, else none allowed (no
+  regression, no error);
 * :func:`gate_run` — the run that decides a move: the newest run of the gate's suite
   with the release as candidate and what the label serves now as baseline (the label
   itself, when the run kept the same target, or the same release).
@@ -15,9 +18,10 @@ from __future__ import annotations
 
 from sysprompt.evaluations.models import Run, Suite
 from sysprompt.releases.gates import Gate
+from sysprompt.releases.models import Label
 from sysprompt_core.releases import Single, Target
 
-__all__ = ["RunEvidence", "gate_check", "gate_run", "gate_runs"]
+__all__ = ["RunEvidence", "gate_check", "gate_run", "gate_runs", "run_gate"]
 
 RUNS_LOOKED_AT = 50
 """How many of the newest runs of a suite with the release as candidate are examined
@@ -51,6 +55,18 @@ def gate_check(run: Run, gate: Gate) -> list[str]:
     elif suite.cases_changed_at > run.created_at:
         reasons.append(f"cases of suite {suite.name} changed after run {run.pk} started")
     return reasons
+
+
+def run_gate(run: Run) -> Gate:
+    """The gate a run is held to outside a label move (``manage.py evaluate``'s exit
+    code): its baseline label's gate when it names the run's suite, else the default
+    thresholds (no regression, no error, any pass rate)."""
+    if isinstance(run.baseline, dict):
+        gate = Label.objects.filter(name=run.baseline.get("label")).values_list("gate", flat=True)
+        found = Gate.from_json(gate.first())
+        if found is not None and found.suite == run.suite_name:
+            return found
+    return Gate(suite=run.suite_name)
 
 
 def _baseline_matches(run: Run, label: str, baseline: Target) -> bool:
