@@ -89,7 +89,8 @@ def gate_run(*, suite: str, release: int, label: str, baseline: Target) -> Run |
     matching = [run for run in runs if _baseline_matches(run, label, baseline)]
     finished = [run for run in matching if run.status == "finished"]
     going = [run for run in matching if run.status in ("queued", "running")]
-    return (finished or going or [None])[0]
+    chosen = finished or going
+    return chosen[0] if chosen else None
 
 
 class RunEvidence:

@@ -31,9 +31,11 @@ def boss() -> User:
     return user("boss", AUTHOR, PUBLISH)
 
 
-def refusal(boss: User, target: object, **more: object) -> GateNotPassed:
+def refusal(boss: User, target: object, force: bool = False, message: str = "") -> GateNotPassed:
     with pytest.raises(GateNotPassed) as refused:
-        services.label_set(name="production", target=target, author=boss, **more)
+        services.label_set(
+            name="production", target=target, force=force, message=message, author=boss
+        )
     return refused.value
 
 

@@ -61,7 +61,7 @@ def test_gate_check_unfinished_run_fails(status: str) -> None:
 
 def test_gate_check_cases_changed_after_the_run_fail() -> None:
     run = stored()
-    Suite.objects.filter(pk=run.suite_id).update(
+    Suite.objects.filter(name="style").update(
         cases_changed_at=run.created_at + timedelta(seconds=1)
     )
     run = Run.objects.select_related("suite").get(pk=run.pk)
