@@ -67,6 +67,7 @@ class LabelSetForm(forms.Form):
 
 class RollbackForm(forms.Form):
     message = message_field()
+    force = forms.BooleanField(required=False)
 
 
 class TestContextForm(forms.Form):

@@ -363,6 +363,9 @@ class LabelSetView(ReleasePagesMixin, View):
                 rf.refusal_add(form, error)
             except errors.ReleaseNotFound as error:
                 form.add_error("release" if data["kind"] == "release" else "arms", str(error))
+            except errors.GateNotPassed as error:
+                form.add_error(None, str(error))
+                return _page(request, status=409, label_form=form)
             except errors.LabelProtected as error:
                 form.add_error(None, str(error))
                 return _page(request, status=403, label_form=form)
@@ -387,6 +390,7 @@ def _label_page(
     *,
     form: rf.RollbackForm | None = None,
     status: int = 200,
+    gate_refused: bool = False,
 ) -> HttpResponse:
     moves = list(selectors.label_history(label.name)[: HISTORY_PAGE_SIZE + 1])
     context = {
@@ -397,6 +401,7 @@ def _label_page(
         "more_moves": len(moves) > HISTORY_PAGE_SIZE,
         "can_roll_back": any(move.from_target is not None for move in moves[:1]),
         "form": form or rf.RollbackForm(),
+        "may_force": gate_refused and request.user.has_perm(PUBLISH_PERMISSION),
     }
     return render(request, "editor/releases_label.html", context, status=status)
 
@@ -415,10 +420,16 @@ class LabelRollbackView(ReleasePagesMixin, View):
         if form.is_valid():
             try:
                 done = services.label_rollback(
-                    name=label.name, message=form.cleaned_data["message"], author=request.user
+                    name=label.name,
+                    message=form.cleaned_data["message"],
+                    force=form.cleaned_data["force"],
+                    author=request.user,
                 )
             except errors.InvalidInput as error:
                 form.add_error(None, error.message)
+            except errors.GateNotPassed as error:
+                form.add_error(None, str(error))
+                return _label_page(request, label, form=form, status=409, gate_refused=True)
             except errors.LabelProtected as error:
                 form.add_error(None, str(error))
                 return _label_page(request, label, form=form, status=403)

@@ -120,3 +120,35 @@ def test_gate_dialog_forced_publish_needs_a_message_then_moves(
     assert status == 302
     assert selectors.label_get("production").target.as_json() == {"release": made.bad}
     assert AuditRecord.objects.filter(action="label.forced", actor="publisher").count() == 1
+
+
+def test_gate_set_a_label_refused_is_409_with_the_words(
+    publisher_web: Client,  # noqa: F811
+    made: Gated,
+) -> None:
+    response = publisher_web.post(
+        "/releases/labels/",
+        {"name": "production", "kind": "release", "release": str(made.bad), "message": ""},
+    )
+
+    assert response.status_code == 409
+    assert "is gated by suite 'style'" in html.unescape(response.content.decode())
+    assert selectors.label_get("production").target.as_json() == {"release": made.old}
+
+
+def test_gate_rollback_refused_offers_a_publisher_the_forced_rollback(
+    publisher_web: Client,  # noqa: F811
+    made: Gated,
+) -> None:
+    executed({"release": made.good})
+    publish(publisher_web, made.good)
+    url = "/releases/labels/production/rollback"
+
+    refused = publisher_web.post(url, {"message": ""})
+    page = html.unescape(refused.content.decode())
+    forced = publisher_web.post(url, {"message": "back, incident 9", "force": "on"})
+
+    assert refused.status_code == 409
+    assert "is gated by suite 'style'" in page and 'id="rollback-force-form"' in page
+    assert forced.status_code == 302
+    assert selectors.label_get("production").target.as_json() == {"release": made.old}
