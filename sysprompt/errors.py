@@ -207,6 +207,33 @@ class LabelProtected(SyspromptError):
         self.permission = permission
 
 
+class GateForceForbidden(LabelProtected):
+    """A forced move of a gated label by a user who may not publish (the API's 403)."""
+
+    def __init__(self, name: str, permission: str) -> None:
+        super().__init__(name, permission)
+        self.args = (
+            f"Moving label {name!r} past its gate needs the permission {permission} "
+            '(the "Prompt publishers" group).',
+        )
+
+
+class GateNotPassed(SyspromptError):
+    """A move of a gated label that its gate refuses (the API's 409), saying what is
+    missing; nothing was changed. A publisher may force it with a message."""
+
+    def __init__(self, label: str, suite: str, reasons: list[str]) -> None:
+        super().__init__(
+            f"Label {label!r} is gated by suite {suite!r}: "
+            + "; ".join(reasons)
+            + ". Start a run of the suite with the release as candidate and the label as "
+            'baseline, or (a publisher) move it anyway with "force": true and a message.'
+        )
+        self.label = label
+        self.suite = suite
+        self.reasons = reasons
+
+
 class TestContextNotFound(SyspromptError):
     """No test context has that name (the API's 404)."""
 

@@ -25,6 +25,7 @@ from sysprompt.errors import (
     ConversationForbidden,
     ConversationNotFound,
     FragmentNotFound,
+    GateNotPassed,
     InvalidInput,
     LabelNotFound,
     LabelProtected,
@@ -68,6 +69,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (PreconditionFailed, status.HTTP_412_PRECONDITION_FAILED),
     (VariantConflict, status.HTTP_412_PRECONDITION_FAILED),
     (ExportImpossible, status.HTTP_409_CONFLICT),
+    (GateNotPassed, status.HTTP_409_CONFLICT),
     (BodyTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (TemplateTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (PromptTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
@@ -89,6 +91,8 @@ def _domain_response(exc: Exception) -> Response | None:
             {"detail": f"The request body is over the limit of {limit:,} bytes."}, status=code
         )
     response = Response({"detail": str(exc)}, status=code)
+    if isinstance(exc, GateNotPassed):
+        response.data["reasons"] = exc.reasons
     if isinstance(exc, PreconditionFailed):
         response["ETag"] = exc.current.etag
     if isinstance(exc, VariantConflict) and exc.current is not None:

@@ -251,6 +251,23 @@ class ComparisonOutputSerializer(serializers.Serializer[Any]):
 # --- labels -------------------------------------------------------------------------------
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
+        "properties": {
+            "suite": {"type": "string"},
+            "max_regressions": {"type": "integer", "minimum": 0},
+            "min_pass_rate": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        "required": ["suite"],
+    }
+)
+class GateField(JsonValueField):
+    """A label's gate, passed through as JSON (``sysprompt.releases.gates.gate_valid``
+    checks it)."""
+
+
 @extend_schema_serializer(component_name="Label")
 class LabelOutputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
@@ -263,6 +280,20 @@ class LabelOutputSerializer(serializers.Serializer[Any]):
         allow_null=True, help_text="null: production as installed, never stored."
     )
     updated_by = serializers.CharField(allow_null=True)
+    gate = GateField(
+        allow_null=True,
+        help_text="null: no gate; else a move needs a passing run of the suite (409 without).",
+    )
+
+
+@extend_schema_serializer(component_name="GateRefused")
+class GateRefusedOutputSerializer(serializers.Serializer[Any]):
+    """The 409 of a move that a label's gate refuses."""
+
+    detail = serializers.CharField()
+    reasons = serializers.ListField(
+        child=serializers.CharField(), help_text="What is missing, one sentence each."
+    )
 
 
 @extend_schema_serializer(component_name="LabelDetail")
@@ -292,6 +323,19 @@ class LabelInputSerializer(serializers.Serializer[Any]):
         help_text="Mark it protected (moving it then needs releases.publish_release); "
         "left out: unchanged (false for a new label). production is always protected.",
     )
+    gate = GateField(
+        required=False,
+        allow_null=True,
+        help_text='{"suite", "max_regressions" (default 0), "min_pass_rate" (0 to 1, default '
+        "0)}: a move to a release needs a finished run of the suite with that release as "
+        "candidate and the label as baseline that passed; null removes it; left out: "
+        "unchanged. A gated label cannot follow latest.",
+    )
+    force = StrictBooleanField(
+        required=False,
+        help_text="Move a gated label although its gate refuses (publishers only; needs a "
+        "message; audited as label.forced).",
+    )
 
 
 @extend_schema_serializer(component_name="LabelMove")
@@ -320,6 +364,10 @@ class LabelMovePageOutputSerializer(PageOutputSerializer):
 @extend_schema_serializer(component_name="RollbackInput")
 class RollbackInputSerializer(serializers.Serializer[Any]):
     message = message_field(help_text='Kept in the history; left out: "Rollback to <the target>."')
+    force = StrictBooleanField(
+        required=False,
+        help_text="Past the label's gate (publishers only; needs a message).",
+    )
 
 
 # --- the impact report ------------------------------------------------------------------

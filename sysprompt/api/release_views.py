@@ -78,6 +78,7 @@ def _label_data(state: selectors.LabelState) -> dict[str, Any]:
                 "follows_latest": state.follows_latest,
                 "updated_at": state.updated_at,
                 "updated_by": state.updated_by,
+                "gate": None if state.gate is None else state.gate.as_json(),
             }
         ).data
     )
@@ -91,6 +92,14 @@ def _label_detail(state: selectors.LabelState) -> dict[str, Any]:
 
 class _Authors(APIView):
     permission_classes = [IsAuthenticated, IsReleaseAuthor]
+
+
+GATE_REFUSED = OpenApiResponse(
+    rs.GateRefusedOutputSerializer,
+    description="The label's gate refuses the move: detail says what is missing (no run, "
+    "a run that regressed, a pass rate below the minimum, errors, cases changed since), "
+    "and reasons lists it one by one.",
+)
 
 
 # --- releases -----------------------------------------------------------------------------
@@ -354,25 +363,32 @@ class LabelSetApi(_Authors):
         description=(
             "201 when the label is new, 200 otherwise. Every move is kept in the label's "
             "history; a PUT that changes nothing writes nothing. A protected label "
-            "(production) needs releases.publish_release: 403 without it, nothing changed."
+            "(production) needs releases.publish_release: 403 without it, nothing changed. "
+            "A gated label's move to a release it does not serve yet needs a finished run of "
+            "the gate's suite (candidate that release, baseline the label as it is) that "
+            'passed: 409 saying what is missing (detail, and "reasons" one by one) without '
+            'it, unless a publisher sends "force": true with a message.'
         ),
         parameters=[NAME],
         request=rs.LabelInputSerializer,
         responses={
             200: rs.LabelDetailOutputSerializer,
             201: rs.LabelDetailOutputSerializer,
-            **error_responses(400, 404, 415),
+            **error_responses(400, 404, 409, 415, e409=GATE_REFUSED),
         },
     )
     def put(self, request: Request, name: str) -> Response:
         checked = label_name_valid(name)
         body = rs.LabelInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        data = body.validated_data
         done = services.label_set(
             name=checked,
-            target=body.validated_data["target"],
-            message=body.validated_data.get("message", ""),
-            protected=body.validated_data.get("protected"),
+            target=data["target"],
+            message=data.get("message", ""),
+            protected=data.get("protected"),
+            gate=data.get("gate", services.UNCHANGED),
+            force=data.get("force", False),
             author=request.user,
         )
         code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
@@ -403,18 +419,24 @@ class LabelRollbackApi(_Authors):
             "one a step further back (a move that is not a rollback starts a new step). "
             "get_label's rollback_to says where it goes; the answer's rollback_to where "
             "the next one would. 400 (field name) when there is no earlier target; the "
-            "same permissions as a move."
+            "same permissions and gate as a move."
         ),
         parameters=[NAME],
         request=rs.RollbackInputSerializer,
-        responses={200: rs.LabelDetailOutputSerializer, **error_responses(400, 404, 415)},
+        responses={
+            200: rs.LabelDetailOutputSerializer,
+            **error_responses(400, 404, 409, 415, e409=GATE_REFUSED),
+        },
     )
     def post(self, request: Request, name: str) -> Response:
         checked = label_name_valid(name)
         body = rs.RollbackInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         done = services.label_rollback(
-            name=checked, message=body.validated_data.get("message", ""), author=request.user
+            name=checked,
+            message=body.validated_data.get("message", ""),
+            force=body.validated_data.get("force", False),
+            author=request.user,
         )
         return Response(_label_detail(done.label))
 

@@ -53,6 +53,7 @@ class PublishForm(forms.Form):
 class PublishConfirmForm(PublishForm):
     message = message_field()
     share = forms.CharField(required=False, max_length=10)
+    force = forms.BooleanField(required=False)
 
 
 class LabelSetForm(forms.Form):
@@ -66,6 +67,7 @@ class LabelSetForm(forms.Form):
 
 class RollbackForm(forms.Form):
     message = message_field()
+    force = forms.BooleanField(required=False)
 
 
 class TestContextForm(forms.Form):

@@ -8,8 +8,11 @@ the API's ``IsReleaseAuthor``); agent hosts get 403.
   against what production serves, Publish (label + candidate), "Set a label", Create
   release, the releases newest first (20 a page; htmx asks for the rows alone, with
   ``Vary: HX-Request``), the comparison form and the test contexts.
-* ``/releases/publish?label=&candidate=`` — the impact report, and only below it the
-  confirm form (message) that POSTs to the same URL; htmx asks for the report alone.
+* ``/releases/publish?label=&candidate=`` — the impact report, a gated label's gate
+  (``release_gate``: the newest run for the candidate, what the move misses, a button
+  that starts a run at ``/releases/publish/evaluate``), and only below them the confirm
+  form (message; a publisher may force a move the gate refuses) that POSTs to the same
+  URL; htmx asks for the report alone.
 * ``/releases/compare?release=&with=`` — a release against the working copy or another.
 * ``/releases/labels/<name>/`` — the label's history and Rollback (asks first).
 * ``/releases/test-contexts/`` — a new test context; ``…/<name>/`` edits one.
@@ -17,7 +20,8 @@ the API's ``IsReleaseAuthor``); agent hosts get 403.
 Every read is a selector and every write a service of ``sysprompt.releases`` (the same
 the API calls): they check names, targets and who may move a protected label, so a
 refusal here is the API's. An ``InvalidInput`` shows under the field it names (400);
-``LabelProtected`` says what it takes (403); nothing is changed by either.
+``LabelProtected`` says what it takes (403); ``GateNotPassed`` says what the gate misses
+(409); nothing is changed by any.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from django_htmx.middleware import HtmxDetails
 from sysprompt import errors
 from sysprompt.editor import release_forms as rf
 from sysprompt.editor.preview import assignments_parse, assignments_text
+from sysprompt.editor.release_gate import gate_panel, gate_run_start
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases import selectors, services
 from sysprompt.releases.impact import impact_report
@@ -260,10 +265,15 @@ class PublishView(ReleasePagesMixin, View):
                     candidate=rf.pointer_of_text(data["candidate"]),
                     message=data["message"],
                     weight=share if isinstance(share, int) else None,
+                    force=data["force"],
                     author=request.user,
                 )
             except errors.InvalidInput as error:
                 rf.refusal_add(form, error)
+            except errors.GateNotPassed as error:
+                form.add_error(None, str(error))
+                context = _impact_context(request, form)
+                return render(request, "editor/releases_publish.html", context, status=409)
             except errors.LabelProtected as error:
                 form.add_error(None, str(error))
                 context = _impact_context(request, form)
@@ -319,8 +329,16 @@ def _impact_context(request: HttpRequest, form: rf.PublishForm) -> dict[str, Any
         may_change=_may_change(request, label),
         candidate_name=describe_pointer(report.candidate),
         share=f"{report.summary.share_changed * 100:.1f}%",
+        gate=gate_panel(request, label, report.candidate),
     )
     return context
+
+
+class GateRunView(ReleasePagesMixin, View):
+    """The Publish dialog's "Start a run" for a gated label (``release_gate``)."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        return gate_run_start(request)
 
 
 # --- labels ---------------------------------------------------------------------------
@@ -345,6 +363,9 @@ class LabelSetView(ReleasePagesMixin, View):
                 rf.refusal_add(form, error)
             except errors.ReleaseNotFound as error:
                 form.add_error("release" if data["kind"] == "release" else "arms", str(error))
+            except errors.GateNotPassed as error:
+                form.add_error(None, str(error))
+                return _page(request, status=409, label_form=form)
             except errors.LabelProtected as error:
                 form.add_error(None, str(error))
                 return _page(request, status=403, label_form=form)
@@ -369,6 +390,7 @@ def _label_page(
     *,
     form: rf.RollbackForm | None = None,
     status: int = 200,
+    gate_refused: bool = False,
 ) -> HttpResponse:
     moves = list(selectors.label_history(label.name)[: HISTORY_PAGE_SIZE + 1])
     back_to = selectors.rollback_target(label.name)
@@ -381,6 +403,7 @@ def _label_page(
         "can_roll_back": back_to is not None,
         "rollback_to": None if back_to is None else back_to.describe(),
         "form": form or rf.RollbackForm(),
+        "may_force": gate_refused and request.user.has_perm(PUBLISH_PERMISSION),
     }
     return render(request, "editor/releases_label.html", context, status=status)
 
@@ -399,10 +422,16 @@ class LabelRollbackView(ReleasePagesMixin, View):
         if form.is_valid():
             try:
                 done = services.label_rollback(
-                    name=label.name, message=form.cleaned_data["message"], author=request.user
+                    name=label.name,
+                    message=form.cleaned_data["message"],
+                    force=form.cleaned_data["force"],
+                    author=request.user,
                 )
             except errors.InvalidInput as error:
                 form.add_error(None, error.message)
+            except errors.GateNotPassed as error:
+                form.add_error(None, str(error))
+                return _label_page(request, label, form=form, status=409, gate_refused=True)
             except errors.LabelProtected as error:
                 form.add_error(None, str(error))
                 return _label_page(request, label, form=form, status=403)

@@ -141,6 +141,7 @@ urlpatterns = [
     path("releases/create", releases.ReleaseCreateView.as_view(), name="releases-create"),
     path("releases/compare", releases.ReleaseCompareView.as_view(), name="releases-compare"),
     path("releases/publish", releases.PublishView.as_view(), name="releases-publish"),
+    path("releases/publish/evaluate", releases.GateRunView.as_view(), name="releases-gate-run"),
     path("releases/labels/", releases.LabelSetView.as_view(), name="releases-label-set"),
     path("releases/labels/<str:name>/", releases.LabelView.as_view(), name="releases-label"),
     path(

@@ -241,6 +241,32 @@ def label_protection(*, actor: Actor, label: str, protected: bool) -> None:
     )
 
 
+def label_gate(*, actor: Actor, label: str, gate: Mapping[str, Any] | None) -> None:
+    """A label's gate set, changed or removed (``None``): audited, no event."""
+    if gate is None:
+        summary = f"removed the gate of label {label}"
+    else:
+        summary = (
+            f"gated label {label} on suite {gate['suite']} (max regressions "
+            f"{gate['max_regressions']}, min pass rate {gate['min_pass_rate']:g})"
+        )
+    event_record(actor=actor, action="label.gate", object=f"label {label}", summary=summary)
+
+
+def label_forced(
+    *, actor: Actor, label: str, new: Target, message: str, reasons: Sequence[str]
+) -> None:
+    """A gated label moved although its gate refused (``reasons``): audited beside its
+    ``label.moved``, with the publisher's message."""
+    event_record(
+        actor=actor,
+        action="label.forced",
+        object=f"label {label}",
+        summary=f"forced label {label} to {new.describe()} past its gate "
+        f"({'; '.join(reasons)}): {message}",
+    )
+
+
 def host_label(*, actor: Actor, host: str, label: str | None, previous: str | None) -> None:
     """An agent host's label set (or removed: ``label`` None); ``previous`` the one it
     had. A ``host.changed``: what the host's conversations build from changes."""

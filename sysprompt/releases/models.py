@@ -118,6 +118,12 @@ class Label(models.Model):
     protected = models.BooleanField(
         default=False, help_text="Moving it needs the permission to publish releases."
     )
+    gate = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='{"suite", "max_regressions", "min_pass_rate"}: a move needs a passing '
+        "evaluation run (sysprompt.releases.gates); empty: no gate.",
+    )
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     updated_by = models.ForeignKey(

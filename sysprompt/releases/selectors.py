@@ -52,6 +52,7 @@ from sysprompt.library.selectors import (
 from sysprompt.prompts.builds import Build, Chooser
 from sysprompt.prompts.models import TemplateVersion
 from sysprompt.prompts.selectors import CurrentTemplate, template_current
+from sysprompt.releases.gates import Gate
 from sysprompt.releases.models import (
     HostLabel,
     Label,
@@ -549,6 +550,7 @@ class LabelState:
     protected: bool
     updated_at: datetime | None
     updated_by: str | None = None
+    gate: Gate | None = None
 
     @property
     def follows_latest(self) -> bool:
@@ -564,6 +566,7 @@ def _state(label: Label) -> LabelState:
         protected=label.protected,
         updated_at=label.updated_at,
         updated_by=label.updated_by.get_username() if label.updated_by else None,
+        gate=Gate.from_json(label.gate),
     )
 
 

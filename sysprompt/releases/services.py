@@ -6,9 +6,10 @@ may act (a protected label needs ``releases.publish_release``), then write.
 * :func:`release_create` — a release of the working copy (the existing one when the
   working copy has not changed since it was released);
 * :func:`label_set` — create a label or move it (a move is kept in its history; a PUT
-  that changes nothing writes nothing), :func:`label_rollback` — back to the target it
-  had before its last move, and each next one a step further back;
-  :func:`release_publish` — both at once, as
+  that changes nothing writes nothing), set or remove its gate (``gates``: a gated
+  label's move needs a passing evaluation run, or a publisher's ``force`` with a
+  message), :func:`label_rollback` — back to the target it had before its last move,
+  and each next one a step further back; :func:`release_publish` — both at once, as
   the editor's Publish does;
 * :func:`host_label_set` — an agent host's label; :func:`host_override_set` — its
   instance override: each needs the permission to publish when it changes what a
@@ -20,8 +21,9 @@ Nothing here touches a stored conversation: moving a label changes what the next
 
 Every change is recorded (``sysprompt.events.records``) in its own transaction: a new
 release is a ``release.created``, every entry of a label's history a ``label.moved``,
-an agent host's label a ``host.changed``; protection and test contexts are in the
-audit log only. A call that writes nothing records nothing, and one that fails (or
+an agent host's label a ``host.changed``; protection, gates (``label.gate``), forced
+moves past a gate (``label.forced``, beside their ``label.moved``) and test contexts are
+in the audit log only. A call that writes nothing records nothing, and one that fails (or
 whose caller's transaction rolls back) leaves neither record nor event.
 """
 
@@ -38,7 +40,13 @@ from django.db.models import Max
 from django.utils import timezone
 
 from sysprompt.conf import app_settings
-from sysprompt.errors import InvalidInput, LabelNotFound, LabelProtected
+from sysprompt.errors import (
+    GateForceForbidden,
+    GateNotPassed,
+    InvalidInput,
+    LabelNotFound,
+    LabelProtected,
+)
 from sysprompt.events import records
 from sysprompt.events.services import Actor as Recorded
 from sysprompt.library import services as library_services
@@ -46,6 +54,7 @@ from sysprompt.library.selectors import HostOverrideState as OverrideState
 from sysprompt.library.selectors import agent_host_id
 from sysprompt.prompts.selectors import Actor, template_version
 from sysprompt.prompts.validation import preset_check
+from sysprompt.releases.gates import Gate, gate_valid, move_reasons
 from sysprompt.releases.models import (
     HostLabel,
     Label,
@@ -175,6 +184,14 @@ def _variants_insert(release_id: int, variants: tuple[tuple[int, int], ...]) -> 
             )
 
 
+class _Unchanged:
+    """The type of :data:`UNCHANGED`."""
+
+
+UNCHANGED = _Unchanged()
+"""A label's gate left as it is (``None`` removes it)."""
+
+
 @dataclass(frozen=True)
 class LabelSet:
     """A label after :func:`label_set`, and whether the call created it or moved it."""
@@ -190,11 +207,20 @@ def label_set(
     target: object,
     message: object = "",
     protected: bool | None = None,
+    gate: object = UNCHANGED,
+    force: object = False,
     author: Actor,
 ) -> LabelSet:
     """Create the label ``name`` pointing at ``target``, or move it there, with
     ``message`` (kept in its history); ``protected`` marks it (``None``: unchanged;
-    ``production`` is always protected).
+    ``production`` is always protected); ``gate`` sets its gate (a dict, ``None``
+    removes it, left out: unchanged).
+
+    A gated label's move to a release it does not serve yet is refused
+    (:class:`GateNotPassed`) unless a run passed (``gates.move_reasons``), or a
+    publisher forces it (``force`` with a ``message``; :class:`GateForceForbidden`
+    for anyone else). The move is checked against the gate the label had before the
+    call; a gated label never follows latest, forced or not.
 
     A protected label (or unprotecting one) needs ``releases.publish_release``:
     :class:`LabelProtected` without it, before anything is read or written (for
@@ -211,20 +237,44 @@ def label_set(
         raise InvalidInput("protected", "protected is true or false.")
     if name == PRODUCTION and protected is False:
         raise InvalidInput("protected", "production is always protected.")
+    forced = _force_valid(force, name=name, message=text, author=author)
+    new_gate: Gate | None | _Unchanged = UNCHANGED if gate is UNCHANGED else gate_valid(gate)
     return _label_write(
-        name=name, target=checked, message=text, protected=protected, author=author, rollback=False
+        name=name,
+        target=checked,
+        message=text,
+        protected=protected,
+        author=author,
+        rollback=False,
+        gate=new_gate,
+        force=forced,
     )
 
 
-def label_rollback(*, name: str, message: object = "", author: Actor) -> LabelSet:
+def _force_valid(force: object, *, name: str, message: str, author: Actor) -> bool:
+    """``force`` checked: a boolean; true needs a message and a publisher."""
+    if not isinstance(force, bool):
+        raise InvalidInput("force", "force is true or false.")
+    if force and not message.strip():
+        raise InvalidInput("message", "a forced move needs a message saying why.")
+    if force and not author.has_perm(PUBLISH_PERMISSION):
+        raise GateForceForbidden(name, PUBLISH_PERMISSION)
+    return force
+
+
+def label_rollback(
+    *, name: str, message: object = "", force: object = False, author: Actor
+) -> LabelSet:
     """Move the label one step further back through its history
     (:func:`~sysprompt.releases.selectors.rollback_target`): the first rollback to the
     target it had before its last move, the next to the one before that, and so on; a
-    move that is not a rollback starts a new step. The same permission as a move.
-    Refused (field ``name``) when there is no earlier target: the label has not moved
-    since it was created, or every step has been rolled back."""
+    move that is not a rollback starts a new step. The same permission as a move, and
+    the same gate (``force`` as in :func:`label_set`). Refused (field ``name``) when
+    there is no earlier target: the label has not moved since it was created, or every
+    step has been rolled back."""
     name = label_name_valid(name)
     text = message_valid(message)
+    forced = _force_valid(force, name=name, message=text, author=author)
     with transaction.atomic():
         label = _locked(name)
         if label is None:
@@ -245,6 +295,8 @@ def label_rollback(*, name: str, message: object = "", author: Actor) -> LabelSe
             protected=None,
             author=author,
             rollback=True,
+            gate=UNCHANGED,
+            force=forced,
         )
 
 
@@ -257,6 +309,8 @@ def _label_write(
     protected: bool | None,
     author: Actor,
     rollback: bool,
+    gate: Gate | None | _Unchanged,
+    force: bool,
 ) -> LabelSet:
     now = timezone.now()
     label = _locked(name)
@@ -270,6 +324,13 @@ def _label_write(
     for pointer in target.pointers:
         if pointer != LATEST:
             release_row(pointer)  # ReleaseNotFound before anything is written
+    if not isinstance(gate, _Unchanged) and gate is not None and LATEST in target.pointers:
+        raise InvalidInput(
+            "gate",
+            "a gated label cannot follow latest (every save would reach it unevaluated): "
+            "point it at a release first.",
+        )
+    gate_json = None if isinstance(gate, _Unchanged) or gate is None else gate.as_json()
     if label is None:
         try:
             with transaction.atomic():
@@ -277,6 +338,7 @@ def _label_write(
                     name=name,
                     target=target.as_json(),
                     protected=bool(protected),
+                    gate=gate_json,
                     created_at=now,
                     updated_at=now,
                     updated_by_id=author.pk,
@@ -287,24 +349,49 @@ def _label_write(
             created = False
         else:
             _move(label, None, target, author=author, at=now, message=message, rollback=rollback)
+            if gate_json is not None:
+                records.label_gate(actor=_who(author), label=name, gate=gate_json)
             return LabelSet(label_get(name), created=True, moved=True)
     _check_may_change(label, author)
     old = parse_target(label.target)
     moved = old != target
+    refused = _gate_refusal(label, old, target) if moved else []
+    if refused and (not force or LATEST in target.pointers):
+        guard = Gate.from_json(label.gate)
+        assert guard is not None  # only a gate refuses
+        raise GateNotPassed(name, guard.suite, refused)
+    if isinstance(gate, _Unchanged):
+        gate_json = label.gate
     protect = label.protected if protected is None else protected
-    if not moved and protect == label.protected:
+    gate_changed = gate_json != label.gate
+    if not moved and protect == label.protected and not gate_changed:
         return LabelSet(label_get(name), created=created, moved=False)
     protection_changed = protect != label.protected
     label.target = target.as_json()
     label.protected = protect
+    label.gate = gate_json
     label.updated_at = now
     label.updated_by_id = author.pk
-    label.save(update_fields=["target", "protected", "updated_at", "updated_by"])
+    label.save(update_fields=["target", "protected", "gate", "updated_at", "updated_by"])
     if moved:
         _move(label, old, target, author=author, at=now, message=message, rollback=rollback)
+    if refused:
+        records.label_forced(
+            actor=_who(author), label=name, new=target, message=message, reasons=refused
+        )
     if protection_changed:
         records.label_protection(actor=_who(author), label=name, protected=protect)
+    if gate_changed:
+        records.label_gate(actor=_who(author), label=name, gate=gate_json)
     return LabelSet(label_get(name), created=created, moved=moved)
+
+
+def _gate_refusal(label: Label, old: Target, new: Target) -> list[str]:
+    """Why the label's gate (if any) refuses the move from ``old`` to ``new``."""
+    gate = Gate.from_json(label.gate)
+    if gate is None:
+        return []
+    return move_reasons(gate=gate, label=label.name, current=old, new=new)
 
 
 def _locked(name: str) -> Label | None:
@@ -363,13 +450,16 @@ def release_publish(
     candidate: object = LATEST,
     message: object = "",
     weight: int | None = None,
+    force: object = False,
     author: Actor,
 ) -> Published:
     """Publish: release the working copy (``candidate`` ``"latest"``; an existing one
     is answered when nothing changed) or take release ``candidate``, and move
     ``label`` to it — entirely, or with ``weight`` basis points as a new last arm of a
     split beside what the label serves now (a release or latest; a label already
-    split is set with :func:`label_set`). One transaction: both happen or neither."""
+    split is set with :func:`label_set`). One transaction: both happen or neither (a
+    gate refusing the move leaves no new release either); ``force`` as in
+    :func:`label_set`."""
     pointer: Pointer = candidate_valid(candidate)
     text = message_valid(message)
     with transaction.atomic():
@@ -381,7 +471,9 @@ def release_publish(
         target: Target = Single(number)
         if weight is not None:
             target = _canary(label_get(label_name_valid(label, "label")).target, number, weight)
-        moved = label_set(name=label, target=target.as_json(), message=text, author=author)
+        moved = label_set(
+            name=label, target=target.as_json(), message=text, force=force, author=author
+        )
     return Published(made, moved)
 
 
