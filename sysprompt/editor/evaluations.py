@@ -32,6 +32,8 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
+from django.db.models import Case as SqlCase
+from django.db.models import IntegerField, Value, When
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -53,6 +55,8 @@ from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH
 RUNS_SHOWN = 20
 RESULTS_SHOWN = 200
 """The most cases the results list; the API's results page through all of them."""
+RESULTS_DIFF_SECONDS = 2.0
+"""The time every diff of one results page shares (answers and prompts)."""
 ANSWER_CONTEXT = 1_000_000
 """Context lines of an answers' diff: every line, so both answers show in full."""
 IMPORT_MAX_UPLOAD = 64 * 1_048_576
@@ -522,12 +526,17 @@ def _repetitions(
 
 
 def _results(run: Any) -> tuple[list[CaseResult], int]:
-    deadline = Deadline(seconds=2.0)
-    cases = sorted(
-        selectors.run_results(run), key=lambda c: (VERDICT_ORDER.get(c.verdict, 5), c.position)
+    """The first :data:`RESULTS_SHOWN` cases in :data:`VERDICT_ORDER` (sorted and cut by
+    the database: only their calls are read), and how many there are."""
+    deadline = Deadline(seconds=RESULTS_DIFF_SECONDS)
+    rows = selectors.run_results(run)
+    order = SqlCase(
+        *(When(verdict=verdict, then=Value(rank)) for verdict, rank in VERDICT_ORDER.items()),
+        default=Value(len(VERDICT_ORDER)),
+        output_field=IntegerField(),
     )
     shown: list[CaseResult] = []
-    for case in cases[:RESULTS_SHOWN]:
+    for case in rows.order_by(order, "position")[:RESULTS_SHOWN]:
         repetitions, baseline, candidate = _repetitions(case.calls.all(), deadline)
         prompt_diff = (
             text_diff(case.baseline_prompt, case.candidate_prompt, deadline=deadline)
@@ -535,7 +544,7 @@ def _results(run: Any) -> tuple[list[CaseResult], int]:
             else None
         )
         shown.append(CaseResult(case, _rate(baseline), _rate(candidate), repetitions, prompt_diff))
-    return shown, len(cases)
+    return shown, rows.count()
 
 
 def _run_context(run: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from sysprompt.editor import evaluations as evaluations_page
 from sysprompt.evaluations import selectors, services
 from sysprompt.evaluations.execution import run_execute
 from sysprompt.prompts import services as prompts
@@ -119,7 +120,7 @@ def test_evaluations_run_missing_is_404(author_web: Client) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_evaluations_run_results_regression_first_with_answers_and_prompt_diff(
-    author: User,
+    author: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     releases.production_ensure()
     prompts.template_save(text="Use tabs.\nBe brief.")
@@ -162,3 +163,7 @@ def test_evaluations_run_results_regression_first_with_answers_and_prompt_diff(
     assert '<tr class="diff-delete">' in prompt and "Use tabs." in prompt
     assert '<tr class="diff-insert">' in prompt and "Use spaces." in prompt
     assert "style=" not in html
+    monkeypatch.setattr(evaluations_page, "RESULTS_SHOWN", 1)  # cut by the database
+    html = client.get(f"/evaluations/runs/{run_id}/").content.decode()
+    assert re.findall(r'<details class="eval-result[^"]*" data-case="([^"]+)"', html) == ["indent"]
+    assert "The first 1 of 2 cases" in html
