@@ -15,6 +15,7 @@ from django.test import Client
 from sysprompt.editor import evaluations as evaluations_page
 from sysprompt.evaluations import selectors, services
 from sysprompt.evaluations.execution import run_execute
+from sysprompt.evaluations.models import Run
 from sysprompt.prompts import services as prompts
 from sysprompt.releases import services as releases
 from tests.editor.library_support import htmx, web
@@ -102,6 +103,16 @@ def test_evaluations_run_page_polls_progress_while_queued(author_web: Client, su
     body = partial.content.decode()
     assert body.strip().startswith('<div class="eval-progress')
     assert 'hx-get="/evaluations/runs/' in body and "<html" not in body
+
+
+def test_evaluations_run_partial_shows_calls_done_while_running(
+    author_web: Client, suite: str
+) -> None:
+    run_id = start(author_web)
+    Run.objects.filter(pk=run_id).update(status="running", done=3, total=8)
+    body = author_web.get(f"/evaluations/runs/{run_id}/", headers=htmx()).content.decode()
+    assert '<progress id="run-progress-bar" max="8" value="3"' in body
+    assert "3 of 8 calls" in body and "(38%)" in body and 'hx-trigger="every 1s"' in body
 
 
 def test_evaluations_run_cancel_then_partial_refreshes(author_web: Client, suite: str) -> None:
