@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 from django.views import View
 
-from sysprompt.editor import events, hosts, library, releases, transfer, views
+from sysprompt.editor import evaluations, events, hosts, library, releases, transfer, views
 
 app_name = "editor"
 
@@ -165,6 +165,60 @@ urlpatterns = [
         name="releases-test-context-delete",
     ),
     # --- end of the Releases page ---
+    # --- the Evaluations page (sysprompt/editor/evaluations.py) ---
+    path("evaluations/", evaluations.EvaluationsPageView.as_view(), name="evaluations"),
+    path(
+        "evaluations/suites/<str:name>/",
+        evaluations.SuiteView.as_view(),
+        name="evaluations-suite",
+    ),
+    path(
+        "evaluations/suites/<str:name>/edit",
+        evaluations.SuiteEditView.as_view(),
+        name="evaluations-suite-edit",
+    ),
+    path(
+        "evaluations/suites/<str:name>/delete",
+        evaluations.SuiteDeleteView.as_view(),
+        name="evaluations-suite-delete",
+    ),
+    path(
+        "evaluations/suites/<str:name>/import",
+        evaluations.SuiteImportView.as_view(),
+        name="evaluations-import",
+    ),
+    path(
+        "evaluations/suites/<str:name>/export",
+        evaluations.SuiteExportView.as_view(),
+        name="evaluations-export",
+    ),
+    path(
+        "evaluations/suites/<str:name>/run",
+        evaluations.RunStartView.as_view(),
+        name="evaluations-run-start",
+    ),
+    path(
+        "evaluations/suites/<str:name>/cases/new",
+        evaluations.CaseNewView.as_view(),
+        name="evaluations-case-new",
+    ),
+    path(
+        "evaluations/suites/<str:name>/cases/<str:case>/",
+        evaluations.CaseEditView.as_view(),
+        name="evaluations-case",
+    ),
+    path(
+        "evaluations/suites/<str:name>/cases/<str:case>/delete",
+        evaluations.CaseDeleteView.as_view(),
+        name="evaluations-case-delete",
+    ),
+    path("evaluations/runs/<int:run_id>/", evaluations.RunView.as_view(), name="evaluations-run"),
+    path(
+        "evaluations/runs/<int:run_id>/cancel",
+        evaluations.RunCancelView.as_view(),
+        name="evaluations-run-cancel",
+    ),
+    # --- end of the Evaluations page ---
     path("conversations/", views.ConversationListView.as_view(), name="conversations"),
     path(
         "conversations/<str:conversation_id>/",
