@@ -33,9 +33,6 @@ from sysprompt.releases.permissions import PUBLISH_PERMISSION
 from sysprompt.releases.validation import label_name_valid
 from sysprompt_core.releases import LATEST, Pointer, Single
 
-RUNS_PATH = "/evaluations/runs/{id}/"
-"""Where the Evaluations page shows one run (``editor:evaluations-run``, built beside
-this module; a literal so this page does not depend on that one being merged)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +74,7 @@ def _line(run: Run) -> RunLine:
         regressions=regressions if isinstance(regressions, int) else None,
         baseline_rate=_rate(summary.get("baseline")),
         candidate_rate=_rate(summary.get("candidate")),
-        url=RUNS_PATH.format(id=run.pk),
+        url=reverse("editor:evaluations-run", kwargs={"run_id": run.pk}),
     )
 
 
