@@ -34,7 +34,6 @@ from sysprompt.releases.validation import label_name_valid
 from sysprompt_core.releases import LATEST, Pointer, Single
 
 
-
 @dataclass(frozen=True)
 class RunLine:
     """One run as the panel shows it."""
