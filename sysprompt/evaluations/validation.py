@@ -14,7 +14,7 @@ from sysprompt.releases.selectors import test_context_get
 from sysprompt.releases.validation import label_name_valid, test_context_valid
 from sysprompt_core._json import json_type
 from sysprompt_core.evaluations import InvalidCheck, JudgeCheck, parse_checks
-from sysprompt_core.releases import LATEST
+from sysprompt_core.releases import LATEST, RELEASE_NUMBER_MAX
 
 __all__ = [
     "CONTEXT_FIELDS",
@@ -212,7 +212,11 @@ def run_side_valid(value: object, field: str) -> RunSide:
     if isinstance(value, dict) and set(value) == {"label"}:
         return {"label": label_name_valid(value["label"], f"{field}.label")}
     number = value["release"] if isinstance(value, dict) and set(value) == {"release"} else value
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+    if (
+        isinstance(number, bool)
+        or not isinstance(number, int)
+        or not 1 <= number <= RELEASE_NUMBER_MAX
+    ):
         raise InvalidInput(
             field, '"latest", a release number, {"release": N} or {"label": "<name>"}'
         )
