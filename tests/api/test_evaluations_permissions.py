@@ -42,7 +42,8 @@ OPERATIONS: list[tuple[str, str, object]] = [
 @pytest.fixture
 def suite(author_client: APIClient) -> None:
     make_suite(author_client, "s", case_body("c1"))
-    assert author_client.post(EVALUATIONS, {"suite": "s", "candidate": "latest"}).status_code
+    started = author_client.post(EVALUATIONS, {"suite": "s", "candidate": "latest"}, format="json")
+    assert started.status_code == 202
 
 
 @pytest.mark.usefixtures("suite")

@@ -36,7 +36,13 @@ def test_models_lists_each_endpoint_without_its_key_when_configured(
     assert response.status_code == 200
     assert response.json()["results"] == [
         {"name": "echo", "kind": "echo", "model": "echo", "max_concurrency": 4, "default": False},
-        {"name": "gpt", "kind": "openai", "model": "gpt-4o-mini", "max_concurrency": 2, "default": True},
+        {
+            "name": "gpt",
+            "kind": "openai",
+            "model": "gpt-4o-mini",
+            "max_concurrency": 2,
+            "default": True,
+        },
     ]
     text = json.dumps(response.json())
     for secret in ("sk-very-secret", "SECRET_KEY_VARIABLE", "hunter2", "proxy.example"):
