@@ -10,7 +10,7 @@ A run is only queued here; a worker (``manage.py evaluations_worker``) does it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -35,14 +35,10 @@ from sysprompt.api.parsers import (
 from sysprompt.api.transfer_views import JsonFirstNegotiation
 from sysprompt.conf import app_settings
 from sysprompt.errors import EvaluationNotFound, InvalidInput
-from sysprompt.evaluations import selectors, services
+from sysprompt.evaluations import results, selectors, services
 from sysprompt.evaluations.validation import suite_name_valid
 from sysprompt.prompts.selectors import conversation_prompt_visible
-from sysprompt_core.evaluations import Repetition, pass_rate
 from sysprompt_core.releases import LABEL_NAME_PATTERN
-
-if TYPE_CHECKING:
-    from sysprompt.evaluations.models import Run, RunCall, RunCase
 
 SUITE = OpenApiParameter(
     "name",
@@ -364,28 +360,9 @@ class CasesImportApi(_Authors):
 # --- runs -----------------------------------------------------------------------------------
 
 
-def _run_data(run: Run) -> dict[str, Any]:
-    return {
-        "id": run.pk,
-        "suite": run.suite_name,
-        "candidate": run.candidate,
-        "baseline": run.baseline,
-        "candidate_model": run.candidate_model,
-        "baseline_model": run.baseline_model,
-        "repeat": run.repeat,
-        "status": run.status,
-        "progress": {"done": run.done, "total": run.total},
-        "summary": run.summary,
-        "error": run.error,
-        "created_by": run.created_by.get_username() if run.created_by else None,
-        "created_at": run.created_at,
-        "finished_at": run.finished_at,
-    }
-
-
 class _RunRowSerializer(es.EvaluationOutputSerializer):
     def to_representation(self, instance: Any) -> Any:
-        return super().to_representation(_run_data(instance))
+        return super().to_representation(results.run_json(instance))
 
 
 class EvaluationListApi(_Authors):
@@ -439,7 +416,7 @@ class EvaluationGetApi(_Authors):
     )
     def get(self, request: Request, id: str) -> Response:
         run = selectors.run_get(_run_id(id))
-        return Response(es.EvaluationOutputSerializer(_run_data(run)).data)
+        return Response(es.EvaluationOutputSerializer(results.run_json(run)).data)
 
 
 class EvaluationResultsApi(_Authors):
@@ -456,45 +433,8 @@ class EvaluationResultsApi(_Authors):
     )
     def get(self, request: Request, id: str) -> Response:
         run = selectors.run_get(_run_id(id))
-        rows = [_result(case) for case in selectors.run_results(run)]
+        rows = results.run_results_json(run)
         return Response(es.EvaluationResultsOutputSerializer({"results": rows}).data)
-
-
-def _result(case: RunCase) -> dict[str, Any]:
-    calls = sorted(case.calls.all(), key=lambda call: call.repetition)
-    return {
-        "case": case.case_name,
-        "prompt_changed": case.prompt_changed,
-        "verdict": case.verdict,
-        "error": case.error,
-        **{side: _side([c for c in calls if c.side in (side, "both")]) for side in SIDES},
-    }
-
-
-SIDES = ("baseline", "candidate")
-
-
-def _side(calls: list[RunCall]) -> dict[str, Any]:
-    done = [call for call in calls if call.done]
-    timed = [call.ms for call in done if call.ms is not None]
-    errors = [call.error for call in done if call.error]
-    return {
-        "outputs": [call.output for call in done],
-        "tool_calls": [call.tool_calls for call in done],
-        "checks": [
-            {"repetition": call.repetition, **check} for call in done for check in call.checks
-        ],
-        "pass_rate": pass_rate(
-            [
-                Repetition(tuple(bool(c.get("passed")) for c in call.checks), call.error or None)
-                for call in done
-            ]
-        ),
-        "input_tokens": sum(call.input_tokens or 0 for call in done),
-        "output_tokens": sum(call.output_tokens or 0 for call in done),
-        "ms": round(sum(timed) / len(timed), 3) if timed else None,
-        "error": errors[0] if errors else None,
-    }
 
 
 class EvaluationCancelApi(_Authors):
@@ -511,4 +451,4 @@ class EvaluationCancelApi(_Authors):
     )
     def post(self, request: Request, id: str) -> Response:
         run = services.run_cancel(run_id=_run_id(id), author=request.user)
-        return Response(es.EvaluationOutputSerializer(_run_data(run)).data)
+        return Response(es.EvaluationOutputSerializer(results.run_json(run)).data)
