@@ -166,7 +166,7 @@ class SuitePageOutputSerializer(PageOutputSerializer):
 
 
 class _CaseFields(serializers.Serializer[Any]):
-    context = ContextField(required=False)
+    context = ContextField(required=False)  # type: ignore[assignment]  # Field.context
     messages = MessagesField(required=False)
     tools = FunctionToolsField(required=False)
     checks = ChecksField(required=False)
@@ -211,7 +211,7 @@ class CaseInputSerializer(_CaseFields):
 @extend_schema_serializer(component_name="Case")
 class CaseOutputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
-    context = ContextField()
+    context = ContextField()  # type: ignore[assignment]  # Field.context
     messages = MessagesField()
     tools = FunctionToolsField()
     checks = ChecksField()

@@ -102,13 +102,13 @@ def evaluate(options: argparse.Namespace, client: httpx.Client, err: TextIO, out
     path = f"/api/evaluations/{started['id']}"
     err.write(f"evaluation {started['id']} started (suite {options.suite})\n")
     deadline = time.monotonic() + options.wait_timeout
-    shown = None
+    shown: tuple[Any, ...] | None = None
     while True:
         run = _answer(client.get(path))
-        progress = (run["progress"]["done"], run["progress"]["total"])
-        if progress != shown:
-            err.write(f"{run['status']}: {progress[0]}/{progress[1]} calls\n")
-            shown = progress
+        now = (run["status"], run["progress"]["done"], run["progress"]["total"])
+        if now != shown:
+            err.write(f"{now[0]}: {now[1]}/{now[2]} calls\n")
+            shown = now
         if run["status"] in ENDED or time.monotonic() >= deadline:
             break
         time.sleep(min(options.poll, max(0.0, deadline - time.monotonic())))

@@ -120,7 +120,7 @@ class Command(BaseCommand):
                 f"evaluate: evaluation {run.pk} is still {answer['status']} after "
                 f"{options['wait_timeout']:g} s (is a worker running? manage.py worker)"
             )
-        elif shown != (answer["progress"]["done"], answer["progress"]["total"]):
+        elif shown != (answer["status"], answer["progress"]["done"], answer["progress"]["total"]):
             self._progress(answer)
         thresholds = thresholds_for(answer)
         self.stdout.write(summary_text(answer, thresholds), ending="")
@@ -129,13 +129,13 @@ class Command(BaseCommand):
             options["junit"].write_bytes(junit_xml(answer, found))
         return outcome(answer, thresholds)
 
-    def _wait(self, run_id: int, timeout: float, poll: float) -> tuple[int, int]:
+    def _wait(self, run_id: int, timeout: float, poll: float) -> tuple[str, int, int]:
         """Show the progress until the run ends or ``timeout`` passes; what was shown."""
         deadline = time.monotonic() + timeout
-        shown = (-1, -1)
+        shown = ("", -1, -1)
         while True:
             run = run_get(run_id)
-            now = (run.done, run.total)
+            now = (run.status, run.done, run.total)
             if now != shown:
                 self._progress(results.run_json(run))
                 shown = now

@@ -124,4 +124,5 @@ def junit_xml(run: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> b
             why = result.get("error") or candidate.get("error") or result["baseline"].get("error")
             ElementTree.SubElement(case, "error", message=str(why or "error"), type="error")
         ElementTree.SubElement(case, "system-out").text = f"verdict: {verdict}"
-    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+    written: bytes = ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+    return written
