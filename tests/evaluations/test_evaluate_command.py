@@ -143,3 +143,22 @@ def test_evaluate_exits_2_when_no_worker_takes_the_run_in_time(configured: FakeM
     assert "is still queued after 0.2 s" in err
     assert "queued" in out
     assert Run.objects.get().status == "queued"
+
+
+def test_evaluate_inline_exits_2_and_leaves_the_run_to_a_worker_after_the_timeout(
+    configured: FakeModel,
+) -> None:
+    production_on_release("ANSWER: Use tabs.", then="ANSWER: Use spaces.")
+    suite_with("style", *(case(f"c{n}", contains("Use")) for n in range(8)))
+    configured.control(latency_ms=300)  # 16 calls: 8 claimed at a time, 4 in flight
+
+    code, _, err = evaluate(
+        "--suite", "style", "--candidate", "latest", "--model", "fake", "--inline",
+        "--wait-timeout", "0.3", "--poll", "0.05",
+    )  # fmt: skip
+
+    assert code == 2
+    assert "running: 0/16 calls" in err
+    assert "is still running after 0.3 s" in err
+    run = Run.objects.get()
+    assert (run.status, run.done) == ("running", 8)  # the calls claimed were saved

@@ -3,22 +3,24 @@ what a CI job gates on (evaluations §5).
 
 arguments → ``services.run_create`` (queued) → the run is done by a worker
 (``manage.py worker`` or ``evaluations_worker``, the default), or by this process with
-``--inline`` (``execution.run_execute``: no worker needed, e.g. in a CI job with its own
-database) → progress on stderr while it runs → the summary on stdout, ``--junit FILE``
-(one testcase per case) → exit 0 when it passes (no regression, no error), 1 when it
-does not, 2 when it could not be started or did not finish (failed, cancelled, or still
-going after ``--wait-timeout`` seconds).
+``--inline`` (``execution.run_execute`` in a thread of this process: no worker needed,
+e.g. in a CI job with its own database) → progress on stderr while it runs → the
+summary on stdout, ``--junit FILE`` (one testcase per case) → exit 0 when it passes (no
+regression, no error), 1 when it does not, 2 when it could not be started or did not
+finish (failed, cancelled, or still going after ``--wait-timeout`` seconds).
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand
+from django.db import connection
 
 from sysprompt.errors import InvalidInput, SyspromptError
 from sysprompt.evaluations import execution, results, services
@@ -111,9 +113,14 @@ class Command(BaseCommand):
             self.stderr.write(f"evaluate: {error}")
             return EXIT_ERROR
         self.stderr.write(f"evaluation {run.pk} started (suite {run.suite_name})")
-        if options["inline"]:
-            execution.run_execute(run.pk)
-        shown = self._wait(run.pk, options["wait_timeout"], options["poll"])
+        inline = _Inline(run.pk) if options["inline"] else None
+        try:
+            shown = self._wait(run.pk, options["wait_timeout"], options["poll"], inline)
+        finally:
+            if inline is not None:
+                inline.stop()  # after a timeout: the calls in flight are saved first
+        if inline is not None and inline.error is not None:
+            raise inline.error
         answer = results.run_json(run_get(run.pk))
         if answer["status"] not in ENDED:
             self.stderr.write(
@@ -129,20 +136,51 @@ class Command(BaseCommand):
             options["junit"].write_bytes(junit_xml(answer, found))
         return outcome(answer, thresholds)
 
-    def _wait(self, run_id: int, timeout: float, poll: float) -> tuple[str, int, int]:
-        """Show the progress until the run ends or ``timeout`` passes; what was shown."""
+    def _wait(
+        self, run_id: int, timeout: float, poll: float, inline: _Inline | None
+    ) -> tuple[str, int, int]:
+        """Show the progress until the run ends (or the inline work stops) or ``timeout``
+        passes; what was shown."""
         deadline = time.monotonic() + timeout
         shown = ("", -1, -1)
         while True:
+            stopped = inline is not None and not inline.alive()  # before the read below
             run = run_get(run_id)
             now = (run.status, run.done, run.total)
             if now != shown:
                 self._progress(results.run_json(run))
                 shown = now
-            if run.status in ENDED or time.monotonic() >= deadline:
+            if run.status in ENDED or stopped or time.monotonic() >= deadline:
                 return shown
             time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
 
     def _progress(self, run: dict[str, Any]) -> None:
         progress = run["progress"]
         self.stderr.write(f"{run['status']}: {progress['done']}/{progress['total']} calls")
+
+
+class _Inline:
+    """The run done in a thread of this process (``--inline``), while the command's own
+    thread shows its progress."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        self.error: Exception | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._work, name=f"evaluate-{run_id}")
+        self._thread.start()
+
+    def _work(self) -> None:
+        try:
+            execution.run_execute(self.run_id, stop=self._stop)
+        except Exception as error:  # noqa: BLE001 - the command reports it (exit 2)
+            self.error = error
+        finally:
+            connection.close()  # this thread's own
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
