@@ -38,6 +38,7 @@ from sysprompt.errors import EvaluationNotFound, InvalidInput
 from sysprompt.evaluations import results, selectors, services
 from sysprompt.evaluations.validation import suite_name_valid
 from sysprompt.prompts.selectors import conversation_prompt_visible
+from sysprompt.prompts.validation import conversation_id_check
 from sysprompt_core.releases import LABEL_NAME_PATTERN
 
 SUITE = OpenApiParameter(
@@ -61,6 +62,14 @@ class _Authors(APIView):
 
 def _suite(name: str) -> str:
     return suite_name_valid(name)
+
+
+def _case(name: str) -> str:
+    """The path's case name, checked as a conversation id is (400 naming ``case``)."""
+    try:
+        return conversation_id_check(name)
+    except InvalidInput as error:
+        raise InvalidInput("case", error.message) from None
 
 
 def _run_id(text: str) -> int:
@@ -262,7 +271,7 @@ class CaseGetApi(_Authors):
         responses={200: es.CaseOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request, name: str, case: str) -> Response:
-        return Response(_case_data(_suite(name), case))
+        return Response(_case_data(_suite(name), _case(case)))
 
 
 class CaseUpdateApi(_Authors):
@@ -278,7 +287,7 @@ class CaseUpdateApi(_Authors):
         body = es.CaseUpdateInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         saved = services.case_save(
-            suite=suite, name=case, fields=dict(body.validated_data), author=request.user
+            suite=suite, name=_case(case), fields=dict(body.validated_data), author=request.user
         )
         return Response(services.case_json(saved))
 
@@ -291,7 +300,7 @@ class CaseDeleteApi(_Authors):
         responses={204: DELETED, **error_responses(400, 404)},
     )
     def delete(self, request: Request, name: str, case: str) -> Response:
-        services.case_delete(suite=_suite(name), name=case, author=request.user)
+        services.case_delete(suite=_suite(name), name=_case(case), author=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -172,3 +172,20 @@ def test_case_from_conversation_refuses_and_stores_nothing(
     assert response.status_code == status, response.json()
     assert key in response.json()
     assert stored() == before
+
+
+@pytest.mark.usefixtures("suite")
+@pytest.mark.parametrize("method", ["get", "put", "delete"])
+@pytest.mark.parametrize("name", ["%00", "a%20b", "x" * 201])
+def test_case_path_answers_400_naming_case_when_not_a_case_name(
+    author_client: APIClient, method: str, name: str
+) -> None:
+    before = stored()
+
+    response = getattr(author_client, method)(
+        suite_url("style", f"/cases/{name}"), case_body("ok"), format="json"
+    )
+
+    assert response.status_code == 400
+    assert "case" in response.json()
+    assert stored() == before
