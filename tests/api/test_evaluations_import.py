@@ -94,3 +94,25 @@ def test_import_refuses_a_body_that_is_not_jsonl_text(
 def test_import_and_export_answer_404_for_a_missing_suite(author_client: APIClient) -> None:
     assert _import(author_client, "missing", "\n").status_code == 404  # type: ignore[attr-defined]
     assert author_client.get(suite_url("missing", "/export")).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"name": "n", "messages": [{"role": "user", "content": "a\\u0000b"}]}',
+        '{"name": "n", "messages": [{"role": "user", "content": "q"}], "reference": "\\ud800"}',
+        '{"name": "n", "messages": [{"role": "user", "content": "q"}], '
+        '"checks": [{"type": "contains", "value": "\\u0000"}]}',
+    ],
+)
+def test_import_names_a_line_no_database_stores_and_stores_nothing(
+    author_client: APIClient, line: str
+) -> None:
+    make_suite(author_client, "s")
+    before = stored()
+
+    response = _import(author_client, "s", line)
+
+    assert response.status_code == 400  # type: ignore[attr-defined]
+    assert list(response.json()) == ["line 1"]  # type: ignore[attr-defined]
+    assert stored() == before
