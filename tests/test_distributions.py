@@ -247,3 +247,13 @@ def test_client_installs_with_the_core_alone(tmp_path: Path) -> None:
         "django_loaded": False,
         "django_installed": False,
     }
+    # The console command installs with the client and runs without Django (exit 2:
+    # no server named).
+    bare = {key: value for key, value in os.environ.items() if not key.startswith("SYSPROMPT")}
+    command = str(venv / "bin" / "sysprompt-eval")
+    helped = subprocess.run([command, "--help"], capture_output=True, text=True, env=bare)
+    unnamed = subprocess.run(
+        [command, "--suite", "s", "--candidate", "latest"], capture_output=True, text=True, env=bare
+    )
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: sysprompt-eval")
+    assert unnamed.returncode == 2 and "give --url and --token" in unnamed.stderr

@@ -79,3 +79,13 @@ class IsReleaseAuthor(IsPromptAuthor):
         "Releases and labels are for prompt authors: they need the 'Can change template "
         f"version' permission ({TEMPLATE_EDIT_PERMISSION})."
     )
+
+
+class IsEvaluationAuthor(IsPromptAuthor):
+    """Evaluations (models, suites, cases, runs): prompt authors only, reads too; agent
+    hosts get 403 on all of it."""
+
+    message = (
+        "Evaluations are for prompt authors: they need the 'Can change template "
+        f"version' permission ({TEMPLATE_EDIT_PERMISSION})."
+    )

@@ -22,8 +22,10 @@ from rest_framework.views import set_rollback
 from sysprompt.errors import (
     AgentHostNotFound,
     BodyTooLarge,
+    CaseNotFound,
     ConversationForbidden,
     ConversationNotFound,
+    EvaluationNotFound,
     FragmentNotFound,
     GateNotPassed,
     InvalidInput,
@@ -32,11 +34,13 @@ from sysprompt.errors import (
     PreconditionFailed,
     ReleaseNotFound,
     ResolutionBusy,
+    SuiteNotFound,
     TemplateTooLarge,
     TestContextNotFound,
     VariantConflict,
     WebhookNotFound,
 )
+from sysprompt.evaluations.services import ImportRefused
 from sysprompt.transfer.services import ExportImpossible
 from sysprompt_core.template import PromptTooLarge
 
@@ -66,6 +70,9 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (ReleaseNotFound, status.HTTP_404_NOT_FOUND),
     (LabelNotFound, status.HTTP_404_NOT_FOUND),
     (TestContextNotFound, status.HTTP_404_NOT_FOUND),
+    (SuiteNotFound, status.HTTP_404_NOT_FOUND),
+    (CaseNotFound, status.HTTP_404_NOT_FOUND),
+    (EvaluationNotFound, status.HTTP_404_NOT_FOUND),
     (PreconditionFailed, status.HTTP_412_PRECONDITION_FAILED),
     (VariantConflict, status.HTTP_412_PRECONDITION_FAILED),
     (ExportImpossible, status.HTTP_409_CONFLICT),
@@ -78,11 +85,21 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
 )
 
 
+def import_errors(refused: ImportRefused) -> dict[str, list[str]]:
+    """A refused JSONL import as field errors: ``{"line 3": ["checks[0].type: …"]}``."""
+    answer: dict[str, list[str]] = {}
+    for error in refused.errors:
+        answer.setdefault(f"line {error.line}", []).append(f"{error.field}: {error.message}")
+    return answer
+
+
 def _domain_response(exc: Exception) -> Response | None:
     """The answer for an exception of :data:`STATUS`, or None for any other."""
     code = next((code for kind, code in STATUS if isinstance(exc, kind)), None)
     if code is None:
         return None
+    if isinstance(exc, ImportRefused):  # every bad line, each named by its number
+        return Response(import_errors(exc), status=code)
     if isinstance(exc, InvalidInput):
         return Response({exc.field: [exc.message]}, status=code)
     if isinstance(exc, RequestDataTooBig):  # Django's own check, when DRF reads .body

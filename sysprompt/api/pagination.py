@@ -109,3 +109,19 @@ class MovePagination(StrictPageSizePagination):
     ordering = "-id"
     page_size = 20
     max_page_size = 100
+
+
+class CasePagination(StrictPageSizePagination):
+    """A suite's cases, in the order they were added."""
+
+    ordering = "id"
+    page_size = 50
+    max_page_size = 500
+
+
+class EvaluationPagination(StrictPageSizePagination):
+    """Evaluation runs, newest first."""
+
+    ordering = "-id"
+    page_size = 20
+    max_page_size = 100

@@ -1,6 +1,7 @@
 """Bodies with a size limit: DRF's parsers would read a body of any size.
 
-JSON for every operation but the library import, which takes a zip archive.
+JSON for every operation but the library import, which takes a zip archive, and a
+suite's import, which takes JSONL.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rest_framework.parsers import BaseParser, JSONParser
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import BodyTooLarge
+from sysprompt.evaluations.services import IMPORT_MAX_BYTES
 
 JSON_OVERHEAD_BYTES = 65_536
 ARCHIVE_TEMPLATES = 64
@@ -80,13 +82,16 @@ class LimitedZipParser(BaseParser):
 
     media_type = ZIP
 
+    def limit(self) -> int:
+        return max_archive_bytes()
+
     def parse(
         self,
         stream: Any,
         media_type: str | None = None,
         parser_context: Mapping[str, Any] | None = None,
     ) -> Any:  # bytes: the stubs know only mappings
-        limit = max_archive_bytes()
+        limit = self.limit()
         request = (parser_context or {}).get("request")
         length = request.META.get("CONTENT_LENGTH") if request is not None else None
         size = int(length) if length and length.isdigit() else 0
@@ -101,5 +106,24 @@ class LimitedZipParser(BaseParser):
 class LimitedOctetStreamParser(LimitedZipParser):
     """The same archive sent as ``application/octet-stream`` (what generated clients send
     for a binary body)."""
+
+    media_type = OCTET_STREAM
+
+
+JSONL = "application/x-ndjson"
+
+
+class LimitedJsonLinesParser(LimitedZipParser):
+    """A suite's cases as JSONL (``application/x-ndjson``), read as bytes up to the
+    import's limit (``evaluations.services.IMPORT_MAX_BYTES``), as the archive is."""
+
+    media_type = JSONL
+
+    def limit(self) -> int:
+        return IMPORT_MAX_BYTES
+
+
+class LimitedJsonLinesOctetParser(LimitedJsonLinesParser):
+    """The same JSONL sent as ``application/octet-stream`` (generated clients' binary)."""
 
     media_type = OCTET_STREAM

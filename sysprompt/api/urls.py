@@ -7,6 +7,7 @@ from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from sysprompt.api import (
+    evaluation_views,
     event_views,
     host_views,
     library_views,
@@ -87,6 +88,30 @@ class TestContextRoute(
 
 class AgentHostLabelRoute(release_views.AgentHostLabelGetApi, release_views.AgentHostLabelSetApi):
     """GET and PUT /api/agent-hosts/{username}/label."""
+
+
+class SuitesRoute(evaluation_views.SuiteListApi, evaluation_views.SuiteCreateApi):
+    """GET and POST /api/suites."""
+
+
+class SuiteRoute(
+    evaluation_views.SuiteGetApi, evaluation_views.SuiteUpdateApi, evaluation_views.SuiteDeleteApi
+):
+    """GET, PUT and DELETE /api/suites/{name}."""
+
+
+class CasesRoute(evaluation_views.CaseListApi, evaluation_views.CaseCreateApi):
+    """GET and POST /api/suites/{name}/cases."""
+
+
+class CaseRoute(
+    evaluation_views.CaseGetApi, evaluation_views.CaseUpdateApi, evaluation_views.CaseDeleteApi
+):
+    """GET, PUT and DELETE /api/suites/{name}/cases/{case}."""
+
+
+class EvaluationsRoute(evaluation_views.EvaluationListApi, evaluation_views.EvaluationCreateApi):
+    """GET and POST /api/evaluations."""
 
 
 class DigitsConverter:
@@ -192,6 +217,37 @@ urlpatterns = [
     ),
     path("test-contexts", TestContextsRoute.as_view(), name="test-contexts"),
     path("test-contexts/<str:name>", TestContextRoute.as_view(), name="test-context"),
+    path("models", evaluation_views.ModelListApi.as_view(), name="models"),
+    path("suites", SuitesRoute.as_view(), name="suites"),
+    path("suites/<str:name>", SuiteRoute.as_view(), name="suite"),
+    path("suites/<str:name>/cases", CasesRoute.as_view(), name="cases"),
+    path("suites/<str:name>/cases/<any_conversation_id:case>", CaseRoute.as_view(), name="case"),
+    path(
+        "suites/<str:name>/import",
+        evaluation_views.CasesImportApi.as_view(),
+        name="suite-import",
+    ),
+    path(
+        "suites/<str:name>/export",
+        evaluation_views.CasesExportApi.as_view(),
+        name="suite-export",
+    ),
+    path("evaluations", EvaluationsRoute.as_view(), name="evaluations"),
+    path(
+        "evaluations/<digits:id>",
+        evaluation_views.EvaluationGetApi.as_view(),
+        name="evaluation",
+    ),
+    path(
+        "evaluations/<digits:id>/results",
+        evaluation_views.EvaluationResultsApi.as_view(),
+        name="evaluation-results",
+    ),
+    path(
+        "evaluations/<digits:id>/cancel",
+        evaluation_views.EvaluationCancelApi.as_view(),
+        name="evaluation-cancel",
+    ),
     path("health", views.HealthApi.as_view(), name="health"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, QuerySet
+from django.db.models import Case as Cases
+from django.db.models import Count, IntegerField, QuerySet, Value, When
 
 from sysprompt.errors import CaseNotFound, EvaluationNotFound, SuiteNotFound
 from sysprompt.evaluations.models import Case, Run, RunCase, Suite
@@ -48,4 +49,19 @@ def run_get(run_id: int) -> Run:
 
 def run_results(run: Run) -> QuerySet[RunCase]:
     """The run's cases with their calls, regressions first, then errors, fixes, the rest."""
-    return RunCase.objects.filter(run=run).prefetch_related("calls").order_by("position")
+    rank = Cases(
+        *(When(verdict=verdict, then=Value(order)) for verdict, order in RESULT_ORDER.items()),
+        default=Value(len(RESULT_ORDER)),
+        output_field=IntegerField(),
+    )
+    return (
+        RunCase.objects.filter(run=run)
+        .prefetch_related("calls")
+        .annotate(rank=rank)
+        .order_by("rank", "position")
+    )
+
+
+RESULT_ORDER = {"regression": 0, "error": 1, "fix": 2}
+"""How results are ordered: these verdicts first, in this order, then the rest; by
+position within each."""

@@ -221,6 +221,11 @@ def case_json(case: Case) -> dict[str, Any]:
     }
 
 
+def case_jsonl(case: Case) -> str:
+    """A case as one line of a JSONL export (what an import reads back)."""
+    return json.dumps(case_json(case), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
 @transaction.atomic
 def run_create(
     *,

@@ -3,6 +3,7 @@ the field (``checks[2].pattern``, ``messages[3].role``) and says what to write."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -14,7 +15,7 @@ from sysprompt.releases.selectors import test_context_get
 from sysprompt.releases.validation import label_name_valid, test_context_valid
 from sysprompt_core._json import json_type
 from sysprompt_core.evaluations import InvalidCheck, JudgeCheck, parse_checks
-from sysprompt_core.releases import LATEST
+from sysprompt_core.releases import LATEST, RELEASE_NUMBER_MAX
 
 __all__ = [
     "CONTEXT_FIELDS",
@@ -69,6 +70,8 @@ def case_valid(fields: Mapping[str, Any], *, name: object | None = None) -> Chec
         raise InvalidInput(
             field, "unknown field; a case has name, context, messages, tools, checks, reference"
         )
+    for field, value in fields.items():
+        unstorable_check(value, field)
     given_name = fields.get("name") if name is None else name
     if not isinstance(given_name, str):
         raise InvalidInput("name", "a case's name is text such as 'refuses-rm-rf'")
@@ -89,6 +92,27 @@ def case_valid(fields: Mapping[str, Any], *, name: object | None = None) -> Chec
         checks=checks_valid(fields.get("checks", [])),
         reference=reference,
     )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unstorable_check(value: object, field: str) -> None:
+    """Refuse a NUL character or a lone surrogate anywhere in ``value`` (its keys too):
+    no database stores them (PostgreSQL's text and jsonb refuse both)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            if "\x00" in item:
+                raise InvalidInput(field, "null characters are not allowed")
+            if _SURROGATE.search(item):
+                raise InvalidInput(field, "surrogate characters are not allowed")
 
 
 def context_valid(value: object) -> dict[str, Any]:
@@ -212,7 +236,11 @@ def run_side_valid(value: object, field: str) -> RunSide:
     if isinstance(value, dict) and set(value) == {"label"}:
         return {"label": label_name_valid(value["label"], f"{field}.label")}
     number = value["release"] if isinstance(value, dict) and set(value) == {"release"} else value
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+    if (
+        isinstance(number, bool)
+        or not isinstance(number, int)
+        or not 1 <= number <= RELEASE_NUMBER_MAX
+    ):
         raise InvalidInput(
             field, '"latest", a release number, {"release": N} or {"label": "<name>"}'
         )

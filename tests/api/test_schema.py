@@ -70,6 +70,17 @@ LABEL_HISTORY = "/api/labels/{name}/history"
 LABEL_ROLLBACK = "/api/labels/{name}/rollback"
 TEST_CONTEXTS = "/api/test-contexts"
 TEST_CONTEXT = "/api/test-contexts/{name}"
+MODELS = "/api/models"
+SUITES = "/api/suites"
+SUITE = "/api/suites/{name}"
+CASES = "/api/suites/{name}/cases"
+CASE = "/api/suites/{name}/cases/{case}"
+SUITE_IMPORT = "/api/suites/{name}/import"
+SUITE_EXPORT = "/api/suites/{name}/export"
+EVALUATIONS = "/api/evaluations"
+EVALUATION = "/api/evaluations/{id}"
+EVALUATION_RESULTS = "/api/evaluations/{id}/results"
+EVALUATION_CANCEL = "/api/evaluations/{id}/cancel"
 
 VALID_CWD = "/<valid cwd>"
 """Stands for an existing directory inside the allowed roots; the test fills it in."""
@@ -401,6 +412,25 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (TEST_CONTEXT, "DELETE"): {204, 400, 401, 403, 404, 503},
     (HOST_LABEL, "GET"): {200, 401, 403, 404, 503},
     (HOST_LABEL, "PUT"): {200, 400, 401, 403, 404, 415, 503},
+    # evaluations §5
+    (MODELS, "GET"): {200, 401, 403, 503},
+    (SUITES, "GET"): {200, 400, 401, 403, 404, 503},
+    (SUITES, "POST"): {201, 400, 401, 403, 415, 503},
+    (SUITE, "GET"): {200, 400, 401, 403, 404, 503},
+    (SUITE, "PUT"): {200, 400, 401, 403, 404, 415, 503},
+    (SUITE, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (CASES, "GET"): {200, 400, 401, 403, 404, 503},
+    (CASES, "POST"): {201, 400, 401, 403, 404, 415, 503},
+    (CASE, "GET"): {200, 400, 401, 403, 404, 503},
+    (CASE, "PUT"): {200, 400, 401, 403, 404, 415, 503},
+    (CASE, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (SUITE_IMPORT, "POST"): {200, 400, 401, 403, 404, 413, 415, 503},
+    (SUITE_EXPORT, "GET"): {200, 400, 401, 403, 404, 503},
+    (EVALUATIONS, "GET"): {200, 400, 401, 403, 404, 503},
+    (EVALUATIONS, "POST"): {202, 400, 401, 403, 404, 415, 503},
+    (EVALUATION, "GET"): {200, 401, 403, 404, 503},
+    (EVALUATION_RESULTS, "GET"): {200, 401, 403, 404, 503},
+    (EVALUATION_CANCEL, "POST"): {200, 401, 403, 404, 503},
 }
 NOT_IN_THE_CONTRACT = {(HEALTH, "GET"): {200, 401, 403, 503}}
 
@@ -411,6 +441,7 @@ PATH_PARAMETERS = {
     "username": "host-1",
     "id": 1,
     "number": 1,
+    "case": "c1",
 }
 
 
@@ -780,6 +811,25 @@ OPERATION_IDS = {
     (TEST_CONTEXT, "DELETE"): "delete_test_context",
     (HOST_LABEL, "GET"): "get_agent_host_label",
     (HOST_LABEL, "PUT"): "set_agent_host_label",
+    # evaluations §5
+    (MODELS, "GET"): "list_models",
+    (SUITES, "GET"): "list_suites",
+    (SUITES, "POST"): "create_suite",
+    (SUITE, "GET"): "get_suite",
+    (SUITE, "PUT"): "update_suite",
+    (SUITE, "DELETE"): "delete_suite",
+    (CASES, "GET"): "list_cases",
+    (CASES, "POST"): "create_case",
+    (CASE, "GET"): "get_case",
+    (CASE, "PUT"): "update_case",
+    (CASE, "DELETE"): "delete_case",
+    (SUITE_IMPORT, "POST"): "import_cases",
+    (SUITE_EXPORT, "GET"): "export_cases",
+    (EVALUATIONS, "GET"): "list_evaluations",
+    (EVALUATIONS, "POST"): "start_evaluation",
+    (EVALUATION, "GET"): "get_evaluation",
+    (EVALUATION_RESULTS, "GET"): "get_evaluation_results",
+    (EVALUATION_CANCEL, "POST"): "cancel_evaluation",
 }
 COMPONENTS = {
     "BadRequest",  # oneOf FieldErrors, Error
@@ -881,6 +931,27 @@ COMPONENTS = {
     "TestContextPage",
     "HostLabel",
     "HostLabelInput",
+    # evaluations §5
+    "Model",
+    "ModelList",
+    "Suite",
+    "SuiteInput",
+    "SuiteUpdateInput",
+    "SuitePage",
+    "Case",
+    "CaseInput",
+    "CaseUpdateInput",
+    "CasePage",
+    "CasesImported",
+    "Evaluation",
+    "EvaluationInput",
+    "EvaluationPage",
+    "EvaluationStarted",
+    "EvaluationResults",
+    "Progress",
+    "CaseResult",
+    "SideResult",
+    "CheckResult",
 }
 
 

@@ -1,0 +1,337 @@
+"""Serializers of the evaluations endpoints (evaluations §5): models, suites, cases, runs
+and their results.
+
+Input serializers check the shape only; ``sysprompt.evaluations.validation`` checks the
+rest (names, contexts, messages, tools, checks, run sides, models) and names the field
+in its 400 (``checks[2].pattern``, ``messages[0].role``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
+from rest_framework import serializers
+
+from sysprompt.api.serializers import (
+    HostValuesField,
+    JsonValueField,
+    PageOutputSerializer,
+    StrictBooleanField,
+    StrictCharField,
+)
+from sysprompt.evaluations.validation import DESCRIPTION_MAX_CHARS, REPEAT_MAX
+from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, MODEL_MAX_LENGTH
+from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH, LABEL_NAME_PATTERN, RELEASE_NUMBER_MAX
+
+# --- JSON parts, checked by the evaluations' validation (the schema says their shape) ---
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": (
+            '{"test_context": name}, or a test context\'s fields inline (cwd, values, '
+            "provider, model, tools, variables, override); {}: none."
+        ),
+    }
+)
+class ContextField(JsonValueField):
+    """How the case's system prompt is rendered."""
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "role": {"type": "string", "enum": ["user", "assistant"]},
+                "content": {"type": "string"},
+            },
+            "required": ["role", "content"],
+        },
+        "description": "The conversation so far, the last turn the user's.",
+    }
+)
+class MessagesField(JsonValueField):
+    """The case's turns."""
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "object"},
+        "description": "Function tools offered to the model (OpenAI's shape).",
+    }
+)
+class FunctionToolsField(JsonValueField):
+    """The case's function tools."""
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"type": {"type": "string"}},
+            "required": ["type"],
+        },
+        "description": (
+            "Each {type, …}: contains, not_contains, equals, starts_with, regex, json, "
+            "json_schema, max_chars, tool_called, judge."
+        ),
+    }
+)
+class ChecksField(JsonValueField):
+    """The case's checks."""
+
+
+RUN_SIDE_SCHEMA = {
+    "oneOf": [
+        {"type": "string", "enum": ["latest"]},
+        {"type": "integer", "minimum": 1, "maximum": RELEASE_NUMBER_MAX},
+        {
+            "type": "object",
+            "properties": {"label": {"type": "string", "pattern": f"^{LABEL_NAME_PATTERN}$"}},
+            "required": ["label"],
+        },
+    ],
+    "description": '"latest", a release number, or {"label": name}.',
+}
+
+
+@extend_schema_field(RUN_SIDE_SCHEMA)
+class RunSideField(JsonValueField):
+    """What a side of a run renders, checked by ``validation.run_side_valid``."""
+
+
+@extend_schema_field({"type": "object", "nullable": True})
+class SummaryField(JsonValueField):
+    """A finished run's summary (null before it finishes)."""
+
+
+# --- models ---------------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="Model")
+class ModelOutputSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    kind = serializers.CharField(help_text="openai, anthropic or echo.")
+    model = serializers.CharField(help_text="The provider's model id.")
+    max_concurrency = serializers.IntegerField()
+    default = serializers.BooleanField(help_text="The model a run uses when it names none.")
+
+
+@extend_schema_serializer(component_name="ModelList")
+class ModelListOutputSerializer(serializers.Serializer[Any]):
+    results = ModelOutputSerializer(many=True)
+
+
+# --- suites ---------------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="SuiteUpdateInput")
+class SuiteUpdateInputSerializer(serializers.Serializer[Any]):
+    description = StrictCharField(
+        required=False, allow_blank=True, max_length=DESCRIPTION_MAX_CHARS, trim_whitespace=False
+    )
+
+
+@extend_schema_serializer(component_name="SuiteInput")
+class SuiteInputSerializer(SuiteUpdateInputSerializer):
+    name = StrictCharField(
+        max_length=LABEL_NAME_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text=f"Its name: {LABEL_NAME_PATTERN} (as a label's).",
+    )
+
+
+@extend_schema_serializer(component_name="Suite")
+class SuiteOutputSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    cases_count = serializers.IntegerField()
+    updated_at = serializers.DateTimeField()
+
+
+@extend_schema_serializer(component_name="SuitePage")
+class SuitePageOutputSerializer(PageOutputSerializer):
+    """One page of ``GET /api/suites`` (cursor pagination, by name)."""
+
+    results = SuiteOutputSerializer(many=True)
+
+
+# --- cases ----------------------------------------------------------------------------------
+
+
+class _CaseFields(serializers.Serializer[Any]):
+    context = ContextField(required=False)  # type: ignore[assignment]  # Field.context
+    messages = MessagesField(required=False)
+    tools = FunctionToolsField(required=False)
+    checks = ChecksField(required=False)
+    reference = StrictCharField(
+        required=False, allow_null=True, allow_blank=True, trim_whitespace=False
+    )
+
+
+@extend_schema_serializer(component_name="CaseUpdateInput")
+class CaseUpdateInputSerializer(_CaseFields):
+    name = StrictCharField(
+        required=False,
+        max_length=CONVERSATION_ID_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text="A new name renames the case; absent: the path's.",
+    )
+
+
+@extend_schema_serializer(component_name="CaseInput")
+class CaseInputSerializer(_CaseFields):
+    name = StrictCharField(
+        required=False,
+        max_length=CONVERSATION_ID_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text="Required, unless from_conversation names one (its id is the default).",
+    )
+    from_conversation = StrictCharField(
+        required=False,
+        max_length=CONVERSATION_ID_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text=(
+            "A recorded conversation the caller may see: its context (provider, model, "
+            "tools, variables, thread override, cwd) becomes the case's; messages and "
+            "values come from this request (the server never stores them)."
+        ),
+    )
+    values = HostValuesField(
+        required=False, help_text="With from_conversation: the host-local values to render with."
+    )
+
+
+@extend_schema_serializer(component_name="Case")
+class CaseOutputSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    context = ContextField()  # type: ignore[assignment]  # Field.context
+    messages = MessagesField()
+    tools = FunctionToolsField()
+    checks = ChecksField()
+    reference = serializers.CharField(allow_null=True, allow_blank=True)
+
+
+@extend_schema_serializer(component_name="CasePage")
+class CasePageOutputSerializer(PageOutputSerializer):
+    """One page of ``GET /api/suites/{name}/cases`` (cursor pagination, as added)."""
+
+    results = CaseOutputSerializer(many=True)
+
+
+@extend_schema_serializer(component_name="CasesImported")
+class CasesImportedOutputSerializer(serializers.Serializer[Any]):
+    imported = serializers.IntegerField(help_text="Cases added or replaced.")
+
+
+# --- runs -----------------------------------------------------------------------------------
+
+
+def _model_field(help_text: str) -> StrictCharField:
+    return StrictCharField(
+        required=False, max_length=MODEL_MAX_LENGTH, trim_whitespace=False, help_text=help_text
+    )
+
+
+@extend_schema_serializer(component_name="EvaluationInput")
+class EvaluationInputSerializer(serializers.Serializer[Any]):
+    suite = StrictCharField(max_length=LABEL_NAME_MAX_LENGTH, trim_whitespace=False)
+    candidate = RunSideField()
+    baseline = RunSideField(required=False, help_text='Default {"label": "production"}.')
+    model = _model_field("A configured model's name; default EVAL_DEFAULT_MODEL.")
+    baseline_model = _model_field("Compare two models: the baseline's (instead of model).")
+    candidate_model = _model_field("Compare two models: the candidate's (instead of model).")
+    repeat = serializers.IntegerField(required=False, min_value=1, max_value=REPEAT_MAX)
+    fresh = StrictBooleanField(required=False, help_text="true: bypass the response cache.")
+
+
+@extend_schema_serializer(component_name="EvaluationStarted")
+class EvaluationStartedOutputSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="Progress")
+class ProgressOutputSerializer(serializers.Serializer[Any]):
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+STATUSES = ["queued", "running", "finished", "failed", "cancelled"]
+
+
+@extend_schema_serializer(component_name="Evaluation")
+class EvaluationOutputSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    suite = serializers.CharField()
+    candidate = RunSideField()
+    baseline = RunSideField()
+    candidate_model = serializers.CharField()
+    baseline_model = serializers.CharField()
+    repeat = serializers.IntegerField()
+    status = serializers.CharField(help_text=f"One of {', '.join(STATUSES)}.")
+    progress = ProgressOutputSerializer()
+    summary = SummaryField(allow_null=True)
+    error = serializers.CharField(allow_blank=True, help_text="Why a failed run failed.")
+    created_by = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="EvaluationPage")
+class EvaluationPageOutputSerializer(PageOutputSerializer):
+    """One page of ``GET /api/evaluations`` (cursor pagination, newest first)."""
+
+    results = EvaluationOutputSerializer(many=True)
+
+
+@extend_schema_serializer(component_name="CheckResult")
+class CheckResultOutputSerializer(serializers.Serializer[Any]):
+    repetition = serializers.IntegerField(help_text="Which repetition (from 0) it checked.")
+    type = serializers.CharField()
+    passed = serializers.BooleanField()
+    reason = serializers.CharField(allow_blank=True)
+
+
+@extend_schema_serializer(component_name="SideResult")
+class SideResultOutputSerializer(serializers.Serializer[Any]):
+    outputs = serializers.ListField(
+        child=serializers.CharField(allow_blank=True), help_text="One answer per repetition."
+    )
+    tool_calls = serializers.ListField(
+        child=serializers.ListField(child=serializers.DictField()),
+        help_text="Per repetition, the tool calls the model made.",
+    )
+    checks = CheckResultOutputSerializer(many=True)
+    pass_rate = serializers.FloatField(help_text="The share of repetitions passing every check.")
+    input_tokens = serializers.IntegerField(help_text="Over the repetitions.")
+    output_tokens = serializers.IntegerField(help_text="Over the repetitions.")
+    ms = serializers.FloatField(allow_null=True, help_text="Mean latency of a call.")
+    error = serializers.CharField(allow_null=True, help_text="The first call's error, if any.")
+
+
+VERDICTS = ["regression", "fix", "same_pass", "same_fail", "error"]
+
+
+@extend_schema_serializer(component_name="CaseResult")
+class CaseResultOutputSerializer(serializers.Serializer[Any]):
+    case = serializers.CharField()
+    prompt_changed = serializers.BooleanField()
+    verdict = serializers.CharField(
+        allow_blank=True,
+        help_text=f"One of {', '.join(VERDICTS)}; empty until the run has finished.",
+    )
+    error = serializers.CharField(allow_blank=True, help_text="Why the case was not rendered.")
+    baseline = SideResultOutputSerializer()
+    candidate = SideResultOutputSerializer()
+
+
+@extend_schema_serializer(component_name="EvaluationResults")
+class EvaluationResultsOutputSerializer(serializers.Serializer[Any]):
+    results = CaseResultOutputSerializer(many=True)

@@ -1,0 +1,463 @@
+"""The evaluations views (evaluations §5): models, suites, cases (JSONL import and export,
+a case from a recorded conversation), runs, their results and cancelling. One class per
+operation; ``urls.py`` combines the classes that share a path.
+
+request → the path's names, the body (input serializer) → a selector or a service of
+``sysprompt.evaluations`` (which checks every field and names it in its 400) → output.
+Prompt authors only (``IsEvaluationAuthor``): agent hosts get 403 on every one of them.
+A run is only queued here; a worker (``manage.py evaluations_worker``) does it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sysprompt.api import evaluation_serializers as es
+from sysprompt.api.auth import IsEvaluationAuthor
+from sysprompt.api.common import error_responses, page_parameters, page_response
+from sysprompt.api.pagination import CasePagination, EvaluationPagination, NamePagination
+from sysprompt.api.parsers import (
+    JSONL,
+    OCTET_STREAM,
+    LimitedJsonLinesOctetParser,
+    LimitedJsonLinesParser,
+)
+from sysprompt.api.transfer_views import JsonFirstNegotiation
+from sysprompt.conf import app_settings
+from sysprompt.errors import EvaluationNotFound, InvalidInput
+from sysprompt.evaluations import results, selectors, services
+from sysprompt.evaluations.validation import suite_name_valid
+from sysprompt.prompts.selectors import conversation_prompt_visible
+from sysprompt.prompts.validation import conversation_id_check
+from sysprompt_core.releases import LABEL_NAME_PATTERN
+
+SUITE = OpenApiParameter(
+    "name",
+    {"type": "string", "pattern": f"^{LABEL_NAME_PATTERN}$"},
+    OpenApiParameter.PATH,
+    description="The suite's name.",
+)
+CASE = OpenApiParameter(
+    "case", OpenApiTypes.STR, OpenApiParameter.PATH, description="The case's name."
+)
+RUN_ID = OpenApiParameter(
+    "id", {"type": "integer", "minimum": 1}, OpenApiParameter.PATH, description="The run's id."
+)
+DELETED = OpenApiResponse(description="Deleted; no body.")
+
+
+class _Authors(APIView):
+    permission_classes = [IsAuthenticated, IsEvaluationAuthor]
+
+
+def _suite(name: str) -> str:
+    return suite_name_valid(name)
+
+
+def _case(name: str) -> str:
+    """The path's case name, checked as a conversation id is (400 naming ``case``)."""
+    try:
+        return conversation_id_check(name)
+    except InvalidInput as error:
+        raise InvalidInput("case", error.message) from None
+
+
+def _run_id(text: str) -> int:
+    """The path's run id (digits only, by the route): 404 beyond any run."""
+    number = int(text) if len(text) <= 10 else 0
+    if not 1 <= number <= 2_147_483_647:
+        raise EvaluationNotFound(number)
+    return number
+
+
+# --- models ---------------------------------------------------------------------------------
+
+
+class ModelListApi(_Authors):
+    @extend_schema(
+        operation_id="list_models",
+        summary="The configured model endpoints (never a key or a credential)",
+        responses={200: es.ModelListOutputSerializer, **error_responses()},
+    )
+    def get(self, request: Request) -> Response:
+        conf = app_settings()
+        rows = [
+            {
+                "name": endpoint.name,
+                "kind": endpoint.kind,
+                "model": endpoint.model,
+                "max_concurrency": endpoint.max_concurrency,
+                "default": endpoint.name == conf.eval_default_model,
+            }
+            for endpoint in conf.models.values()
+        ]
+        return Response(es.ModelListOutputSerializer({"results": rows}).data)
+
+
+# --- suites ---------------------------------------------------------------------------------
+
+
+class SuiteListApi(_Authors):
+    pagination_class = NamePagination
+
+    @extend_schema(
+        operation_id="list_suites",
+        summary="Every suite, by name",
+        parameters=page_parameters(NamePagination.max_page_size),
+        responses={200: es.SuitePageOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        rows = list(selectors.suites_list())
+        return page_response(self, request, rows, es.SuiteOutputSerializer)
+
+
+class SuiteCreateApi(_Authors):
+    @extend_schema(
+        operation_id="create_suite",
+        summary="Create a suite",
+        description="201; 400 naming the field (name: one of that name exists already).",
+        request=es.SuiteInputSerializer,
+        responses={201: es.SuiteOutputSerializer, **error_responses(400, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        body = es.SuiteInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        made = services.suite_create(
+            name=body.validated_data["name"],
+            description=body.validated_data.get("description", ""),
+            author=request.user,
+        )
+        return Response(_suite_data(made.name), status=status.HTTP_201_CREATED)
+
+
+def _suite_data(name: str) -> dict[str, Any]:
+    return dict(es.SuiteOutputSerializer(selectors.suite_get(name)).data)
+
+
+class SuiteGetApi(_Authors):
+    @extend_schema(
+        operation_id="get_suite",
+        summary="One suite",
+        parameters=[SUITE],
+        responses={200: es.SuiteOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        return Response(_suite_data(_suite(name)))
+
+
+class SuiteUpdateApi(_Authors):
+    @extend_schema(
+        operation_id="update_suite",
+        summary="Change a suite's description",
+        parameters=[SUITE],
+        request=es.SuiteUpdateInputSerializer,
+        responses={200: es.SuiteOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def put(self, request: Request, name: str) -> Response:
+        checked = _suite(name)
+        body = es.SuiteUpdateInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.suite_update(
+            name=checked,
+            description=body.validated_data.get("description", ""),
+            author=request.user,
+        )
+        return Response(_suite_data(checked))
+
+
+class SuiteDeleteApi(_Authors):
+    @extend_schema(
+        operation_id="delete_suite",
+        summary="Delete a suite and its cases (its runs stay, without it)",
+        parameters=[SUITE],
+        responses={204: DELETED, **error_responses(400, 404)},
+    )
+    def delete(self, request: Request, name: str) -> Response:
+        services.suite_delete(name=_suite(name), author=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- cases ----------------------------------------------------------------------------------
+
+
+class CaseListApi(_Authors):
+    pagination_class = CasePagination
+
+    @extend_schema(
+        operation_id="list_cases",
+        summary="A suite's cases, in the order they were added",
+        parameters=[SUITE, *page_parameters(CasePagination.max_page_size)],
+        responses={200: es.CasePageOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        rows = selectors.cases_list(selectors.suite_get(_suite(name)))
+        return page_response(self, request, rows, _CaseRowSerializer)
+
+
+class _CaseRowSerializer(es.CaseOutputSerializer):
+    def to_representation(self, instance: Any) -> Any:
+        return super().to_representation(services.case_json(instance))
+
+
+class CaseCreateApi(_Authors):
+    @extend_schema(
+        operation_id="create_case",
+        summary="Add a case to a suite (or make one from a recorded conversation)",
+        description=(
+            "201 with the case; 400 naming the field (checks[1].pattern, messages[0].role, "
+            "context.test_context, name when the suite has it already). With "
+            "from_conversation, the conversation's context (cwd, provider, model, tools, "
+            "variables, thread override) is copied from what the server stored, and "
+            "messages and values are this request's; 404 when the caller may not see it."
+        ),
+        parameters=[SUITE],
+        request=es.CaseInputSerializer,
+        responses={201: es.CaseOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        suite = _suite(name)
+        body = es.CaseInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        fields = dict(body.validated_data)
+        conversation = fields.pop("from_conversation", None)
+        values = fields.pop("values", None)
+        if conversation is not None:
+            if "context" in fields:
+                raise InvalidInput("context", "give context or from_conversation, not both")
+            fields["context"] = _conversation_context(conversation, values, request)
+            fields.setdefault("name", conversation)
+        elif values is not None:
+            raise InvalidInput("values", "values go with from_conversation (else in context)")
+        case = services.case_create(suite=suite, fields=fields, author=request.user)
+        return Response(services.case_json(case), status=status.HTTP_201_CREATED)
+
+
+def _conversation_context(conversation_id: str, values: Any, request: Request) -> dict[str, Any]:
+    """The context of a recorded conversation ``request``'s user may see (404 otherwise)."""
+    try:
+        stored = conversation_prompt_visible(conversation_id, user=request.user)
+    except InvalidInput as error:
+        raise InvalidInput("from_conversation", error.message) from None
+    context: dict[str, Any] = {"cwd": stored.cwd}
+    for field in ("provider", "model", "tools", "variables"):
+        if getattr(stored, field):
+            context[field] = getattr(stored, field)
+    if stored.override is not None:
+        context["override"] = stored.override
+    if values:
+        context["values"] = values
+    return context
+
+
+def _case_data(suite: str, case: str) -> dict[str, Any]:
+    return services.case_json(selectors.case_get(selectors.suite_get(suite), case))
+
+
+class CaseGetApi(_Authors):
+    @extend_schema(
+        operation_id="get_case",
+        summary="One case of a suite",
+        parameters=[SUITE, CASE],
+        responses={200: es.CaseOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request, name: str, case: str) -> Response:
+        return Response(_case_data(_suite(name), _case(case)))
+
+
+class CaseUpdateApi(_Authors):
+    @extend_schema(
+        operation_id="update_case",
+        summary="Replace a case (a name in the body renames it)",
+        parameters=[SUITE, CASE],
+        request=es.CaseUpdateInputSerializer,
+        responses={200: es.CaseOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def put(self, request: Request, name: str, case: str) -> Response:
+        suite = _suite(name)
+        body = es.CaseUpdateInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        saved = services.case_save(
+            suite=suite, name=_case(case), fields=dict(body.validated_data), author=request.user
+        )
+        return Response(services.case_json(saved))
+
+
+class CaseDeleteApi(_Authors):
+    @extend_schema(
+        operation_id="delete_case",
+        summary="Delete a case",
+        parameters=[SUITE, CASE],
+        responses={204: DELETED, **error_responses(400, 404)},
+    )
+    def delete(self, request: Request, name: str, case: str) -> Response:
+        services.case_delete(suite=_suite(name), name=_case(case), author=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- JSONL ----------------------------------------------------------------------------------
+
+
+class CasesExportApi(_Authors):
+    content_negotiation_class = JsonFirstNegotiation
+
+    @extend_schema(
+        operation_id="export_cases",
+        summary="A suite's cases as JSONL (one case a line, the API's fields)",
+        parameters=[SUITE],
+        responses={
+            (200, JSONL): OpenApiResponse(OpenApiTypes.BINARY, description="The cases."),
+            (200, OCTET_STREAM): OpenApiResponse(OpenApiTypes.BINARY, description="The cases."),
+            **error_responses(400, 404),
+        },
+    )
+    def get(self, request: Request, name: str) -> HttpResponse:
+        suite = selectors.suite_get(_suite(name))
+        lines = (services.case_jsonl(case) for case in selectors.cases_list(suite).iterator())
+        named = {
+            p.split(";")[0].strip().lower() for p in request.headers.get("Accept", "").split(",")
+        }
+        media = OCTET_STREAM if OCTET_STREAM in named and JSONL not in named else JSONL
+        return HttpResponse(
+            "".join(lines).encode(),
+            content_type=media,
+            headers={"Content-Disposition": f'attachment; filename="{suite.name}.jsonl"'},
+        )
+
+
+class CasesImportApi(_Authors):
+    parser_classes = [LimitedJsonLinesParser, LimitedJsonLinesOctetParser]
+
+    @extend_schema(
+        operation_id="import_cases",
+        summary="Add or replace a suite's cases from JSONL (one case a line)",
+        description=(
+            "The body is the JSONL text (application/x-ndjson, or application/octet-stream). "
+            "A case of the same name is replaced. All or nothing: when any line is bad, "
+            'nothing is stored and the 400 names each bad line: {"line 3": ["checks[0].type: '
+            '…"]}.'
+        ),
+        parameters=[SUITE],
+        request={OCTET_STREAM: OpenApiTypes.BINARY},
+        responses={200: es.CasesImportedOutputSerializer, **error_responses(400, 404, 413, 415)},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        suite = _suite(name)
+        media = request.content_type.split(";")[0].strip().lower()
+        if media not in (JSONL, OCTET_STREAM):
+            raise UnsupportedMediaType(request.content_type or "none")
+        data = request.data
+        if not isinstance(data, bytes):
+            raise ParseError("Send the JSONL text itself as the body.")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise InvalidInput("body", f"not UTF-8 (byte {error.start})") from None
+        count = services.cases_import(suite=suite, text=text, author=request.user)
+        return Response(es.CasesImportedOutputSerializer({"imported": count}).data)
+
+
+# --- runs -----------------------------------------------------------------------------------
+
+
+class _RunRowSerializer(es.EvaluationOutputSerializer):
+    def to_representation(self, instance: Any) -> Any:
+        return super().to_representation(results.run_json(instance))
+
+
+class EvaluationListApi(_Authors):
+    pagination_class = EvaluationPagination
+
+    @extend_schema(
+        operation_id="list_evaluations",
+        summary="Every run, newest first",
+        parameters=page_parameters(EvaluationPagination.max_page_size),
+        responses={200: es.EvaluationPageOutputSerializer, **error_responses(400, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        return page_response(self, request, selectors.runs_list(), _RunRowSerializer)
+
+
+class EvaluationCreateApi(_Authors):
+    @extend_schema(
+        operation_id="start_evaluation",
+        summary="Start a run: a candidate against a baseline on a suite",
+        description=(
+            "202 with the queued run's id; a worker does it (GET /api/evaluations/{id} "
+            "shows its progress). 400 naming the field; 404 for an unknown suite."
+        ),
+        request=es.EvaluationInputSerializer,
+        responses={202: es.EvaluationStartedOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        body = es.EvaluationInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        given = body.validated_data
+        run = services.run_create(
+            suite=given["suite"],
+            candidate=given["candidate"],
+            baseline=given.get("baseline"),
+            model=given.get("model"),
+            baseline_model=given.get("baseline_model"),
+            candidate_model=given.get("candidate_model"),
+            repeat=given.get("repeat"),
+            fresh=given.get("fresh", False),
+            author=request.user,
+        )
+        return Response({"id": run.pk, "status": run.status}, status=status.HTTP_202_ACCEPTED)
+
+
+class EvaluationGetApi(_Authors):
+    @extend_schema(
+        operation_id="get_evaluation",
+        summary="One run: its status, progress and (once finished) summary",
+        parameters=[RUN_ID],
+        responses={200: es.EvaluationOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request: Request, id: str) -> Response:
+        run = selectors.run_get(_run_id(id))
+        return Response(es.EvaluationOutputSerializer(results.run_json(run)).data)
+
+
+class EvaluationResultsApi(_Authors):
+    @extend_schema(
+        operation_id="get_evaluation_results",
+        summary="A run's results per case: regressions first, then errors, fixes, the rest",
+        description=(
+            "Per case and side: each repetition's answer and tool calls, every check's "
+            "result, the pass rate, tokens, mean latency and the first error. A call made "
+            "once for both sides (the prompts were the same) counts for both."
+        ),
+        parameters=[RUN_ID],
+        responses={200: es.EvaluationResultsOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request: Request, id: str) -> Response:
+        run = selectors.run_get(_run_id(id))
+        rows = results.run_results_json(run)
+        return Response(es.EvaluationResultsOutputSerializer({"results": rows}).data)
+
+
+class EvaluationCancelApi(_Authors):
+    @extend_schema(
+        operation_id="cancel_evaluation",
+        summary="Stop a queued or running run (an ended one is left as it is)",
+        description=(
+            "A queued run is cancelled at once; a running one stops within a few seconds "
+            "(the calls in flight are finished and saved). The answer is the run."
+        ),
+        parameters=[RUN_ID],
+        request=None,
+        responses={200: es.EvaluationOutputSerializer, **error_responses(404)},
+    )
+    def post(self, request: Request, id: str) -> Response:
+        run = services.run_cancel(run_id=_run_id(id), author=request.user)
+        return Response(es.EvaluationOutputSerializer(results.run_json(run)).data)

@@ -1,0 +1,75 @@
+"""A run and its results as the API answers them (and ``manage.py evaluate`` reads them).
+
+run → :func:`run_json` (status, progress, summary); its cases, regressions first, then
+errors, fixes, the rest (``selectors.run_results``) → :func:`run_results_json`: per case
+and side each repetition's answer and tool calls, every check's result, the pass rate,
+tokens, mean latency and the first error; a call made once for both sides (``both``,
+the prompts were the same) counts for each.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sysprompt.evaluations.models import Run, RunCall, RunCase
+from sysprompt.evaluations.selectors import run_results
+from sysprompt_core.evaluations import Repetition, pass_rate
+
+SIDES = ("baseline", "candidate")
+
+
+def run_json(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.pk,
+        "suite": run.suite_name,
+        "candidate": run.candidate,
+        "baseline": run.baseline,
+        "candidate_model": run.candidate_model,
+        "baseline_model": run.baseline_model,
+        "repeat": run.repeat,
+        "status": run.status,
+        "progress": {"done": run.done, "total": run.total},
+        "summary": run.summary,
+        "error": run.error,
+        "created_by": run.created_by.get_username() if run.created_by else None,
+        "created_at": run.created_at,
+        "finished_at": run.finished_at,
+    }
+
+
+def run_results_json(run: Run) -> list[dict[str, Any]]:
+    return [case_result(case) for case in run_results(run)]
+
+
+def case_result(case: RunCase) -> dict[str, Any]:
+    calls = sorted(case.calls.all(), key=lambda call: call.repetition)
+    sides = {side: _side([c for c in calls if c.side in (side, "both")]) for side in SIDES}
+    return {
+        "case": case.case_name,
+        "prompt_changed": case.prompt_changed,
+        "verdict": case.verdict,
+        "error": case.error,
+        **sides,
+    }
+
+
+def _side(calls: list[RunCall]) -> dict[str, Any]:
+    done = [call for call in calls if call.done]
+    timed = [call.ms for call in done if call.ms is not None]
+    errors = [call.error for call in done if call.error]
+    repetitions = [
+        Repetition(tuple(bool(c.get("passed")) for c in call.checks), call.error or None)
+        for call in done
+    ]
+    return {
+        "outputs": [call.output for call in done],
+        "tool_calls": [call.tool_calls for call in done],
+        "checks": [
+            {"repetition": call.repetition, **check} for call in done for check in call.checks
+        ],
+        "pass_rate": pass_rate(repetitions),
+        "input_tokens": sum(call.input_tokens or 0 for call in done),
+        "output_tokens": sum(call.output_tokens or 0 for call in done),
+        "ms": round(sum(timed) / len(timed), 3) if timed else None,
+        "error": errors[0] if errors else None,
+    }

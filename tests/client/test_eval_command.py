@@ -1,0 +1,158 @@
+"""Evaluations §5: the client's ``sysprompt-eval`` over HTTP against a real server
+process and a real ``evaluations_worker`` process (one of each for the module, on one
+SQLite file), with the built-in echo model: exit 0 when the run passes, 1 on a
+regression (with the JUnit file), 2 when the server refuses or the run does not end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from xml.etree import ElementTree
+
+import httpx
+import pytest
+
+from sysprompt_client.evaluate import main
+from tests.client.served import REPO, RealServer
+
+CREATE_AUTHOR = (
+    "from django.contrib.auth.models import User\n"
+    "from rest_framework.authtoken.models import Token\n"
+    "user = User.objects.create_superuser('eval-author', '', None)\n"
+    "print(Token.objects.create(user=user).key)\n"
+)
+
+
+class Served:
+    def __init__(self, server: RealServer, token: str) -> None:
+        self.server = server
+        self.token = token
+        self.http = httpx.Client(
+            base_url=server.url, headers={"Authorization": f"Token {token}"}, timeout=30
+        )
+
+    def ok(self, method: str, path: str, body: object) -> None:
+        response = self.http.request(method, path, json=body)
+        assert response.status_code < 300, response.text
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("eval-command-server")
+    server = RealServer(folder)
+    worker = None
+    served = None
+    try:
+        token = server.manage("shell", "-c", CREATE_AUTHOR).strip().splitlines()[-1]
+        server.start()
+        with open(folder / "worker.log", "ab") as log:
+            worker = subprocess.Popen(
+                [sys.executable, "manage.py", "evaluations_worker", "--interval", "0.1"],
+                cwd=REPO,
+                env=server.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        served = Served(server, token)
+        # production serves release 1 ("Old rules"); latest says "New rules".
+        served.ok("PUT", "/api/system-prompt", {"template": "Old rules"})
+        served.ok("POST", "/api/releases", {"message": "old"})
+        served.ok("PUT", "/api/labels/production", {"target": {"release": 1}})
+        served.ok("PUT", "/api/system-prompt", {"template": "New rules"})
+        question = [{"role": "user", "content": "q"}]
+        served.ok("POST", "/api/suites", {"name": "kept"})
+        served.ok(
+            "POST",
+            "/api/suites/kept/cases",
+            {"name": "asks", "messages": question, "checks": [{"type": "contains", "value": "q"}]},
+        )
+        served.ok("POST", "/api/suites", {"name": "old"})
+        served.ok(
+            "POST",
+            "/api/suites/old/cases",
+            {
+                "name": "old-rules",
+                "messages": question,
+                "checks": [{"type": "contains", "value": "first line: Old"}],
+            },
+        )
+        yield served
+    finally:
+        if served is not None:
+            served.http.close()
+        if worker is not None:
+            worker.kill()
+            worker.wait(timeout=30)
+        server.close()
+
+
+def run(
+    served: Served, capsys: pytest.CaptureFixture[str], *arguments: str
+) -> tuple[int, str, str]:
+    code = main(["--url", served.server.url, "--token", served.token, "--poll", "0.1", *arguments])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_eval_exits_0_when_nothing_regresses(
+    served: Served, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(served, capsys, "--suite", "kept", "--candidate", "latest")
+
+    assert code == 0, (out, err)
+    assert "PASSED" in out
+    assert "finished: 2/2 calls" in err
+
+
+def test_eval_exits_1_and_writes_junit_when_the_candidate_regresses(
+    served: Served, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    junit = tmp_path / "junit.xml"
+
+    code, out, _ = run(
+        served, capsys, "--suite", "old", "--candidate", "latest", "--junit", str(junit)
+    )
+
+    assert code == 1, out
+    assert "FAILED: 1 regression(s)" in out
+    [case] = ElementTree.parse(junit).getroot().iter("testcase")
+    assert case.get("name") == "old-rules"
+    assert case.find("failure") is not None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (("--suite", "missing", "--candidate", "latest"), "There is no suite 'missing'"),
+        (("--suite", "kept", "--candidate", "latest", "--repeat", "99"), "repeat"),
+    ],
+)
+def test_eval_exits_2_when_the_server_refuses(
+    served: Served, capsys: pytest.CaptureFixture[str], arguments: tuple[str, ...], said: str
+) -> None:
+    code, _, err = run(served, capsys, *arguments)
+
+    assert code == 2
+    assert said in err
+
+
+def test_eval_exits_2_with_a_bad_token_or_no_server(
+    served: Served, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = main(
+        ["--url", served.server.url, "--token", "nope", "--suite", "kept", "--candidate", "latest"]
+    )
+    monkeypatch.delenv("SYSPROMPT_URL", raising=False)
+    unset = main(["--token", "x", "--suite", "kept", "--candidate", "latest"])
+
+    assert (bad, unset) == (2, 2)
+    assert "401" in capsys.readouterr().err
+
+
+def test_eval_is_the_client_packages_console_command() -> None:
+    project = tomllib.loads((REPO / "packages/client/pyproject.toml").read_text())
+
+    assert project["project"]["scripts"]["sysprompt-eval"] == "sysprompt_client.evaluate:main"
