@@ -11,9 +11,11 @@ from django.contrib.auth.models import User
 
 from sysprompt.evaluations import services as evaluations
 from sysprompt.evaluations.gate import gate_check, run_gate
+from sysprompt.evaluations.management.commands.evaluate import thresholds_for
 from sysprompt.evaluations.models import Run, Suite
 from sysprompt.releases import services
 from sysprompt.releases.gates import Gate
+from sysprompt_core.evaluations.report import Thresholds
 from tests.releases.gate_support import release_of
 
 pytestmark = pytest.mark.django_db
@@ -85,3 +87,16 @@ def test_run_gate_is_the_baseline_labels_gate_when_it_names_the_suite() -> None:
         name="production", target={"release": number}, gate={"suite": "other"}, author=boss
     )
     assert run_gate(run) == Gate("style")  # the label's gate is another suite's
+
+
+def test_evaluate_command_thresholds_are_the_run_gate() -> None:
+    run = stored()
+    boss = User.objects.create_superuser("boss", "", None)
+    number = release_of("Use tabs.")
+    gate = {"suite": "style", "max_regressions": 2, "min_pass_rate": 0.75}
+
+    before = thresholds_for(run)
+    services.label_set(name="production", target={"release": number}, gate=gate, author=boss)
+
+    assert before == Thresholds()
+    assert thresholds_for(run) == Thresholds(max_regressions=2, min_pass_rate=0.75)
