@@ -5,13 +5,13 @@ Against the live server."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 
 import pytest
 
 from tests.client.conftest import MakeClient, Server, async_client
+from tests.client.isolated import run_isolated
 
 
 def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -77,5 +77,5 @@ def test_async_client_names_what_differs(server: Server, caplog: pytest.LogCaptu
         return later.context_mismatch, same.context_mismatch
 
     with caplog.at_level(logging.WARNING, logger="sysprompt_client"):
-        assert asyncio.run(turns()) == (("model",), ())
+        assert run_isolated(turns()) == (("model",), ())
     assert len(warnings(caplog)) == 1
