@@ -366,7 +366,6 @@ def _sysprompt() -> dict[str, Any]:
         "EVAL_CLAIM_SECONDS": env_float("SYSPROMPT_EVAL_CLAIM_SECONDS"),
         "EVAL_DEFAULT_MODEL": os.environ.get("SYSPROMPT_EVAL_DEFAULT_MODEL"),
         "EVAL_MAX_OUTPUT_CHARS": env_int("SYSPROMPT_EVAL_MAX_OUTPUT_CHARS"),
-        "EVAL_TASKS_QUEUE": os.environ.get("SYSPROMPT_EVAL_TASKS_QUEUE"),
     }
     return {key: value for key, value in values.items() if value is not None}
 
