@@ -21,6 +21,9 @@ from sysprompt.evaluations.models import Run, RunCall, RunCase
 from sysprompt_core.evaluations import Repetition, pass_rate, verdict
 
 SIDES = ("baseline", "candidate")
+CHUNK = 1000
+"""Rows read (and verdicts written) at a time: the summary of a run of any size holds
+a few small objects per case, never the rows themselves."""
 
 
 def _repetition(call: RunCall) -> Repetition:
@@ -36,9 +39,10 @@ def run_summary(run: Run) -> dict[str, Any]:
     )
     tokens = {side: {"input": 0, "output": 0} for side in SIDES}
     made = cached = 0
-    for call in RunCall.objects.filter(run=run).only(
+    calls = RunCall.objects.filter(run=run).only(
         "run_case_id", "side", "checks", "error", "cached", "input_tokens", "output_tokens"
-    ):
+    )
+    for call in calls.iterator(chunk_size=CHUNK):
         for side in SIDES if call.side == "both" else (call.side,):
             repetitions[call.run_case_id][side].append(_repetition(call))
             tokens[side]["input"] += call.input_tokens or 0
@@ -49,27 +53,32 @@ def run_summary(run: Run) -> dict[str, Any]:
             made += 1
     counts = {"regression": 0, "fix": 0, "same_pass": 0, "same_fail": 0, "error": 0}
     rates: dict[str, list[Repetition]] = {side: [] for side in SIDES}
-    unchanged = 0
-    cases = list(RunCase.objects.filter(run=run).only("id", "error", "prompt_changed", "verdict"))
-    for case in cases:
-        sides = repetitions.get(case.id)
-        case.verdict = (
+    unchanged = total = 0
+    by_verdict: dict[str, list[int]] = defaultdict(list)
+    cases = RunCase.objects.filter(run=run).only("id", "error", "prompt_changed")
+    for case in cases.iterator(chunk_size=CHUNK):
+        total += 1
+        sides = repetitions.pop(case.id, None)
+        said = (
             "error"
             if case.error or sides is None
             else verdict(sides["baseline"], sides["candidate"])
         )
-        counts[case.verdict] += 1
+        by_verdict[said].append(case.id)
+        counts[said] += 1
         unchanged += 0 if case.prompt_changed or case.error else 1
         if sides is not None and not case.error:
             for side in SIDES:
                 rates[side].extend(sides[side])
-    RunCase.objects.bulk_update(cases, ["verdict"], batch_size=1000)
+    for name, ids in by_verdict.items():
+        for start in range(0, len(ids), CHUNK):
+            RunCase.objects.filter(id__in=ids[start : start + CHUNK]).update(verdict=name)
     seconds = None
     if run.started_at is not None:
         seconds = round((timezone.now() - run.started_at).total_seconds(), 3)
     model_of = {"baseline": run.baseline_model, "candidate": run.candidate_model}
     return {
-        "cases": len(cases),
+        "cases": total,
         "baseline": {
             "pass_rate": pass_rate(rates["baseline"]),
             "input_tokens": tokens["baseline"]["input"],
