@@ -7,8 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
+from rest_framework.authtoken.models import Token
 
-from sysprompt_client import AsyncClient, InvalidRequest, NotFound
+from sysprompt_client import AsyncClient, Forbidden, InvalidRequest, NotFound
 from tests.client.conftest import REFERENCES, Server, async_client, expected_prompt
 from tests.client.isolated import run_isolated
 from tests.client.test_errors import closed_port
@@ -99,3 +101,32 @@ def test_a_cached_turn_awaits_nothing(server: Server) -> None:
             assert done.value.value.from_cache
 
     run_isolated(main())
+
+
+def test_library_and_labels_async_as_sync(server: Server) -> None:
+    """The async client sends the library's and the labels' calls as the sync one."""
+    editor = User.objects.create_superuser("async-editor")
+    token = Token.objects.create(user=editor).key
+
+    async def main() -> None:
+        async with AsyncClient(server.url, token) as client:
+            saved = await client.save_fragment("tone", "Be brief.\n")
+            assert saved["text"] == "Be brief.\n"
+            await client.save_fragment("tone", "Be terse.\n", provider="anthropic")
+            library = await client.library()
+            assert [item["name"] for item in library] == ["tone"]
+            shown = await client.preview_fragment("tone", cwd=server.cwd, provider="anthropic")
+            assert shown["system_prompt"] == "Be terse.\n"
+            await client.delete_fragment("tone", provider="anthropic")
+            shown = await client.preview_fragment("tone", cwd=server.cwd, provider="anthropic")
+            assert shown["system_prompt"] == "Be brief.\n"
+            release = await client.create_release(message="async")
+            moved = await client.set_label("staging", {"release": release["number"]})
+            assert moved["target"] == {"release": release["number"]}
+            names = {label["name"] for label in await client.labels()}
+            assert {"production", "staging"} <= names
+        async with AsyncClient(server.url, server.token) as host:
+            with pytest.raises(Forbidden):
+                await host.labels()
+
+    asyncio.run(main())

@@ -285,6 +285,65 @@ class AsyncClient(ClientBase):
         data = self._json(await self._send(self._preview_call(template, conversation_id, context)))
         return data if isinstance(data, dict) else {}
 
+    # The library and labels -----------------------------------------------------------
+
+    async def library(self, *, search: str | None = None) -> list[dict[str, Any]]:
+        """See ``Client.library``."""
+        return await self._all_pages(self._library_call(search))
+
+    async def preview_fragment(
+        self,
+        name: str,
+        *,
+        cwd: str,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> dict[str, Any]:
+        """See ``Client.preview_fragment``."""
+        call = self._preview_fragment_call(name, cwd, provider, model)
+        return self._object(await self._send(call))
+
+    async def save_fragment(
+        self,
+        name: str,
+        text: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        if_match: str | None = None,
+    ) -> dict[str, Any]:
+        """See ``Client.save_fragment``."""
+        call = self._save_fragment_call(name, text, provider, model, if_match)
+        return self._object(await self._send(call))
+
+    async def delete_fragment(
+        self, name: str, *, provider: str | None = None, model: str | None = None
+    ) -> dict[str, Any]:
+        """See ``Client.delete_fragment``."""
+        return self._object(await self._send(self._delete_fragment_call(name, provider, model)))
+
+    async def labels(self) -> list[dict[str, Any]]:
+        """See ``Client.labels``."""
+        return await self._all_pages(self._labels_call())
+
+    async def set_label(
+        self, name: str, target: Any, *, message: str | None = None
+    ) -> dict[str, Any]:
+        """See ``Client.set_label``."""
+        return self._object(await self._send(self._set_label_call(name, target, message)))
+
+    async def create_release(self, *, message: str | None = None) -> dict[str, Any]:
+        """See ``Client.create_release``."""
+        return self._object(await self._send(self._create_release_call(message)))
+
+    async def _all_pages(self, call: Call) -> list[dict[str, Any]]:
+        results: list[dict[str, Any]] = []
+        following: Call | None = call
+        while following is not None:
+            items, following = self._page(await self._send(following))
+            results += items
+        return results
+
     # Plumbing -------------------------------------------------------------------------
 
     async def _values(
