@@ -1,0 +1,164 @@
+"""One MCP request over HTTP, served by the SDK's Streamable HTTP transport inside a
+Django view.
+
+The SDK's transport is an ASGI application; the server runs Django under gunicorn's
+threaded WSGI workers. Each POST to ``/mcp`` is one self-contained exchange (stateless,
+JSON answers: no session, no stream outlives the request), so the view hands the
+request, body already read, to a fresh stateless
+:class:`~mcp.server.streamable_http_manager.StreamableHTTPSessionManager` and collects
+its answer (:func:`exchange`):
+
+* ``asgiref``'s ``async_to_sync`` runs the exchange on an event loop of its own while
+  the worker thread waits; the MCP handlers reach the database through
+  ``sync_to_async(thread_sensitive=True)`` (:func:`on_request_thread`), which runs
+  them back on that worker thread: the request's own database connection and
+  transaction, as every other view's, and no thread pool of their own.
+* The manager's lifespan and task group are entered and left around this one request
+  (``run()``): nothing is shared between requests or threads, nothing is left running.
+* The SDK's DNS-rebinding protection (``TransportSecuritySettings``) is given the
+  request's Host only when it is one of Django's ``ALLOWED_HOSTS`` (Django's own
+  matching, ``.example.com`` and ``*`` included), and its Origin only when that names
+  such a host too (or a ``CSRF_TRUSTED_ORIGINS`` entry) (:func:`security_settings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, ParamSpec, TypeVar
+from urllib.parse import urlsplit
+
+import anyio
+from asgiref.sync import async_to_sync, sync_to_async
+from django.conf import settings
+from django.http import HttpRequest
+from django.http.request import split_domain_port, validate_host
+from mcp.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass
+class Answer:
+    """What the transport answered: status, headers (names lowercase) and the body."""
+
+    status: int = 500
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+
+    def header(self, name: str) -> str | None:
+        return next((value for key, value in self.headers if key == name), None)
+
+
+def on_request_thread(function: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+    """``function`` (sync, using the database) as a coroutine function that runs it on
+    the thread serving the request (see the module's description)."""
+    return sync_to_async(function, thread_sensitive=True)
+
+
+def _allowed_origin(origin: str) -> bool:
+    if origin in getattr(settings, "CSRF_TRUSTED_ORIGINS", ()):
+        return True
+    parts = urlsplit(origin)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        return False
+    domain, _port = split_domain_port(parts.netloc)
+    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS or [])
+
+
+def security_settings(request: HttpRequest) -> TransportSecuritySettings:
+    """The SDK's Host and Origin checks, fed from Django's ``ALLOWED_HOSTS``: this
+    request's Host is allowed when Django's matching allows it, its Origin (when it
+    sends one) when that names an allowed host or a trusted origin. Anything else is
+    refused by the SDK (421 for the Host, 403 for the Origin)."""
+    host = request.META.get("HTTP_HOST", "")
+    domain, _port = split_domain_port(host)
+    allowed_hosts = [host] if domain and validate_host(domain, settings.ALLOWED_HOSTS or []) else []
+    origin = request.META.get("HTTP_ORIGIN", "")
+    allowed_origins = [origin] if origin and _allowed_origin(origin) else []
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+    )
+
+
+def _scope(request: HttpRequest) -> dict[str, Any]:
+    headers = [
+        (name.lower().encode("latin-1"), str(value).encode("latin-1"))
+        for name, value in request.headers.items()
+    ]
+    port = request.META.get("SERVER_PORT") or "80"
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": request.method or "POST",
+        "scheme": request.scheme or "http",
+        "path": request.path,
+        "raw_path": request.path.encode("utf-8"),
+        "root_path": "",
+        "query_string": request.META.get("QUERY_STRING", "").encode("latin-1"),
+        "headers": headers,
+        "client": (request.META.get("REMOTE_ADDR", ""), 0),
+        "server": (request.META.get("SERVER_NAME", ""), int(port) if port.isdigit() else 80),
+    }
+
+
+async def _exchange(
+    server: Server[Any],
+    scope: dict[str, Any],
+    body: bytes,
+    security: TransportSecuritySettings,
+    max_body_bytes: int,
+) -> Answer:
+    answer = Answer()
+    answered = anyio.Event()
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await answered.wait()  # the client is there until the whole answer is sent
+        return {"type": "http.disconnect"}
+
+    chunks: list[bytes] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answer.status = int(message["status"])
+            answer.headers = [
+                (bytes(name).decode("latin-1").lower(), bytes(value).decode("latin-1"))
+                for name, value in message.get("headers", [])
+            ]
+        elif message["type"] == "http.response.body":
+            chunks.append(bytes(message.get("body", b"")))
+            if not message.get("more_body", False):
+                answered.set()
+
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        json_response=True,
+        stateless=True,
+        security_settings=security,
+        max_request_body_size=max_body_bytes,
+    )
+    async with manager.run():
+        await manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+    answer.body = b"".join(chunks)
+    return answer
+
+
+def exchange(
+    server: Server[Any], request: HttpRequest, body: bytes, *, max_body_bytes: int
+) -> Answer:
+    """Serve one MCP request (its ``body`` already read) with ``server``; blocks the
+    calling (worker) thread, which runs the handlers' database work meanwhile."""
+    return async_to_sync(_exchange)(
+        server, _scope(request), body, security_settings(request), max_body_bytes
+    )
