@@ -9,8 +9,8 @@ then the client's exception for that status with the API's sentence
 (``sysprompt_client.errors.error_for``), which the MCP layer shows. So a conversation
 of another host is "not found" here exactly as it is over REST.
 
-Synchronous and using the database: the MCP layer calls it on the request's own
-thread (``sysprompt.mcp.transport.on_request_thread``).
+Synchronous and using the database, always on the request's own thread
+(``DjangoBackend._answer``, ``sysprompt.mcp.transport.on_request_thread``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import anyio
+import anyio.from_thread
 from django.contrib.auth.models import AbstractUser
 from django.db import connections
 from rest_framework import status
@@ -37,6 +39,7 @@ from sysprompt.errors import ConversationNotFound, FragmentNotFound
 from sysprompt.library import selectors as library
 from sysprompt.library import services as library_services
 from sysprompt.library.validation import fragment_name_valid, variant_key_valid
+from sysprompt.mcp.transport import on_request_thread
 from sysprompt.prompts import selectors as prompts
 from sysprompt.prompts import services as prompt_services
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
@@ -91,14 +94,21 @@ class DjangoBackend:
         self._request_thread = threading.get_ident()
 
     def _answer(self, call: Callable[[], T]) -> T:
-        """``call()`` as the API would answer (:func:`as_api`). Made on the request's
-        thread, the backend normally runs there too (``on_request_thread``); run on
-        another thread (a worker thread of the MCP layer), the database connection
-        that thread opened is closed afterwards: Django closes only its requests'."""
-        try:
+        """``call()`` as the API would answer (:func:`as_api`), run on the request's
+        own thread: the MCP layer calls a backend in a worker thread of the request's
+        event loop, from which the call is handed back to the request's thread (that
+        thread serves such calls while it waits for the exchange; see
+        ``sysprompt.mcp.transport``). So the database work uses the request's
+        connection, which Django closes or keeps as for any request; a worker thread
+        would open one of its own per call."""
+        if threading.get_ident() == self._request_thread:
             return as_api(call)
-        finally:
-            if threading.get_ident() != self._request_thread:
+        try:
+            return anyio.from_thread.run(on_request_thread(as_api), call)
+        except anyio.NoEventLoopError:  # neither: run here, and close what it opened
+            try:
+                return as_api(call)
+            finally:
                 connections.close_all()
 
     # Read --------------------------------------------------------------------------------

@@ -9,10 +9,10 @@ request, body already read, to a fresh stateless
 its answer (:func:`exchange`):
 
 * ``asgiref``'s ``async_to_sync`` runs the exchange on an event loop of its own while
-  the worker thread waits; the MCP handlers reach the database through
-  ``sync_to_async(thread_sensitive=True)`` (:func:`on_request_thread`), which runs
-  them back on that worker thread: the request's own database connection and
-  transaction, as every other view's, and no thread pool of their own.
+  the worker thread waits; the backend's database work is handed back to that worker
+  thread through ``sync_to_async(thread_sensitive=True)`` (:func:`on_request_thread`;
+  the waiting thread serves such calls): the request's own database connection, as
+  every other view's, and no connection per thread of a pool.
 * The manager's lifespan and task group are entered and left around this one request
   (``run()``): nothing is shared between requests or threads, nothing is left running.
 * The SDK's DNS-rebinding protection (``TransportSecuritySettings``) is given the
@@ -23,7 +23,7 @@ its answer (:func:`exchange`):
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit
@@ -53,7 +53,7 @@ class Answer:
         return next((value for key, value in self.headers if key == name), None)
 
 
-def on_request_thread(function: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+def on_request_thread(function: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]:
     """``function`` (sync, using the database) as a coroutine function that runs it on
     the thread serving the request (see the module's description)."""
     return sync_to_async(function, thread_sensitive=True)
@@ -69,12 +69,18 @@ def _allowed_origin(origin: str) -> bool:
     return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS or [])
 
 
+def _host(request: HttpRequest) -> str:
+    """The Host header, or for a request without one (HTTP/1.0) the server's name, as
+    Django takes it (``get_host``)."""
+    return str(request.META.get("HTTP_HOST") or request.get_host())
+
+
 def security_settings(request: HttpRequest) -> TransportSecuritySettings:
     """The SDK's Host and Origin checks, fed from Django's ``ALLOWED_HOSTS``: this
     request's Host is allowed when Django's matching allows it, its Origin (when it
     sends one) when that names an allowed host or a trusted origin. Anything else is
     refused by the SDK (421 for the Host, 403 for the Origin)."""
-    host = request.META.get("HTTP_HOST", "")
+    host = _host(request)
     domain, _port = split_domain_port(host)
     allowed_hosts = [host] if domain and validate_host(domain, settings.ALLOWED_HOSTS or []) else []
     origin = request.META.get("HTTP_ORIGIN", "")
@@ -91,6 +97,8 @@ def _scope(request: HttpRequest) -> dict[str, Any]:
         (name.lower().encode("latin-1"), str(value).encode("latin-1"))
         for name, value in request.headers.items()
     ]
+    if "HTTP_HOST" not in request.META:
+        headers.append((b"host", _host(request).encode("latin-1")))
     port = request.META.get("SERVER_PORT") or "80"
     return {
         "type": "http",
