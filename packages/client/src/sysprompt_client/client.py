@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -30,6 +31,17 @@ from sysprompt_client.results import CompactResult, PromptResult, Template
 __all__ = ["Client"]
 
 _monotonic = time.monotonic
+
+
+def fragment_path(name: str) -> str:
+    """The API path of a fragment's variant; ``/-`` ends the name, so a fragment whose
+    last segment is ``versions`` is itself too (docs/api-reference.md)."""
+    return f"/api/library/fragments/{quote(name, safe='/')}/-"
+
+
+def _variant_params(provider: str | None, model: str | None) -> dict[str, str] | None:
+    params = {key: value for key, value in (("provider", provider), ("model", model)) if value}
+    return params or None
 
 
 class Client(ClientBase):
@@ -317,6 +329,112 @@ class Client(ClientBase):
         context = self._body(cwd, model, provider, tools, variables, override, None)
         data = self._json(self._send(self._preview_call(template, conversation_id, context)))
         return data if isinstance(data, dict) else {}
+
+    # The library and labels -----------------------------------------------------------
+
+    def library(self, *, search: str | None = None) -> list[dict[str, Any]]:
+        """Every fragment of the library by name, each ``{"name", "variants": [...]}``
+        as ``GET /api/library`` shows it (every page is fetched)."""
+        params = {"search": search} if search else None
+        return self._all_pages("/api/library", params)
+
+    def preview_fragment(
+        self,
+        name: str,
+        *,
+        cwd: str,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> dict[str, Any]:
+        """The fragment ``name`` rendered as the variant ``provider`` and ``model`` get
+        (with resolution's fallback), by the server, storing nothing: the answer of
+        ``POST /api/library/preview`` (``system_prompt``, ``fragments_used``…)."""
+        body: dict[str, Any] = {"cwd": cwd, "fragment": name}
+        if provider is not None:
+            body["provider"] = provider
+        if model is not None:
+            body["model"] = model
+        call = Call("POST", "/api/library/preview", True, body)
+        return self._object(self._send(call))
+
+    def save_fragment(
+        self,
+        name: str,
+        text: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        if_match: str | None = None,
+    ) -> dict[str, Any]:
+        """Save a new version of the variant (the author permission is needed): the
+        variant as the server answers it."""
+        headers = {"If-Match": if_match} if if_match else None
+        call = Call(
+            "PUT",
+            fragment_path(name),
+            False,
+            {"text": text},
+            headers,
+            _variant_params(provider, model),
+        )
+        return self._object(self._send(call))
+
+    def delete_fragment(
+        self, name: str, *, provider: str | None = None, model: str | None = None
+    ) -> dict[str, Any]:
+        """Delete the variant (a deleted version; the author permission is needed)."""
+        call = Call("DELETE", fragment_path(name), False, params=_variant_params(provider, model))
+        return self._object(self._send(call))
+
+    def labels(self) -> list[dict[str, Any]]:
+        """Every label, as ``GET /api/labels`` shows each (prompt authors only:
+        :class:`Forbidden` for an agent host)."""
+        return self._all_pages("/api/labels", None)
+
+    def set_label(self, name: str, target: Any, *, message: str | None = None) -> dict[str, Any]:
+        """Create or move the label ``name`` to ``target`` (``"latest"``,
+        ``{"release": N}`` or a split): the label as the server answers it."""
+        body: dict[str, Any] = {"target": target}
+        if message is not None:
+            body["message"] = message
+        call = Call("PUT", f"/api/labels/{quote(name, safe='')}", False, body)
+        return self._object(self._send(call))
+
+    def create_release(self, *, message: str | None = None) -> dict[str, Any]:
+        """Release the working copy: the release (a new one, or the existing one that
+        holds exactly the working copy)."""
+        body: dict[str, Any] = {} if message is None else {"message": message}
+        return self._object(self._send(Call("POST", "/api/releases", False, body)))
+
+    def _object(self, response: httpx.Response) -> dict[str, Any]:
+        data = self._json(response)
+        if not isinstance(data, dict):
+            raise ServerError("unexpected answer from the server: not a JSON object")
+        return data
+
+    def _all_pages(self, path: str, params: Mapping[str, str] | None) -> list[dict[str, Any]]:
+        """The results of every page of a cursor-paginated list, following ``next``."""
+        results: list[dict[str, Any]] = []
+        call: Call | None = Call("GET", path, True, params=params)
+        while call is not None:
+            page = self._object(self._send(call))
+            items = page.get("results")
+            if not isinstance(items, list):
+                raise ServerError("unexpected answer from the server: a page without results")
+            results += (item for item in items if isinstance(item, dict))
+            following = page.get("next")
+            call = (
+                Call("GET", self._relative(following), True)
+                if isinstance(following, str) and following
+                else None
+            )
+        return results
+
+    def _relative(self, url: str) -> str:
+        """The path (and query) of a ``next`` link, to send under ``base_url``."""
+        if url.startswith(self.base_url + "/"):
+            return url[len(self.base_url) :]
+        return httpx.URL(url).raw_path.decode("ascii")
 
     # Plumbing -------------------------------------------------------------------------
 
