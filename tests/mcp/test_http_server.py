@@ -18,7 +18,10 @@ from typing import Any, TypeVar
 import httpx
 import mcp_types as types
 import pytest
+from mcp.client import Client
 from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from tests.client.isolated import run_isolated
@@ -233,6 +236,32 @@ def test_mcp_later_turn_keeps_the_frozen_prompt_after_the_template_changes(
 
     assert text_of(later) == text_of(first)
     assert text_of(fresh) == "A new template.\n"
+
+
+def test_mcp_sdk_default_client_on_the_2026_protocol_gets_the_same_bytes(
+    server: Server, deployment: Deployment
+) -> None:
+    """The SDK's ``Client`` negotiates the newest protocol (2026-07-28: one
+    self-contained POST per request, no handshake) where the server speaks it: the
+    stateless endpoint answers it too, with the prompt the handshake session froze."""
+    token = deployment.tokens["host-a"]
+    arguments = {"conversation_id": "mcp-two-eras", "cwd": deployment.cwd}
+    legacy = session_run(server, token, lambda s: s.get_prompt("system-prompt", arguments))
+
+    async def modern() -> tuple[str, types.GetPromptResult]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            create_mcp_http_client(headers=headers) as http,
+            Client(streamable_http_client(server.mcp, http_client=http), mode="auto") as client,
+        ):
+            answer = await client.get_prompt("system-prompt", arguments)
+            return str(client.protocol_version), answer
+
+    version, answer = run_isolated(modern())
+
+    assert version == "2026-07-28"
+    assert text_of(answer) == text_of(legacy)
+    assert answer.description == legacy.description
 
 
 def test_mcp_first_turn_without_cwd_is_refused_naming_cwd(
