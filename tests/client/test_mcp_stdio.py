@@ -33,7 +33,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from sysprompt_client.mcp import READ_TOOLS, WRITE_TOOLS
-from tests.client.served import REPO, RealServer
+from tests.client.served import REPO, RealServer, free_port
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a POSIX agent host")
 
@@ -209,9 +209,45 @@ def test_mcp_command_without_url_or_token_names_them_on_stderr(deployment: Deplo
     assert "SYSPROMPT_URL and SYSPROMPT_TOKEN must be set" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("SYSPROMPT_MCP_WRITE", "maybe"), ("SYSPROMPT_MCP_POLL_SECONDS", "often")],
+)
+def test_mcp_command_with_a_bad_setting_names_it(
+    deployment: Deployment, name: str, value: str
+) -> None:
+    done = run_command(deployment.env(**{name: value}))
+
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert f"sysprompt-mcp: {name} must be" in done.stderr
+
+
+@pytest.mark.anyio
+async def test_mcp_first_turn_without_the_server_answers_the_fallback(
+    deployment: Deployment,
+) -> None:
+    nowhere = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "sysprompt_client.mcp"],
+        env={
+            **deployment.env(SYSPROMPT_FALLBACK="Offline prompt.\n"),
+            "SYSPROMPT_URL": f"http://127.0.0.1:{free_port()}",
+        },
+        cwd=str(deployment.host_dir),
+    )
+    async with connected(nowhere) as client:
+        answer = await client.get_prompt("system-prompt", {"conversation_id": "mcp-offline"})
+
+    assert text_of(answer) == "Offline prompt.\n"
+    assert answer.description is not None
+    assert "the configured fallback" in answer.description
+
+
 def test_mcp_stdout_carries_only_protocol(deployment: Deployment) -> None:
     """A raw session with logging at DEBUG: every line on stdout is a JSON-RPC message
-    answering ours; the logging went to stderr."""
+    answering ours; the logging went to stderr. No ``SYSPROMPT_CWD``: the prompt is
+    built for the directory the command starts in."""
     messages = [
         {
             "jsonrpc": "2.0",
@@ -233,9 +269,11 @@ def test_mcp_stdout_carries_only_protocol(deployment: Deployment) -> None:
         },
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "nope"}},
     ]
+    env = deployment.env(SYSPROMPT_MCP_LOG_LEVEL="DEBUG", SYSPROMPT_MCP_POLL_SECONDS="0")
+    del env["SYSPROMPT_CWD"]
     process = subprocess.Popen(
         [sys.executable, "-m", "sysprompt_client.mcp"],
-        env=deployment.env(SYSPROMPT_MCP_LOG_LEVEL="DEBUG", SYSPROMPT_MCP_POLL_SECONDS="0"),
+        env=env,
         cwd=deployment.host_dir,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -319,6 +319,13 @@ def _release_words(result: PromptResult) -> str:
 def _system_prompt_description(result: PromptResult) -> str:
     """The same words for the same frozen prompt (``from_cache`` and the turn's
     mismatch are not in them), so every later get answers the same bytes."""
+    if result.text is None:
+        why = (
+            " (the configured fallback: the sysprompt server could not be reached)"
+            if result.is_fallback
+            else ""
+        )
+        return f"Conversation {result.conversation_id} has no system prompt: send none{why}."
     if result.is_fallback:
         return (
             f"The system prompt of conversation {result.conversation_id}: the configured "
@@ -415,7 +422,8 @@ def _after(cursor: str | None) -> str | None:
     if cursor is None:
         return None
     try:
-        return base64.urlsafe_b64decode(cursor.encode("ascii")).decode("utf-8")
+        raw = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True)
+        return raw.decode("utf-8")
     except (UnicodeError, ValueError, binascii.Error):
         raise MCPError(types.INVALID_PARAMS, "Invalid cursor") from None
 

@@ -1,0 +1,236 @@
+"""The MCP declarations and handlers of ``sysprompt_client.mcp.server`` (what the stdio
+command and the server's ``/mcp`` share), driven in-process by the official SDK's
+``Client`` over a backend of this module: a small library held in memory that
+implements the ``Backend`` protocol as the real ones do (the stdio command's backend
+against a real server is ``test_mcp_stdio.py``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from sysprompt_client.errors import InvalidRequest, NotFound
+from sysprompt_client.mcp import (
+    READ_TOOLS,
+    WRITE_TOOLS,
+    Backend,
+    FragmentSummary,
+    FragmentText,
+    Variant,
+    build_server,
+)
+from sysprompt_client.results import CompactResult, PromptResult, text_sha256
+from tests.client.served import REPO
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class Library:
+    """A Backend over an in-memory library: fragments by name, prompts by id."""
+
+    names: list[str] = field(default_factory=list)
+    prompts: dict[str, str | None] = field(default_factory=dict)
+    fallback: bool = False
+    asked: list[str] = field(default_factory=list)
+
+    def system_prompt(
+        self,
+        conversation_id: str,
+        *,
+        cwd: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        label: str | None = None,
+    ) -> PromptResult:
+        self.asked.append(conversation_id)
+        if conversation_id not in self.prompts:
+            raise NotFound(f"Conversation {conversation_id!r} has no stored prompt.", status=404)
+        text = self.prompts[conversation_id]
+        return PromptResult(
+            text=text,
+            sha256=text_sha256(text),
+            template_version=3,
+            conversation_id=conversation_id,
+            label=None if self.fallback else "production",
+            is_fallback=self.fallback,
+        )
+
+    def compact(
+        self,
+        conversation_id: str,
+        *,
+        cwd: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        label: str | None = None,
+    ) -> CompactResult:
+        prompt = self.system_prompt(conversation_id)
+        return CompactResult(compaction_prompt=f"{prompt.text}Compact.\n", prompt=prompt)
+
+    def fragments(self) -> Sequence[FragmentSummary]:
+        return [FragmentSummary(name=name, variants=(Variant(),)) for name in self.names]
+
+    def fragment(
+        self, name: str, *, provider: str | None = None, model: str | None = None
+    ) -> FragmentText:
+        if name not in self.names:
+            raise InvalidRequest(f"fragment: no fragment {name!r}.", status=400)
+        return FragmentText(name=name, text=f"{name} for {provider}\n", provider=provider)
+
+    def labels(self) -> Sequence[Mapping[str, Any]]:
+        return [{"name": "production", "target": "latest"}]
+
+    def save_fragment(
+        self, name: str, *, text: str, provider: str | None = None, model: str | None = None
+    ) -> Mapping[str, Any]:
+        self.names.append(name)
+        return {"name": name, "text": text}
+
+    def delete_fragment(
+        self, name: str, *, provider: str | None = None, model: str | None = None
+    ) -> Mapping[str, Any]:
+        self.names.remove(name)
+        return {"name": name, "deleted": True}
+
+    def create_release(self, *, message: str | None = None) -> Mapping[str, Any]:
+        return {"number": 1, "message": message}
+
+    def set_label(self, name: str, *, target: Any, message: str | None = None) -> Mapping[str, Any]:
+        return {"name": name, "target": target}
+
+
+def test_mcp_library_is_a_backend() -> None:
+    assert isinstance(Library(), Backend)
+
+
+def test_mcp_build_server_takes_exactly_one_backend() -> None:
+    with pytest.raises(ValueError, match="exactly one"):
+        build_server()
+    with pytest.raises(ValueError, match="exactly one"):
+        build_server(Library(), backend_for=lambda ctx: Library())
+
+
+async def test_mcp_pages_stay_right_while_fragments_come_and_go() -> None:
+    library = Library(names=[f"f{n}" for n in range(5)])
+    async with Client(build_server(library, page_size=3), cache=None) as client:
+        first = await client.list_prompts()
+        library.names.remove("f0")  # already listed
+        library.names.append("e")  # sorts before the cursor: not on a later page
+        library.names.append("g")
+        second = await client.list_prompts(cursor=first.next_cursor)
+        third = await client.list_prompts(cursor=second.next_cursor)
+        with pytest.raises(MCPError) as bad:
+            await client.list_prompts(cursor="%%%")
+
+    assert [p.name for p in first.prompts] == ["system-prompt", "fragment/f0", "fragment/f1"]
+    assert [p.name for p in second.prompts] == ["fragment/f2", "fragment/f3", "fragment/f4"]
+    assert [p.name for p in third.prompts] == ["fragment/g"]
+    assert third.next_cursor is None
+    assert bad.value.code == types.INVALID_PARAMS
+    assert bad.value.message == "Invalid cursor"
+
+
+async def test_mcp_unknown_prompt_and_missing_argument_are_invalid_params() -> None:
+    library = Library(prompts={"c1": "P\n"})
+    async with Client(build_server(library), cache=None) as client:
+        with pytest.raises(MCPError) as unknown:
+            await client.get_prompt("nope")
+        with pytest.raises(MCPError) as missing:
+            await client.get_prompt("system-prompt", {})
+        with pytest.raises(MCPError) as absent:
+            await client.get_prompt("fragment/none", {"provider": "openai"})
+
+    assert unknown.value.code == types.INVALID_PARAMS
+    assert unknown.value.message == "Unknown prompt: nope"
+    assert missing.value.message == "conversation_id: this argument is required."
+    assert absent.value.message == "fragment: no fragment 'none'."
+    assert absent.value.data == {"status": 400}
+    assert library.asked == []
+
+
+async def test_mcp_prompt_without_text_answers_no_message() -> None:
+    library = Library(prompts={"c1": None}, fallback=True)
+    async with Client(build_server(library), cache=None) as client:
+        answer = await client.get_prompt("system-prompt", {"conversation_id": "c1"})
+
+    assert answer.messages == []
+    assert answer.description == (
+        "Conversation c1 has no system prompt: send none (the configured fallback: the "
+        "sysprompt server could not be reached)."
+    )
+
+
+async def test_mcp_backend_for_gives_each_request_its_backend() -> None:
+    libraries = {"a": Library(names=["only-a"]), "b": Library(names=["only-b"])}
+    chosen: list[str] = []
+
+    def backend_for(ctx: Any) -> Backend:
+        which = "a" if not chosen else "b"
+        chosen.append(which)
+        return libraries[which]
+
+    async with Client(build_server(backend_for=backend_for), cache=None) as client:
+        first = await client.list_prompts()
+        second = await client.list_prompts()
+
+    assert [p.name for p in first.prompts][1:] == ["fragment/only-a"]
+    assert [p.name for p in second.prompts][1:] == ["fragment/only-b"]
+
+
+async def test_mcp_write_tool_arguments_are_checked_as_tool_errors() -> None:
+    library = Library()
+    async with Client(build_server(library, write=True), cache=None) as client:
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+        no_text = await client.call_tool("save_fragment", {"name": "x"})
+        no_target = await client.call_tool("set_label", {"name": "staging"})
+        moved = await client.call_tool("set_label", {"name": "staging", "target": "latest"})
+
+    assert tools == [*READ_TOOLS, *WRITE_TOOLS]
+    assert no_text.is_error
+    assert no_text.structured_content == {
+        "error": "text: this argument is required (a string).",
+        "status": 400,
+    }
+    assert no_target.is_error
+    assert library.names == []
+    assert moved.structured_content == {"name": "staging", "target": "latest"}
+
+
+def test_mcp_builder_without_the_sdk_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"
+        "import sysprompt_client.mcp as m\n"
+        "from sysprompt_client.mcp import Backend\n"  # the SDK-free part still imports
+        "try:\n"
+        "    m.build_server\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": "",
+            "PYTHONPATH": f"{REPO}/packages/core/src:{REPO}/packages/client/src",
+        },
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'sysprompt-client[mcp]'" in done.stdout
