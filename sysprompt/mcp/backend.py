@@ -35,14 +35,17 @@ from sysprompt.api.release_views import _detail as release_detail
 from sysprompt.api.release_views import _label_data as label_data
 from sysprompt.api.release_views import _label_detail as label_detail
 from sysprompt.api.views import host_context, prompt_payload
-from sysprompt.errors import ConversationNotFound, FragmentNotFound
+from sysprompt.conf import app_settings
+from sysprompt.errors import ConversationNotFound
 from sysprompt.library import selectors as library
 from sysprompt.library import services as library_services
 from sysprompt.library.validation import fragment_name_valid, variant_key_valid
 from sysprompt.mcp.transport import on_request_thread
+from sysprompt.prompts import rendering
 from sysprompt.prompts import selectors as prompts
 from sysprompt.prompts import services as prompt_services
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
+from sysprompt.prompts.validation import HostContext, cwd_on_server
 from sysprompt.releases import selectors as releases
 from sysprompt.releases import services as release_services
 from sysprompt.releases.selectors import conversation_build
@@ -50,7 +53,7 @@ from sysprompt.releases.validation import call_label_valid, label_name_valid
 from sysprompt_client.errors import Forbidden, InvalidRequest, SyspromptError, error_for
 from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, Variant
 from sysprompt_client.results import CompactResult, PromptResult, prompt_from_json
-from sysprompt_core.library import choose_variant
+from sysprompt_core.paths import real_roots
 
 T = TypeVar("T")
 
@@ -58,6 +61,17 @@ NO_CWD = (
     "give cwd, the conversation's working directory (an absolute path): over HTTP the "
     "server does not know the agent's, and the prompt is built for it."
 )
+
+
+def fragment_cwd() -> str:
+    """Where ``/mcp`` renders a fragment: the first allowed root when the server reads
+    directories (``SERVER_RESOLVES`` has ``git`` or ``file``), so ``file:`` and ``git:``
+    show what the server sees there; else ``/``, only a value (nothing is read)."""
+    conf = app_settings()
+    if not cwd_on_server(conf.server_resolves):
+        return "/"
+    roots = real_roots(conf.allowed_roots)
+    return roots[0] if roots else "/"
 
 
 def _no_cwd(conversation_id: str) -> InvalidRequest:
@@ -221,26 +235,30 @@ class DjangoBackend:
     def fragment(
         self, name: str, *, provider: str | None = None, model: str | None = None
     ) -> FragmentText:
-        """The variant ``provider`` and ``model`` get where a template includes the
-        fragment: (P, M), else (P, —), else (—, —); its text as the library holds it."""
+        """The variant ``provider`` and ``model`` get ((P, M), else (P, —), else (—, —)),
+        rendered by the library preview, as ``POST /api/library/preview`` with
+        ``fragment`` renders it for the stdio command. An HTTP request carries no
+        working directory: the preview renders in :func:`fragment_cwd`."""
 
-        def chosen() -> FragmentText:
+        def rendered() -> FragmentText:
             checked = fragment_name_valid(name, "name")
-            key = variant_key_valid(provider, model)
-            variants = library.library_source().variants(checked)
-            picked = choose_variant(variants.keys(), key.provider, key.model)
-            if picked is None:
-                raise FragmentNotFound(checked, key.provider, key.model)
-            variant = variants[picked]
+            variant_key_valid(provider, model)
+            preview = rendering.template_preview(
+                cwd=fragment_cwd(),
+                model=model or "",
+                fragment=checked,
+                host=HostContext(provider=provider or None),
+            )
+            chosen = preview.rendered.fragments_used[0]  # the preview lists it first
             return FragmentText(
                 name=checked,
-                text=variant.text,
-                provider=picked.provider,
-                model=picked.model,
-                version=variant.version,
+                text=preview.rendered.prompt or "",
+                provider=chosen.provider,
+                model=chosen.model,
+                version=chosen.version,
             )
 
-        return self._answer(chosen)
+        return self._answer(rendered)
 
     def labels(self) -> Sequence[Mapping[str, Any]]:
         def listed() -> list[dict[str, Any]]:

@@ -40,6 +40,9 @@ library.variant_save(name="greeting", text="Hello from the library.", author=aut
 library.variant_save(
     name="greeting", provider="openai", text="Hello, OpenAI models.", author=author
 )
+library.variant_save(
+    name="outer", text="Outer for [prompt:model]: [fragment:greeting]", author=author
+)
 tokens = {name: services.agent_host_create(name=name).token for name in ("host-a", "host-b")}
 tokens["author"] = Token.objects.create(user=author).key
 print(json.dumps(tokens))
@@ -84,7 +87,8 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 def deploy(folder: Path) -> Deployment:
     """A migrated database with host-a, host-b (agent hosts), author (a prompt author)
-    and the fragment ``greeting`` (a default and an ``openai`` variant)."""
+        the fragment ``greeting`` (a default and an ``openai`` variant) and ``outer``, which
+    includes it."""
     import json
 
     root = folder / "root"

@@ -352,20 +352,39 @@ def test_mcp_fragment_prompt_answers_the_variant_provider_and_model_get(
     ]
 
 
+def test_mcp_fragment_prompt_is_rendered_with_its_includes(
+    server: Server, deployment: Deployment
+) -> None:
+    answer = session_run(
+        server,
+        deployment.tokens["host-a"],
+        lambda s: s.get_prompt("fragment/outer", {"provider": "openai", "model": "gpt-5"}),
+    )
+
+    assert text_of(answer) == "Outer for gpt-5: Hello, OpenAI models."
+    assert answer.description is not None and "version 1" in answer.description
+
+
 def test_mcp_unknown_fragment_is_an_error_with_the_api_message(
     server: Server, deployment: Deployment
 ) -> None:
-    error = mcp_failure(
-        lambda: session_run(
-            server,
-            deployment.tokens["host-a"],
-            lambda s: s.get_prompt("fragment/no-such-fragment", {}),
-        )
+    token = deployment.tokens["host-a"]
+    api = rest(
+        server,
+        token,
+        "POST",
+        "/api/library/preview",
+        json={"cwd": deployment.cwd, "fragment": "no-such-fragment"},
     )
 
+    error = mcp_failure(
+        lambda: session_run(server, token, lambda s: s.get_prompt("fragment/no-such-fragment", {}))
+    )
+
+    assert api.status_code == 400
     assert error.code == types.INVALID_PARAMS
-    assert "no-such-fragment" in error.message
-    assert error.data == {"status": 404}
+    assert error.message == f"fragment: {api.json()['fragment'][0]}"
+    assert error.data == {"status": 400}
 
 
 # --- tools ----------------------------------------------------------------------------------
