@@ -644,6 +644,37 @@ def test_mcp_invalid_json_is_a_json_rpc_error(server: Server, deployment: Deploy
     assert answer.json()["error"]["code"] == types.PARSE_ERROR
 
 
+@pytest.mark.parametrize(
+    "database_url",
+    ["postgres://postgres@127.0.0.1:1/none", "sqlite:////nonexistent-dir/db.sqlite3"],
+)
+def test_mcp_database_unreachable_is_503_json(
+    deployment: Deployment, database_url: str, tmp_path: Path
+) -> None:
+    dead = Deployment(
+        env={**deployment.env, "DATABASE_URL": database_url},
+        folder=tmp_path,
+        cwd=deployment.cwd,
+        tokens=deployment.tokens,
+    )
+
+    with gunicorn(dead, "dead-database") as running:
+        answer = httpx.post(
+            running.mcp,
+            json=INITIALIZE,
+            headers={**MCP_HEADERS, "Authorization": f"Bearer {deployment.tokens['host-a']}"},
+            timeout=30,
+        )
+        log = running.log.read_text(errors="replace")
+
+    assert answer.status_code == 503
+    assert answer.headers["content-type"] == "application/json"
+    assert answer.headers["retry-after"].isdigit()
+    assert answer.json()["error"]["message"] == "The database is unavailable; try again shortly."
+    assert "Traceback" not in log
+    assert "database unavailable" in log
+
+
 def test_mcp_server_log_has_no_traceback(server: Server, deployment: Deployment) -> None:
     """After the requests above (module order), the server logged no error but Django's
     own report of each forged Host header (``django.security.DisallowedHost``)."""
