@@ -17,8 +17,9 @@ its answer (:func:`exchange`):
   (``run()``): nothing is shared between requests or threads, nothing is left running.
 * The SDK's DNS-rebinding protection (``TransportSecuritySettings``) is given the
   request's Host only when it is one of Django's ``ALLOWED_HOSTS`` (Django's own
-  matching, ``.example.com`` and ``*`` included), and its Origin only when that names
-  such a host too (or a ``CSRF_TRUSTED_ORIGINS`` entry) (:func:`security_settings`).
+  matching, ``.example.com`` and ``*`` included), and its Origin only when that is the
+  request's own, a ``CSRF_TRUSTED_ORIGINS`` entry or names a host ``ALLOWED_HOSTS``
+  lists (not through ``*``) (:func:`security_settings`).
 """
 
 from __future__ import annotations
@@ -59,14 +60,20 @@ def on_request_thread(function: Callable[P, R]) -> Callable[P, Coroutine[Any, An
     return sync_to_async(function, thread_sensitive=True)
 
 
-def _allowed_origin(origin: str) -> bool:
-    if origin in getattr(settings, "CSRF_TRUSTED_ORIGINS", ()):
+def _allowed_origin(origin: str, host: str) -> bool:
+    """An ``Origin`` the SDK may let through: a trusted origin, the request's own
+    (scheme aside), or one naming a host ``ALLOWED_HOSTS`` lists by name or pattern
+    (``*``, which allows any Host, allows no other origin)."""
+    if origin in (getattr(settings, "CSRF_TRUSTED_ORIGINS", None) or ()):
         return True
     parts = urlsplit(origin)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         return False
+    if parts.netloc == host:
+        return True
     domain, _port = split_domain_port(parts.netloc)
-    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS or [])
+    named = [allowed for allowed in settings.ALLOWED_HOSTS or [] if allowed != "*"]
+    return bool(domain) and validate_host(domain, named)
 
 
 def _host(request: HttpRequest) -> str:
@@ -84,7 +91,7 @@ def security_settings(request: HttpRequest) -> TransportSecuritySettings:
     domain, _port = split_domain_port(host)
     allowed_hosts = [host] if domain and validate_host(domain, settings.ALLOWED_HOSTS or []) else []
     origin = request.META.get("HTTP_ORIGIN", "")
-    allowed_origins = [origin] if origin and _allowed_origin(origin) else []
+    allowed_origins = [origin] if origin and _allowed_origin(origin, host) else []
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=allowed_hosts,

@@ -118,3 +118,17 @@ def test_mcp_origin_is_allowed_when_trusted_or_an_allowed_host(
     assert origin("https://editor.example.attacker.test") == 403
     assert origin("null") == 403
     assert origin("http://localhost:9999") == 403
+
+
+@pytest.mark.django_db
+def test_mcp_any_host_allowed_still_refuses_foreign_origins(
+    agent_host: User, settings: Settings
+) -> None:
+    settings.ALLOWED_HOSTS = ["*"]
+    client = Client()
+
+    def origin(value: str) -> int:
+        return mcp_post(client, agent_host, request("prompts/list"), HTTP_ORIGIN=value)[0]
+
+    assert origin("http://testserver") == 200  # the request's own
+    assert origin("http://attacker.example") == 403
