@@ -10,22 +10,26 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from sysprompt_client.errors import InvalidRequest, NotFound
+from sysprompt_client.errors import InvalidRequest, NotFound, Unavailable
 from sysprompt_client.mcp import (
     READ_TOOLS,
     WRITE_TOOLS,
     Backend,
     FragmentSummary,
     FragmentText,
+    PromptChanges,
     Variant,
     build_server,
+    watch_prompts,
 )
 from sysprompt_client.results import CompactResult, PromptResult, text_sha256
 from tests.client.served import REPO
@@ -46,6 +50,7 @@ class Library:
     prompts: dict[str, str | None] = field(default_factory=dict)
     fallback: bool = False
     asked: list[str] = field(default_factory=list)
+    down: bool = False
 
     def system_prompt(
         self,
@@ -82,6 +87,8 @@ class Library:
         return CompactResult(compaction_prompt=f"{prompt.text}Compact.\n", prompt=prompt)
 
     def fragments(self) -> Sequence[FragmentSummary]:
+        if self.down:
+            raise Unavailable("the sysprompt server could not be reached: refused")
         return [FragmentSummary(name=name, variants=(Variant(),)) for name in self.names]
 
     def fragment(
@@ -208,6 +215,28 @@ async def test_mcp_write_tool_arguments_are_checked_as_tool_errors() -> None:
     assert no_target.is_error
     assert library.names == []
     assert moved.structured_content == {"name": "staging", "target": "latest"}
+
+
+async def test_mcp_list_without_the_server_is_system_prompt_then_changed_when_back() -> None:
+    library = Library(names=["kept"], down=True)
+    changes = PromptChanges()
+    heard: list[object] = []
+    changes.bus.subscribe(heard.append)
+    async with Client(build_server(library, changes=changes), cache=None) as client:
+        down = await client.list_prompts()
+        library.down = False
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(watch_prompts, library, changes, interval=0.01))
+            with anyio.fail_after(10):
+                while not heard:
+                    await anyio.sleep(0.01)
+            await anyio.sleep(0.1)  # later polls: the same names, nothing more
+            group.cancel_scope.cancel()
+        back = await client.list_prompts()
+
+    assert [p.name for p in down.prompts] == ["system-prompt"]
+    assert [type(event).__name__ for event in heard] == ["PromptsListChanged"]
+    assert [p.name for p in back.prompts] == ["system-prompt", "fragment/kept"]
 
 
 def test_mcp_builder_without_the_sdk_names_the_extra() -> None:

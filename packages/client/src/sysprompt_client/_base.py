@@ -99,6 +99,18 @@ def _references_key(params: Mapping[str, str]) -> tuple[str, str, str]:
     return params["provider"], params["model"], params.get("label", "")
 
 
+def fragment_path(name: str) -> str:
+    """The API path of a fragment's variant; ``/-`` ends the name, so a fragment whose
+    last segment is ``versions`` is that fragment too (docs/api-reference.md)."""
+    return f"/api/library/fragments/{quote(name, safe='/')}/-"
+
+
+def variant_params(provider: str | None, model: str | None) -> dict[str, str] | None:
+    """The query naming a variant (none: the default variant)."""
+    params = {key: value for key, value in (("provider", provider), ("model", model)) if value}
+    return params or None
+
+
 def unavailable(error: httpx.RequestError) -> Unavailable:
     if isinstance(error, httpx.TimeoutException):
         what = f"the sysprompt server did not answer in time ({type(error).__name__})"
@@ -296,6 +308,73 @@ class ClientBase:
         if conversation_id is not None:
             body["conversation_id"] = conversation_id
         return Call("POST", "/api/system-prompt/preview", True, body)  # stores nothing
+
+    # The library and labels: requests and answers -------------------------------------
+
+    @staticmethod
+    def _library_call(search: str | None) -> Call:
+        return Call("GET", "/api/library", True, params={"search": search} if search else None)
+
+    @staticmethod
+    def _labels_call() -> Call:
+        return Call("GET", "/api/labels", True)
+
+    @staticmethod
+    def _preview_fragment_call(
+        name: str, cwd: str, provider: str | None, model: str | None
+    ) -> Call:
+        body: dict[str, Any] = {"cwd": cwd, "fragment": name}
+        if provider is not None:
+            body["provider"] = provider
+        if model is not None:
+            body["model"] = model
+        return Call("POST", "/api/library/preview", True, body)  # stores nothing
+
+    @staticmethod
+    def _save_fragment_call(
+        name: str, text: str, provider: str | None, model: str | None, if_match: str | None
+    ) -> Call:
+        headers = {"If-Match": if_match} if if_match else None
+        params = variant_params(provider, model)
+        return Call("PUT", fragment_path(name), False, {"text": text}, headers, params)
+
+    @staticmethod
+    def _delete_fragment_call(name: str, provider: str | None, model: str | None) -> Call:
+        return Call("DELETE", fragment_path(name), False, params=variant_params(provider, model))
+
+    @staticmethod
+    def _set_label_call(name: str, target: Any, message: str | None) -> Call:
+        body: dict[str, Any] = {"target": target}
+        if message is not None:
+            body["message"] = message
+        return Call("PUT", f"/api/labels/{quote(name, safe='')}", False, body)
+
+    @staticmethod
+    def _create_release_call(message: str | None) -> Call:
+        return Call("POST", "/api/releases", False, {} if message is None else {"message": message})
+
+    def _object(self, response: httpx.Response) -> dict[str, Any]:
+        """The JSON object a success answers; the typed exception of an error."""
+        data = self._json(response)
+        if not isinstance(data, dict):
+            raise ServerError("unexpected answer from the server: not a JSON object")
+        return data
+
+    def _page(self, response: httpx.Response) -> tuple[list[dict[str, Any]], Call | None]:
+        """A cursor page's results, and the request of the next page (``None``: the
+        last one)."""
+        page = self._object(response)
+        items = page.get("results")
+        if not isinstance(items, list):
+            raise ServerError("unexpected answer from the server: a page without results")
+        following = page.get("next")
+        if not isinstance(following, str) or not following:
+            return [item for item in items if isinstance(item, dict)], None
+        if following.startswith(self.base_url + "/"):
+            path = following[len(self.base_url) :]
+        else:
+            path = httpx.URL(following).raw_path.decode("ascii")
+        return [item for item in items if isinstance(item, dict)], Call("GET", path, True)
 
     def _template(self, response: httpx.Response) -> Template:
         data = self._json(response)

@@ -8,7 +8,6 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
@@ -31,17 +30,6 @@ from sysprompt_client.results import CompactResult, PromptResult, Template
 __all__ = ["Client"]
 
 _monotonic = time.monotonic
-
-
-def fragment_path(name: str) -> str:
-    """The API path of a fragment's variant; ``/-`` ends the name, so a fragment whose
-    last segment is ``versions`` is itself too (docs/api-reference.md)."""
-    return f"/api/library/fragments/{quote(name, safe='/')}/-"
-
-
-def _variant_params(provider: str | None, model: str | None) -> dict[str, str] | None:
-    params = {key: value for key, value in (("provider", provider), ("model", model)) if value}
-    return params or None
 
 
 class Client(ClientBase):
@@ -335,8 +323,7 @@ class Client(ClientBase):
     def library(self, *, search: str | None = None) -> list[dict[str, Any]]:
         """Every fragment of the library by name, each ``{"name", "variants": [...]}``
         as ``GET /api/library`` shows it (every page is fetched)."""
-        params = {"search": search} if search else None
-        return self._all_pages("/api/library", params)
+        return self._all_pages(self._library_call(search))
 
     def preview_fragment(
         self,
@@ -349,12 +336,7 @@ class Client(ClientBase):
         """The fragment ``name`` rendered as the variant ``provider`` and ``model`` get
         (with resolution's fallback), by the server, storing nothing: the answer of
         ``POST /api/library/preview`` (``system_prompt``, ``fragments_used``…)."""
-        body: dict[str, Any] = {"cwd": cwd, "fragment": name}
-        if provider is not None:
-            body["provider"] = provider
-        if model is not None:
-            body["model"] = model
-        call = Call("POST", "/api/library/preview", True, body)
+        call = self._preview_fragment_call(name, cwd, provider, model)
         return self._object(self._send(call))
 
     def save_fragment(
@@ -368,73 +350,38 @@ class Client(ClientBase):
     ) -> dict[str, Any]:
         """Save a new version of the variant (the author permission is needed): the
         variant as the server answers it."""
-        headers = {"If-Match": if_match} if if_match else None
-        call = Call(
-            "PUT",
-            fragment_path(name),
-            False,
-            {"text": text},
-            headers,
-            _variant_params(provider, model),
-        )
+        call = self._save_fragment_call(name, text, provider, model, if_match)
         return self._object(self._send(call))
 
     def delete_fragment(
         self, name: str, *, provider: str | None = None, model: str | None = None
     ) -> dict[str, Any]:
         """Delete the variant (a deleted version; the author permission is needed)."""
-        call = Call("DELETE", fragment_path(name), False, params=_variant_params(provider, model))
-        return self._object(self._send(call))
+        return self._object(self._send(self._delete_fragment_call(name, provider, model)))
 
     def labels(self) -> list[dict[str, Any]]:
         """Every label, as ``GET /api/labels`` shows each (prompt authors only:
         :class:`Forbidden` for an agent host)."""
-        return self._all_pages("/api/labels", None)
+        return self._all_pages(self._labels_call())
 
     def set_label(self, name: str, target: Any, *, message: str | None = None) -> dict[str, Any]:
         """Create or move the label ``name`` to ``target`` (``"latest"``,
         ``{"release": N}`` or a split): the label as the server answers it."""
-        body: dict[str, Any] = {"target": target}
-        if message is not None:
-            body["message"] = message
-        call = Call("PUT", f"/api/labels/{quote(name, safe='')}", False, body)
-        return self._object(self._send(call))
+        return self._object(self._send(self._set_label_call(name, target, message)))
 
     def create_release(self, *, message: str | None = None) -> dict[str, Any]:
         """Release the working copy: the release (a new one, or the existing one that
         holds exactly the working copy)."""
-        body: dict[str, Any] = {} if message is None else {"message": message}
-        return self._object(self._send(Call("POST", "/api/releases", False, body)))
+        return self._object(self._send(self._create_release_call(message)))
 
-    def _object(self, response: httpx.Response) -> dict[str, Any]:
-        data = self._json(response)
-        if not isinstance(data, dict):
-            raise ServerError("unexpected answer from the server: not a JSON object")
-        return data
-
-    def _all_pages(self, path: str, params: Mapping[str, str] | None) -> list[dict[str, Any]]:
+    def _all_pages(self, call: Call) -> list[dict[str, Any]]:
         """The results of every page of a cursor-paginated list, following ``next``."""
         results: list[dict[str, Any]] = []
-        call: Call | None = Call("GET", path, True, params=params)
-        while call is not None:
-            page = self._object(self._send(call))
-            items = page.get("results")
-            if not isinstance(items, list):
-                raise ServerError("unexpected answer from the server: a page without results")
-            results += (item for item in items if isinstance(item, dict))
-            following = page.get("next")
-            call = (
-                Call("GET", self._relative(following), True)
-                if isinstance(following, str) and following
-                else None
-            )
+        following: Call | None = call
+        while following is not None:
+            items, following = self._page(self._send(following))
+            results += items
         return results
-
-    def _relative(self, url: str) -> str:
-        """The path (and query) of a ``next`` link, to send under ``base_url``."""
-        if url.startswith(self.base_url + "/"):
-            return url[len(self.base_url) :]
-        return httpx.URL(url).raw_path.decode("ascii")
 
     # Plumbing -------------------------------------------------------------------------
 

@@ -497,6 +497,9 @@ class PromptChanges:
         self.listen = ListenHandler(self.bus)
         self._sessions: dict[int, ServerSession] = {}
         self._max_connections = max_connections
+        self.partial = False
+        """A ``prompts/list`` answered without the fragments (the server could not
+        answer): the next poll that lists them tells the clients."""
 
     async def middleware(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -534,9 +537,10 @@ async def watch_prompts(
     on_error: Callable[[Exception], None] | None = None,
 ) -> None:
     """Poll ``backend.fragments()`` every ``interval`` seconds and call
-    ``changes.changed()`` when a fragment was added or removed (its name came or went);
-    a failed poll is logged and the next one compares with the last list seen. Runs
-    until cancelled."""
+    ``changes.changed()`` when a fragment was added or removed (its name came or went),
+    or when a ``prompts/list`` was answered without the fragments since; a failed poll
+    is logged and the next one compares with the last list seen. Runs until
+    cancelled."""
     known: frozenset[str] | None = None
     while True:
         try:
@@ -549,8 +553,9 @@ async def watch_prompts(
             else:
                 log.warning("sysprompt-mcp: polling the fragments failed: %s", error)
         else:
-            if known is not None and names != known:
+            if (known is not None and names != known) or changes.partial:
                 log.info("sysprompt-mcp: the fragments changed; telling the clients")
+                changes.partial = False
                 await changes.changed()
             known = names
         await anyio.sleep(interval)
@@ -603,6 +608,13 @@ def build_server(
         chosen = resolve(ctx)
         try:
             summaries = await call(chosen.fragments)
+        except ServerError as error:
+            # The server cannot answer: system-prompt still works from the cache, so
+            # it is listed alone; the fragments come back with a list_changed.
+            log.warning("sysprompt-mcp: listing the fragments failed: %s", error)
+            summaries = ()
+            if changes is not None:
+                changes.partial = True
         except SyspromptError as error:
             raise _mcp_error(error) from None
         prompts = [_SYSTEM_PROMPT_DECLARATION]
