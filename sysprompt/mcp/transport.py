@@ -85,8 +85,8 @@ def _host(request: HttpRequest) -> str:
 def security_settings(request: HttpRequest) -> TransportSecuritySettings:
     """The SDK's Host and Origin checks, fed from Django's ``ALLOWED_HOSTS``: this
     request's Host is allowed when Django's matching allows it, its Origin (when it
-    sends one) when that names an allowed host or a trusted origin. Anything else is
-    refused by the SDK (421 for the Host, 403 for the Origin)."""
+    sends one) as :func:`_allowed_origin` says. Anything else is refused by the SDK
+    (421 for the Host, 403 for the Origin)."""
     host = _host(request)
     domain, _port = split_domain_port(host)
     allowed_hosts = [host] if domain and validate_host(domain, settings.ALLOWED_HOSTS or []) else []

@@ -103,8 +103,13 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     content_type = answer.header("content-type") or ""
     if answer.status >= 400 and not content_type.startswith("application/json"):
         # The SDK's Host and Origin refusals are plain text: JSON here, as every answer.
-        return error_response(answer.status, answer.body.decode("utf-8", "replace")[:500])
-    response = HttpResponse(answer.body, status=answer.status, content_type=content_type or None)
+        said = answer.body.decode("utf-8", "replace").strip()[:500]
+        return error_response(answer.status, said or HTTPStatus(answer.status).phrase)
+    response = HttpResponse(answer.body, status=answer.status)
+    if content_type:
+        response["Content-Type"] = content_type
+    else:  # 202 to a notification: no body, so no type (not Django's default, HTML)
+        del response["Content-Type"]
     for name, value in answer.headers:
         if name not in {"content-type", "content-length"}:
             response[name] = value

@@ -132,3 +132,20 @@ def test_mcp_any_host_allowed_still_refuses_foreign_origins(
 
     assert origin("http://testserver") == 200  # the request's own
     assert origin("http://attacker.example") == 403
+
+
+@pytest.mark.django_db
+def test_mcp_notification_is_202_without_a_body_or_html_type(agent_host: User) -> None:
+    token, _ = Token.objects.get_or_create(user=agent_host)
+    answer = Client().post(
+        "/mcp",
+        data=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        content_type="application/json",
+        HTTP_ACCEPT="application/json, text/event-stream",
+        HTTP_MCP_PROTOCOL_VERSION=PROTOCOL,
+        HTTP_AUTHORIZATION=f"Bearer {token.key}",
+    )
+
+    assert answer.status_code == 202
+    assert answer.content == b""
+    assert "html" not in answer.headers.get("Content-Type", "")
