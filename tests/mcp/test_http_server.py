@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 import httpx
 import mcp_types as types
 import pytest
@@ -262,6 +263,43 @@ def test_mcp_sdk_default_client_on_the_2026_protocol_gets_the_same_bytes(
     assert version == "2026-07-28"
     assert text_of(answer) == text_of(legacy)
     assert answer.description == legacy.description
+
+
+def test_mcp_concurrent_turns_of_two_hosts_each_get_their_own(
+    server: Server, deployment: Deployment
+) -> None:
+    """Sixteen sessions at once on one worker of four threads, two hosts: every first
+    turn stores one prompt per conversation, every later turn answers its own bytes."""
+    hosts = ("host-a", "host-b")
+
+    async def one(index: int, texts: dict[int, list[str]]) -> None:
+        host = hosts[index % 2]
+        arguments = {"conversation_id": f"mcp-burst-{index % 4}", "cwd": deployment.cwd}
+        async with mcp_session(server, deployment.tokens[host]) as session:
+            for _ in range(3):
+                answer = await session.get_prompt("system-prompt", arguments)
+                texts.setdefault(index % 4, []).append(text_of(answer))
+
+    async def burst() -> dict[int, list[str]]:
+        texts: dict[int, list[str]] = {}
+        async with anyio.create_task_group() as group:
+            for index in range(16):
+                group.start_soon(one, index, texts)
+        return texts
+
+    texts = run_isolated(burst())
+
+    assert sorted(texts) == [0, 1, 2, 3]
+    for conversation, answers in texts.items():
+        assert len(answers) == 12
+        assert len(set(answers)) == 1, conversation
+    for conversation in range(4):
+        owner = deployment.tokens[hosts[conversation % 2]]
+        stored = rest(
+            server, owner, "GET", f"/api/conversations/mcp-burst-{conversation}/system-prompt"
+        )
+        assert stored.status_code == 200
+        assert stored.json()["system_prompt"] == texts[conversation][0]
 
 
 def test_mcp_first_turn_without_cwd_is_refused_naming_cwd(
