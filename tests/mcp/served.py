@@ -85,10 +85,11 @@ def manage(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-def deploy(folder: Path) -> Deployment:
+def deploy(folder: Path, database_url: str | None = None) -> Deployment:
     """A migrated database with host-a, host-b (agent hosts), author (a prompt author)
         the fragment ``greeting`` (a default and an ``openai`` variant) and ``outer``, which
-    includes it."""
+    includes it. ``database_url``: another database than a SQLite file in ``folder``
+(an empty PostgreSQL database)."""
     import json
 
     root = folder / "root"
@@ -99,7 +100,7 @@ def deploy(folder: Path) -> Deployment:
     env |= {
         "DEBUG": "false",
         "SECRET_KEY": "mcp-tests-only-not-a-secret",
-        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
+        "DATABASE_URL": database_url or f"sqlite:///{folder / 'db.sqlite3'}",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "SYSPROMPT_ALLOWED_ROOTS": str(root),
         "GUNICORN_BIND": "127.0.0.1:0",
