@@ -87,9 +87,9 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 def deploy(folder: Path, database_url: str | None = None) -> Deployment:
     """A migrated database with host-a, host-b (agent hosts), author (a prompt author)
-        the fragment ``greeting`` (a default and an ``openai`` variant) and ``outer``, which
-    includes it. ``database_url``: another database than a SQLite file in ``folder``
-(an empty PostgreSQL database)."""
+            the fragment ``greeting`` (a default and an ``openai`` variant) and ``outer``, which
+        includes it. ``database_url``: another database than a SQLite file in ``folder``
+    (an empty PostgreSQL database)."""
     import json
 
     root = folder / "root"
