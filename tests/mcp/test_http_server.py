@@ -713,6 +713,80 @@ def test_mcp_database_unreachable_is_503_json(
     assert "database unavailable" in log
 
 
+MALFORMED = [
+    ("a JSON-RPC batch", b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]', {}, 400),
+    ("a bare string", b'"tools/list"', {}, 400),
+    ("no such method", b'{"jsonrpc":"2.0","id":1,"method":"nope"}', {}, 200),
+    ("text/plain", b"{}", {"Content-Type": "text/plain"}, 400),
+    (
+        "accepting HTML only",
+        b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+        {"Accept": "text/html"},
+        406,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "status"),
+    [case[1:] for case in MALFORMED],
+    ids=[case[0] for case in MALFORMED],
+)
+def test_mcp_malformed_requests_answer_a_json_rpc_error(
+    server: Server, deployment: Deployment, body: bytes, headers: dict[str, str], status: int
+) -> None:
+    sent = {
+        **MCP_HEADERS,
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-06-18",
+        "Authorization": f"Bearer {deployment.tokens['host-a']}",
+        **headers,
+    }
+
+    answer = httpx.post(server.mcp, content=body, headers=sent, timeout=30)
+
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"] == "application/json"
+    assert answer.json()["error"]["message"]
+
+
+def test_mcp_bad_arguments_answer_the_api_validation(
+    server: Server, deployment: Deployment, tmp_path: Path
+) -> None:
+    token = deployment.tokens["host-a"]
+    outside = str(tmp_path)  # a directory, not in SYSPROMPT_ALLOWED_ROOTS
+    api = rest(
+        server,
+        token,
+        "POST",
+        "/api/conversations/mcp-outside/system-prompt/resolve",
+        json={"cwd": outside},
+    )
+
+    bad_id = mcp_failure(
+        lambda: session_run(
+            server,
+            token,
+            lambda s: s.get_prompt(
+                "system-prompt", {"conversation_id": "../etc", "cwd": deployment.cwd}
+            ),
+        )
+    )
+    tool = session_run(
+        server,
+        token,
+        lambda s: s.call_tool(
+            "get_system_prompt", {"conversation_id": "mcp-outside", "cwd": outside}
+        ),
+    )
+
+    assert api.status_code == 400
+    assert bad_id.data == {"status": 400}
+    assert bad_id.message.startswith("conversation_id: ")
+    assert tool.is_error
+    assert tool_json(tool) == {"error": f"cwd: {api.json()['cwd'][0]}", "status": 400}
+
+
 def test_mcp_server_log_has_no_traceback(server: Server, deployment: Deployment) -> None:
     """After the requests above (module order), the server logged no error but Django's
     own report of each forged Host header (``django.security.DisallowedHost``)."""
