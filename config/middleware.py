@@ -2,8 +2,10 @@
 
 * :class:`ErrorResponseMiddleware`: under ``/api/`` every error is JSON
   (``{"detail": …}``), whatever produced it (Django's 404 and 500 pages, a plain view's
-  empty 405); a page whose database is unreachable answers a small 503 page with
-  ``Retry-After`` instead of a 500 with a traceback.
+  empty 405); at ``/mcp`` too, as a JSON-RPC error without an id (what MCP clients
+  read), e.g. Django's 400 for a Host header that is not one of ``ALLOWED_HOSTS``; a
+  page whose database is unreachable answers a small 503 page with ``Retry-After``
+  instead of a 500 with a traceback.
 * :class:`NoStoreMiddleware`: ``Cache-Control: no-store`` on every answer whose view
   did not choose its own caching: pages, partials and API answers carry prompts and
   templates, which no browser or shared cache may keep. Static files never reach it
@@ -17,13 +19,17 @@ import logging
 from collections.abc import Callable
 from http import HTTPStatus
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.http.request import split_domain_port, validate_host
 from django.template import loader
 
 logger = logging.getLogger("sysprompt.errors")
 
 API_PREFIX = "/api/"
+MCP_PATH = "/mcp"
+JSONRPC_INVALID_REQUEST = -32600
 DATABASE_RETRY_AFTER_SECONDS = 5
 DATABASE_UNAVAILABLE = "The database is unavailable; try again shortly."
 SERVER_ERROR_DETAIL = "The server failed to answer; the error is in its log."
@@ -34,6 +40,35 @@ GetResponse = Callable[[HttpRequest], HttpResponseBase]
 
 def is_api(request: HttpRequest) -> bool:
     return request.path_info.startswith(API_PREFIX)
+
+
+def is_mcp(request: HttpRequest) -> bool:
+    path = request.path_info
+    return path == MCP_PATH or path.startswith(f"{MCP_PATH}/")
+
+
+def _host_allowed(request: HttpRequest) -> bool:
+    domain, _port = split_domain_port(request.META.get("HTTP_HOST", ""))
+    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS or [])
+
+
+def mcp_error(status: int, message: str) -> HttpResponse:
+    """An error at ``/mcp``: a JSON-RPC error without an id, as the MCP SDK answers."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": JSONRPC_INVALID_REQUEST, "message": message},
+    }
+    return HttpResponse(json.dumps(body), status=status, content_type="application/json")
+
+
+def _mcp_message(request: HttpRequest, response: HttpResponseBase) -> str:
+    if response.status_code == HTTPStatus.BAD_REQUEST and not _host_allowed(request):
+        return "Invalid Host header: the server does not serve this host (ALLOWED_HOSTS)."
+    detail = _detail(request, response)
+    if isinstance(detail, dict) and isinstance(detail.get("detail"), str):
+        return str(detail["detail"])
+    return json.dumps(detail)
 
 
 def _is_json(response: HttpResponseBase) -> bool:
@@ -75,9 +110,14 @@ class ErrorResponseMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         response = self.get_response(request)
-        if response.status_code < 400 or not is_api(request) or _is_json(response):
+        if response.status_code < 400 or _is_json(response):
             return response
-        answer = JsonResponse(_detail(request, response), status=response.status_code)
+        if is_mcp(request):
+            answer: HttpResponse = mcp_error(response.status_code, _mcp_message(request, response))
+        elif is_api(request):
+            answer = JsonResponse(_detail(request, response), status=response.status_code)
+        else:
+            return response
         for name in KEPT_HEADERS:
             if name in response:
                 answer[name] = response[name]
@@ -91,6 +131,10 @@ class ErrorResponseMiddleware:
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
         logger.error("database unavailable: %s", exception)
+        if is_mcp(request):
+            answer = mcp_error(HTTPStatus.SERVICE_UNAVAILABLE, DATABASE_UNAVAILABLE)
+            answer["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+            return answer
         if is_api(request):
             answer = HttpResponse(
                 json.dumps({"detail": DATABASE_UNAVAILABLE}),

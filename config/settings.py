@@ -351,6 +351,9 @@ def _sysprompt() -> dict[str, Any]:
         "MAX_TEMPLATE_BYTES": env_int("SYSPROMPT_MAX_TEMPLATE_BYTES"),
         "MAX_PROMPT_BYTES": env_int("SYSPROMPT_MAX_PROMPT_BYTES"),
         "MAX_READ_BYTES": env_int("SYSPROMPT_MAX_READ_BYTES"),
+        "MCP_WRITE": (
+            env_bool("SYSPROMPT_MCP_WRITE", False) if "SYSPROMPT_MCP_WRITE" in os.environ else None
+        ),
         "PARSE_CACHE_BYTES": env_int("SYSPROMPT_PARSE_CACHE_BYTES"),
         "COMPACTION_INSTRUCTIONS": os.environ.get("SYSPROMPT_COMPACTION_INSTRUCTIONS"),
         "SERVER_RESOLVES": env_list("SYSPROMPT_SERVER_RESOLVES"),

@@ -87,6 +87,7 @@ KEYS = (
     "MAX_PROMPT_BYTES",
     "MAX_READ_BYTES",
     "MAX_TEMPLATE_BYTES",
+    "MCP_WRITE",
     "MODELS",
     "PARSE_CACHE_BYTES",
     "SERVER_RESOLVES",
@@ -156,6 +157,9 @@ class AppSettings:
     the built-in ``echo``."""
     eval_max_output_chars: int = DEFAULT_EVAL_MAX_OUTPUT_CHARS
     eval_claim_seconds: float = DEFAULT_EVAL_CLAIM_SECONDS
+    mcp_write: bool = False
+    """Whether ``/mcp`` offers the tools that change the working copy or move labels
+    (to users with those permissions); off: read-only tools only."""
 
 
 def app_settings() -> AppSettings:
@@ -233,6 +237,7 @@ def app_settings() -> AppSettings:
         eval_claim_seconds=_positive_number(
             "EVAL_CLAIM_SECONDS", raw.get("EVAL_CLAIM_SECONDS", DEFAULT_EVAL_CLAIM_SECONDS)
         ),
+        mcp_write=_boolean("MCP_WRITE", raw.get("MCP_WRITE", False)),
     )
 
 

@@ -47,6 +47,7 @@ DATABASE_FREE = (
     "client/test_restart.py",
     "client/test_central_deployment.py",
     "client/test_default_host_values.py",
+    "mcp/test_http_server.py",
 )
 """Tests that touch no test database (the core's, the scripts', servers with a database
 of their own): ``scripts/test`` runs them in its first pass only (SQLite), and the
