@@ -76,6 +76,10 @@ _T = TypeVar("_T")
 
 # Declarations ---------------------------------------------------------------------------
 
+_CWD = (
+    "The working directory the prompt is built for (sysprompt-mcp: default SYSPROMPT_CWD;"
+    " at /mcp: needed on a first turn)."
+)
 _CONTEXT_ARGUMENTS = (
     types.PromptArgument(
         name="conversation_id",
@@ -84,7 +88,7 @@ _CONTEXT_ARGUMENTS = (
     ),
     types.PromptArgument(
         name="cwd",
-        description="The working directory the prompt is built for (default: the server's).",
+        description=_CWD,
         required=False,
     ),
     types.PromptArgument(name="model", description="The model, e.g. gpt-5.", required=False),
@@ -126,7 +130,7 @@ _CONTEXT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "conversation_id": _string("The conversation's id."),
-        "cwd": _string("The working directory the prompt is built for (default: the server's)."),
+        "cwd": _string(_CWD),
         "model": _string("The model, e.g. gpt-5."),
         "provider": _string("The provider, e.g. openai, anthropic."),
         "label": _string("The label to build from (default: the host's)."),
