@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
+from sysprompt_core.tokens import encoding
 from tests.api.library_support import put_fragment, turn
 from tests.api.release_support import (
     IMPACT,
@@ -54,7 +55,13 @@ def test_impact_reports_each_context_with_diff_sizes_prefixes_and_lint(
         "-Core v1.\n\\ No newline at end of file\n+Core v2, longer.\n\\ No newline at end of file\n"
     )
     assert (test["chars_before"], test["chars_after"]) == (14, 22)
-    assert (test["tokens_before"], test["tokens_after"]) == (4, 6)
+    # The test context's provider is openai, no model: o200k_base, exact.
+    o200k = encoding("o200k_base")
+    assert (test["tokens_before"], test["tokens_after"], test["tokens_exact"]) == (
+        len(o200k.encode_ordinary("Root.\nCore v1.")),
+        len(o200k.encode_ordinary("Root.\nCore v2, longer.")),
+        True,
+    )
     assert (test["shared_prefix_before"], test["shared_prefix_after"]) == (14, 22)
     assert test["prefix_changed"] is True
     [lint] = test["diagnostics"]

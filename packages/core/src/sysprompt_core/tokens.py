@@ -29,7 +29,7 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Literal, TypeAlias
 
@@ -100,12 +100,35 @@ class TokenCount:
     tokens: int
     exact: bool
     encoding: Encoding
+    provider: str | None = field(default=None, compare=False)
+    """The provider counted for, as given (for :attr:`note`); not part of equality."""
 
     def label(self) -> str:
         """``1,234 tokens`` or ``≈1,234 tokens (estimate)``."""
         if self.exact:
             return f"{self.tokens:,} tokens"
         return f"≈{self.tokens:,} tokens (estimate)"
+
+    @property
+    def short(self) -> str:
+        """``1,234`` or ``≈1,234``: the number as a size column shows it."""
+        return f"{self.tokens:,}" if self.exact else f"≈{self.tokens:,}"
+
+    @property
+    def note(self) -> str:
+        """Why the figure is exact or an estimate, in a sentence (a tooltip's text)."""
+        if self.exact:
+            return f"exact: counted with OpenAI's tokenizer ({self.encoding})"
+        provider = (self.provider or "").strip()
+        if not provider:
+            return (
+                f"estimate: no provider or OpenAI model given; counted with {self.encoding}, "
+                "OpenAI's current encoding"
+            )
+        return (
+            f"estimate: {provider} has no public offline tokenizer; counted with "
+            f"{self.encoding}, OpenAI's current encoding"
+        )
 
 
 def encoding_for(provider: str | None, model: str | None) -> tuple[Encoding, bool]:
@@ -162,7 +185,7 @@ class TokenCounter:
             known = self._counts.get(key)
             if known is not None:
                 self._counts.move_to_end(key)
-                return TokenCount(known, exact, name)
+                return TokenCount(known, exact, name, provider)
         # Special tokens' text is ordinary text in a prompt: counted as such. A lone
         # surrogate (not UTF-8) counts as the replacement character it is sent as.
         try:
@@ -173,7 +196,7 @@ class TokenCounter:
             self._counts[key] = tokens
             while len(self._counts) > self._entries:
                 self._counts.popitem(last=False)
-        return TokenCount(tokens, exact, name)
+        return TokenCount(tokens, exact, name, provider)
 
 
 @functools.cache
