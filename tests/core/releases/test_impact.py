@@ -19,11 +19,11 @@ NOW = datetime(2026, 11, 23, 9, 15, tzinfo=UTC)
 def context(**fields: object) -> ResolveContext:
     fields.setdefault("cwd", "/home/ada/project")
     fields.setdefault("server_resolves", frozenset({"prompt", "system"}))
-    return ResolveContext(now=NOW, **fields)
+    return ResolveContext(now=NOW, **fields)  # type: ignore[arg-type]
 
 
 def side(template: str, texts: dict[str, str], *extra: object, compress: bool = False) -> Side:
-    return Side(template, library(texts, *extra), compress=compress)
+    return Side(template, library(texts, *extra), compress=compress)  # type: ignore[arg-type]
 
 
 TEMPLATE = "Root for [prompt:provider].\n[fragment:core]\n[if tool:shell][fragment:shell][endif]"
