@@ -435,8 +435,9 @@ class ConversationListView(ConversationPagesMixin, View):
         more = len(page) > CONVERSATION_PAGE_SIZE
         page = page[:CONVERSATION_PAGE_SIZE]
         context = {
+            "prompts": page,
             # Each prompt with its size in tokens for its frozen provider and model.
-            "prompts": [(prompt, rendering.conversation_tokens(prompt)) for prompt in page],
+            "rows": [(prompt, rendering.conversation_tokens(prompt)) for prompt in page],
             "query": query,
             "next_before": page[-1].id if more else None,
             "paged": before is not None,
