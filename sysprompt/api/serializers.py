@@ -402,8 +402,8 @@ class PreviewOutputSerializer(serializers.Serializer[Any]):
             "with o200k_base)."
         )
     )
-    tokens_encoding = serializers.ChoiceField(
-        choices=["o200k_base", "cl100k_base"], help_text="The encoding the counts are in."
+    tokens_encoding = serializers.CharField(
+        help_text='The encoding the counts are in: "o200k_base" or "cl100k_base".'
     )
     shared_prefix_end = SharedPrefixEndOutputSerializer(
         allow_null=True,
