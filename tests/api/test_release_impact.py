@@ -97,6 +97,34 @@ def test_impact_counts_the_label_conversations(
     assert report["summary"]["conversations"] == 4
 
 
+def test_impact_counts_tokens_for_the_recorded_conversations_provider_and_model(
+    publisher_client: APIClient, host_client: APIClient, workdir: Path
+) -> None:
+    chinese = "修改文件之前，请先阅读说明。请用中文回答。\n" * 10
+    put_fragment(publisher_client, "core", chinese)
+    publisher_client.put("/api/system-prompt", {"template": "[fragment:core]"}, format="json")
+    create_release(publisher_client)
+    put_label(publisher_client, "production", {"release": 1})
+    for cid, provider, model in (("o", "openai", "gpt-4"), ("a", "anthropic", "claude-x")):
+        body = {"provider": provider, "model": model}
+        assert turn(host_client, "resolve", workdir, cid=cid, **body).status_code == 201
+    put_fragment(publisher_client, "core", chinese + "再见。")
+
+    report = publisher_client.post(
+        IMPACT, {"label": "production", "candidate": "latest"}, format="json"
+    ).json()
+
+    rows = {row["provider"]: row for row in report["contexts"]}
+    cl100k, o200k = encoding("cl100k_base"), encoding("o200k_base")
+    assert (rows["openai"]["tokens_before"], rows["openai"]["tokens_after"]) == (
+        len(cl100k.encode_ordinary(chinese)),
+        len(cl100k.encode_ordinary(chinese + "再见。")),
+    )
+    assert rows["openai"]["tokens_exact"] is True
+    assert rows["anthropic"]["tokens_before"] == len(o200k.encode_ordinary(chinese))
+    assert rows["anthropic"]["tokens_exact"] is False
+
+
 def test_impact_takes_a_candidate_as_a_label_target_names_it(publisher_client: APIClient) -> None:
     put_fragment(publisher_client, "core", "v1")
     create_release(publisher_client)

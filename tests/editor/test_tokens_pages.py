@@ -19,6 +19,7 @@ from django.test import Client
 from django.utils import timezone
 
 from sysprompt.accounts import services as accounts
+from sysprompt.library import services as library
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.releases import services as releases
 from sysprompt_core.tokens import encoding
@@ -198,6 +199,20 @@ def test_library_shows_each_variants_size_for_its_provider_and_model(
     assert anthropic["title"].startswith(ANTHROPIC_NOTE)
     assert (default["data-tokens"], default["data-exact"]) == (str(o200k), "false")
     assert default["title"].startswith("estimate: no provider")
+
+
+def test_library_shows_no_size_when_the_variant_is_deleted(authors_web: Client) -> None:
+    save("gone", CHINESE)
+    save("gone", "kept", "openai")
+    library.variant_delete(name="gone", author=None)
+
+    html = authors_web.get("/library/").content.decode()
+
+    rows = dict(re.findall(r'data-variant="([^"]+)">(.*?)</li>', html, re.S))
+    [deleted] = [row for row in rows.values() if "badge-deleted" in row]
+    [live] = [row for row in rows.values() if "badge-deleted" not in row]
+    assert spans(deleted) == [] and "variant-size" not in deleted
+    assert spans(live)[0]["data-tokens"] == str(tiktoken_count("kept", "o200k_base"))
 
 
 def test_library_variant_page_shows_its_compressed_size(authors_web: Client) -> None:
