@@ -220,8 +220,13 @@ class LibraryPreviewInputSerializer(HostContextInputSerializer):
 class CompressionOutputSerializer(serializers.Serializer[Any]):
     chars_before = serializers.IntegerField()
     chars_after = serializers.IntegerField()
-    tokens_before = serializers.IntegerField(help_text="Estimated: about 4 characters a token.")
-    tokens_after = serializers.IntegerField(help_text="Estimated: about 4 characters a token.")
+    tokens_before = serializers.IntegerField(
+        help_text="The source in tokens for the provider and model (see tokens_exact)."
+    )
+    tokens_after = serializers.IntegerField(help_text="The compressed source, likewise.")
+    tokens_exact = serializers.BooleanField(
+        help_text="true: exact (an OpenAI model); false: an estimate (o200k_base)."
+    )
 
 
 @extend_schema_serializer(component_name="LibraryPreview")

@@ -237,7 +237,7 @@ class LibraryPreviewApi(APIView):
         summary="Render a fragment (or a template) for a context; stores nothing",
         description=(
             "Like the template preview, plus which variant and version of each fragment "
-            "was used and, when compress is on, the characters and estimated tokens "
+            "was used and, when compress is on, the characters and tokens "
             "before and after compression."
         ),
         request=ls.LibraryPreviewInputSerializer,
@@ -270,6 +270,7 @@ class LibraryPreviewApi(APIView):
                 "chars_after": compression.chars_after,
                 "tokens_before": compression.tokens_before,
                 "tokens_after": compression.tokens_after,
+                "tokens_exact": compression.tokens_exact,
             },
         }
         return Response(ls.LibraryPreviewOutputSerializer(shown).data)

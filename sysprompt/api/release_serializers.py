@@ -440,8 +440,16 @@ class ImpactContextOutputSerializer(serializers.Serializer[Any]):
     )
     chars_before = serializers.IntegerField(min_value=0)
     chars_after = serializers.IntegerField(min_value=0)
-    tokens_before = serializers.IntegerField(min_value=0, help_text="Characters ÷ 4, rounded up.")
-    tokens_after = serializers.IntegerField(min_value=0, help_text="Characters ÷ 4, rounded up.")
+    tokens_before = serializers.IntegerField(
+        min_value=0, help_text="The prompt before, in tokens for the context's provider and model."
+    )
+    tokens_after = serializers.IntegerField(min_value=0, help_text="The prompt after, likewise.")
+    tokens_exact = serializers.BooleanField(
+        help_text=(
+            "true: the counts are exact (an OpenAI model); false: an estimate (the "
+            "provider has no public offline tokenizer; counted with o200k_base)."
+        )
+    )
     shared_prefix_before = serializers.IntegerField(min_value=0)
     shared_prefix_after = serializers.IntegerField(min_value=0)
     prefix_changed = serializers.BooleanField(

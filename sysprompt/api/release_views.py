@@ -236,8 +236,8 @@ class ImpactApi(_Authors):
         description=(
             "Renders the label's recent conversations' contexts (the 200 most frequent "
             "in the window) and every test context with the label's target now and with "
-            "the candidate: per context, changed or not, a unified diff, sizes, estimated "
-            "tokens, the shared prefix before and after, and lint of the candidate. "
+            "the candidate: per context, changed or not, a unified diff, sizes in characters "
+            "and tokens, the shared prefix before and after, and lint of the candidate. "
             "Stores nothing."
         ),
         request=rs.ImpactInputSerializer,
@@ -295,6 +295,7 @@ def _row_data(row: ContextRow) -> dict[str, Any]:
         "chars_after": impact.chars_after,
         "tokens_before": impact.tokens_before,
         "tokens_after": impact.tokens_after,
+        "tokens_exact": impact.tokens_exact,
         "shared_prefix_before": impact.shared_prefix_before,
         "shared_prefix_after": impact.shared_prefix_after,
         "prefix_changed": impact.prefix_changed,

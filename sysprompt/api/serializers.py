@@ -384,8 +384,26 @@ class PreviewOutputSerializer(serializers.Serializer[Any]):
             "conversation of the same agent host, provider and model shares."
         ),
     )
+    system_prompt_tokens = serializers.IntegerField(
+        min_value=0,
+        help_text=(
+            "system_prompt in tokens for the provider and model given (0 for no prompt): "
+            "exact for OpenAI's models, else an estimate (tokens_exact)."
+        ),
+    )
     shared_prefix_tokens = serializers.IntegerField(
-        min_value=0, help_text="The shared prefix in tokens, estimated (characters ÷ 4)."
+        min_value=0,
+        help_text="The shared prefix in tokens, counted as system_prompt_tokens is.",
+    )
+    tokens_exact = serializers.BooleanField(
+        help_text=(
+            "true: the token counts are exact (OpenAI's tokenizer for an OpenAI model); "
+            "false: an estimate (the provider has no public offline tokenizer; counted "
+            "with o200k_base)."
+        )
+    )
+    tokens_encoding = serializers.CharField(
+        help_text='The encoding the counts are in: "o200k_base" or "cl100k_base".'
     )
     shared_prefix_end = SharedPrefixEndOutputSerializer(
         allow_null=True,

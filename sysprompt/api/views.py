@@ -140,6 +140,7 @@ def preview_data(preview: rendering.Preview) -> dict[str, Any]:
     rendered = preview.rendered
     shown = rendering.preview_variables(rendered.values)
     end = rendered.prefix_end
+    counted = preview.counted
     return {
         "system_prompt": rendered.prompt,
         "diagnostics": [asdict(d) for d in preview.diagnostics],
@@ -148,7 +149,10 @@ def preview_data(preview: rendering.Preview) -> dict[str, Any]:
         "same_as": {v.key: v.same_as for v in shown if v.same_as is not None},
         "reasons": {v.key: v.reason for v in shown if v.reason is not None},
         "shared_prefix_chars": rendered.shared_prefix_chars,
-        "shared_prefix_tokens": rendering.estimated_tokens(rendered.shared_prefix_chars),
+        "system_prompt_tokens": counted.prompt.tokens,
+        "shared_prefix_tokens": counted.shared_prefix.tokens,
+        "tokens_exact": counted.exact,
+        "tokens_encoding": counted.prompt.encoding,
         "shared_prefix_end": (
             None if end is None else {"key": end.key, "line": end.line, "column": end.column}
         ),

@@ -1,8 +1,9 @@
 """The Library pages: the fragments as a tree, and each variant in the editor.
 
 Pipeline: ``/library/`` shows ``selectors.fragments_list(search=q)`` as a tree by name
-segments (``env/`` → ``git-repository``), each fragment with its variants and their
-flags (edited, newer default, pinned, deleted); the search box asks htmx for the tree
+segments (``env/`` → ``git-repository``), each fragment with its variants, their
+sizes in tokens (for each variant's provider and model: :func:`variant_tokens`) and
+their flags (edited, newer default, pinned, deleted); the search box asks htmx for the tree
 alone (``Vary: HX-Request``) and pushes ``?q=``. ``/library/<name>?provider=&model=``
 shows one variant — its flags, the shipped-vs-yours diff with Adopt default / Keep mine
 when a newer default is available, Delete / Restore, the fragment's other variants and
@@ -52,7 +53,8 @@ from sysprompt.library import selectors, services
 from sysprompt.library.validation import fragment_name_valid, variant_key_valid
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 from sysprompt_core.diff import text_diff
-from sysprompt_core.library import choose_variant
+from sysprompt_core.library import choose_variant, compress
+from sysprompt_core.tokens import TokenCount, count
 
 LIBRARY_WRITE_PERMISSION = TEMPLATE_EDIT_PERMISSION
 """Writing the library takes what writing the root template takes (spec §8)."""
@@ -67,11 +69,23 @@ def may_write(request: HttpRequest) -> bool:
 
 @dataclass(frozen=True)
 class VariantRow:
-    """One variant in the tree or on a variant page."""
+    """One variant in the tree or on a variant page, with its size (``None``: deleted)."""
 
     state: selectors.VariantState
     label: str
     url: str
+    size: TokenCount | None = None
+
+
+def variant_tokens(state: selectors.VariantState) -> TokenCount | None:
+    """A live variant's source text in tokens for its own provider and model (the
+    default variant's: an estimate, it serves every provider), compressed first when
+    its compress is on — what a template including it gets before its variables are
+    resolved; ``None`` for a deleted variant."""
+    if state.deleted:
+        return None
+    text = compress(state.text) if state.compress else state.text
+    return count(text, provider=state.provider, model=state.model)
 
 
 @dataclass
@@ -93,6 +107,7 @@ def variant_rows(states: Iterable[selectors.VariantState]) -> list[VariantRow]:
             state=state,
             label=variant_label(state.provider, state.model),
             url=variant_url("library-variant", state.name, state.provider, state.model),
+            size=variant_tokens(state),
         )
         for state in ordered
     ]
@@ -270,6 +285,7 @@ class VariantPageView(LoginRequiredMixin, View):
         context = {
             "variant": variant,
             "current": current,
+            "size": None if current is None else variant_tokens(current),
             "siblings": siblings,
             "can_edit": can_edit,
             "open_editor": self.open_editor,

@@ -6,8 +6,10 @@ host context an agent host would send: provider, tools as a comma list, variable
 draft) → :func:`host_context_check` → ``rendering.template_preview`` → the context
 ``editor/_preview.html`` shows: diagnostics (lint with the library: unknown fragments,
 include cycles), the prompt and its size, how much of it every conversation shares (the
-shared prefix, and the tag where it ends), every variable, which variant of each fragment
-was used, and what compression did. Lint runs even when the render cannot (a bad cwd).
+shared prefix, and the tag where it ends) — in characters and in tokens for the
+provider and model given (``rendering.Preview.counted``: exact, or a marked estimate) —
+every variable, which variant of each fragment was used, and what compression did.
+Lint runs even when the render cannot (a bad cwd).
 Nothing is stored.
 """
 
@@ -23,10 +25,6 @@ from sysprompt.library.validation import fragment_name_valid
 from sysprompt.prompts import rendering, validation
 from sysprompt_core.library import FragmentUse
 from sysprompt_core.template import PromptTooLarge
-
-# A rough count for people (about four characters per token in English prose); the
-# editor labels it as an estimate.
-CHARACTERS_PER_TOKEN = 4
 
 
 def tools_parse(text: str) -> list[str]:
@@ -149,14 +147,15 @@ def _rendered(preview: rendering.Preview) -> dict[str, Any]:
     prompt = preview.rendered.prompt
     compression = preview.compression
     shared, end = preview.rendered.shared_prefix_chars, preview.rendered.prefix_end
+    counted = preview.counted
     return {
         "prompt": prompt,
         "characters": len(prompt or ""),
-        "tokens": -(-len(prompt or "") // CHARACTERS_PER_TOKEN),
+        "tokens": counted.prompt,
         "lines": len((prompt or "").splitlines()),
         "shared_prefix": {
             "characters": shared,
-            "tokens": -(-shared // CHARACTERS_PER_TOKEN),
+            "tokens": counted.shared_prefix,
             "whole": end is None and shared == len(prompt or ""),
             "end": end,
         },

@@ -436,6 +436,8 @@ class ConversationListView(ConversationPagesMixin, View):
         page = page[:CONVERSATION_PAGE_SIZE]
         context = {
             "prompts": page,
+            # Each prompt with its size in tokens for its frozen provider and model.
+            "rows": [(prompt, rendering.conversation_tokens(prompt)) for prompt in page],
             "query": query,
             "next_before": page[-1].id if more else None,
             "paged": before is not None,
@@ -631,6 +633,7 @@ def _conversation_page(
 ) -> HttpResponse:
     context = {
         "stored": stored,
+        "tokens": rendering.conversation_tokens(stored),
         "built_from": built_from(stored.release, stored.arm),
         # What a fresh render (compaction, Re-construct) would be built from now.
         "fresh_from": _fresh_from(preview.build if preview else _build_now(stored)),

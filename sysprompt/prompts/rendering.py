@@ -17,6 +17,7 @@ references a host should resolve on its side.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -53,6 +54,7 @@ from sysprompt.prompts.validation import (
     preset_check,
 )
 from sysprompt_core import template as engine
+from sysprompt_core import tokens
 from sysprompt_core.diff import Diff, text_diff
 from sysprompt_core.library import (
     FragmentSource,
@@ -347,33 +349,95 @@ def template_references(
 
 @dataclass(frozen=True)
 class Compression:
-    """What compression did to a source text: characters and estimated tokens."""
+    """What compression did to a source text: characters, and tokens for the preview's
+    provider and model (``counted_before``/``counted_after``)."""
 
     chars_before: int
     chars_after: int
+    counted_before: tokens.TokenCount
+    counted_after: tokens.TokenCount
+
+    @classmethod
+    def of(cls, source: str, *, provider: str | None, model: str | None) -> Compression:
+        compressed = compress(source)
+        return cls(
+            len(source),
+            len(compressed),
+            tokens.count(source, provider=provider, model=model),
+            tokens.count(compressed, provider=provider, model=model),
+        )
 
     @property
     def tokens_before(self) -> int:
-        return estimated_tokens(self.chars_before)
+        return self.counted_before.tokens
 
     @property
     def tokens_after(self) -> int:
-        return estimated_tokens(self.chars_after)
+        return self.counted_after.tokens
+
+    @property
+    def tokens_exact(self) -> bool:
+        return self.counted_before.exact
 
 
-def estimated_tokens(chars: int) -> int:
-    """About four characters per token, as the providers' own rule of thumb has it."""
-    return -(-chars // 4)
+@dataclass(frozen=True)
+class PromptTokens:
+    """A rendered prompt's size in tokens, for the provider and model it was rendered
+    for: the whole prompt and its shared prefix (each exact, or a marked estimate:
+    ``sysprompt_core.tokens``)."""
+
+    prompt: tokens.TokenCount
+    shared_prefix: tokens.TokenCount
+
+    @property
+    def exact(self) -> bool:
+        return self.prompt.exact
+
+
+def prompt_tokens(
+    prompt: str | None, *, provider: str | None, model: str | None, shared_prefix_chars: int
+) -> PromptTokens:
+    """``prompt`` and its first ``shared_prefix_chars`` characters counted in tokens. A
+    prefix that is the whole prompt is counted once; a prefix seen before (the author
+    types after the shared part) comes from the counter's cache."""
+    text = prompt or ""
+    whole = tokens.count(text, provider=provider or None, model=model or None)
+    if shared_prefix_chars >= len(text):
+        return PromptTokens(whole, whole)
+    prefix = tokens.count(
+        text[:shared_prefix_chars], provider=provider or None, model=model or None
+    )
+    return PromptTokens(whole, prefix)
+
+
+def conversation_tokens(stored: ConversationPrompt) -> tokens.TokenCount:
+    """A stored conversation's frozen prompt in tokens, for its frozen provider and
+    model."""
+    return tokens.count(
+        stored.system_prompt or "", provider=stored.provider or None, model=stored.model or None
+    )
 
 
 @dataclass(frozen=True)
 class Preview:
     """What the editor shows: the prompt construct would store, lint, every value,
-    and, for a text with ``compress`` on, what compression did."""
+    and, for a text with ``compress`` on, what compression did. ``counted`` (counted
+    when first asked for) is the prompt's size for the host context's provider and the
+    model."""
 
     rendered: Rendered
     diagnostics: list[engine.Diagnostic]
     compression: Compression | None = None
+
+    @functools.cached_property
+    def counted(self) -> PromptTokens:
+        rendered = self.rendered
+        return prompt_tokens(
+            rendered.prompt,
+            provider=rendered.host.provider,
+            model=rendered.model,
+            shared_prefix_chars=rendered.shared_prefix_chars,
+        )
 
 
 # What a preview shows of the values: each at most this many characters, all of them
@@ -462,7 +526,9 @@ def template_preview(
         chosen.text, name=fragment, provider=host.provider, model=model or None
     )
     compression = (
-        Compression(len(chosen.text), len(compress(chosen.text))) if chosen.compress else None
+        Compression.of(chosen.text, provider=host.provider, model=model or None)
+        if chosen.compress
+        else None
     )
     return Preview(rendered=rendered, diagnostics=diagnostics, compression=compression)
 

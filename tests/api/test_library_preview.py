@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from sysprompt.prompts.rendering import estimated_tokens
+from sysprompt_core.tokens import count
 from tests.api.library_support import PREVIEW, put_fragment
 
 pytestmark = pytest.mark.django_db
@@ -103,8 +103,9 @@ def test_preview_answers_compression_figures_when_compress_is_on(
         assert body["compression"] == {
             "chars_before": len(source),
             "chars_after": len(compressed),
-            "tokens_before": estimated_tokens(len(source)),
-            "tokens_after": estimated_tokens(len(compressed)),
+            "tokens_before": count(source).tokens,
+            "tokens_after": count(compressed).tokens,
+            "tokens_exact": False,  # no provider: an estimate
         }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
+from sysprompt_core.tokens import encoding
 from tests.api.library_support import put_fragment, turn
 from tests.api.release_support import (
     IMPACT,
@@ -54,7 +55,13 @@ def test_impact_reports_each_context_with_diff_sizes_prefixes_and_lint(
         "-Core v1.\n\\ No newline at end of file\n+Core v2, longer.\n\\ No newline at end of file\n"
     )
     assert (test["chars_before"], test["chars_after"]) == (14, 22)
-    assert (test["tokens_before"], test["tokens_after"]) == (4, 6)
+    # The test context's provider is openai, no model: o200k_base, exact.
+    o200k = encoding("o200k_base")
+    assert (test["tokens_before"], test["tokens_after"], test["tokens_exact"]) == (
+        len(o200k.encode_ordinary("Root.\nCore v1.")),
+        len(o200k.encode_ordinary("Root.\nCore v2, longer.")),
+        True,
+    )
     assert (test["shared_prefix_before"], test["shared_prefix_after"]) == (14, 22)
     assert test["prefix_changed"] is True
     [lint] = test["diagnostics"]
@@ -88,6 +95,34 @@ def test_impact_counts_the_label_conversations(
     assert (row["origin"], row["conversations"], row["agent_host"]) == ("recorded", 4, "host-1")
     assert row["changed"] is False  # production follows latest, which release 1 is
     assert report["summary"]["conversations"] == 4
+
+
+def test_impact_counts_tokens_for_the_recorded_conversations_provider_and_model(
+    publisher_client: APIClient, host_client: APIClient, workdir: Path
+) -> None:
+    chinese = "修改文件之前，请先阅读说明。请用中文回答。\n" * 10
+    put_fragment(publisher_client, "core", chinese)
+    publisher_client.put("/api/system-prompt", {"template": "[fragment:core]"}, format="json")
+    create_release(publisher_client)
+    put_label(publisher_client, "production", {"release": 1})
+    for cid, provider, model in (("o", "openai", "gpt-4"), ("a", "anthropic", "claude-x")):
+        body = {"provider": provider, "model": model}
+        assert turn(host_client, "resolve", workdir, cid=cid, **body).status_code == 201
+    put_fragment(publisher_client, "core", chinese + "再见。")
+
+    report = publisher_client.post(
+        IMPACT, {"label": "production", "candidate": "latest"}, format="json"
+    ).json()
+
+    rows = {row["provider"]: row for row in report["contexts"]}
+    cl100k, o200k = encoding("cl100k_base"), encoding("o200k_base")
+    assert (rows["openai"]["tokens_before"], rows["openai"]["tokens_after"]) == (
+        len(cl100k.encode_ordinary(chinese)),
+        len(cl100k.encode_ordinary(chinese + "再见。")),
+    )
+    assert rows["openai"]["tokens_exact"] is True
+    assert rows["anthropic"]["tokens_before"] == len(o200k.encode_ordinary(chinese))
+    assert rows["anthropic"]["tokens_exact"] is False
 
 
 def test_impact_takes_a_candidate_as_a_label_target_names_it(publisher_client: APIClient) -> None:

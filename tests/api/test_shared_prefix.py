@@ -23,6 +23,7 @@ from rest_framework.test import APIClient
 
 from sysprompt.accounts.services import AgentHost
 from sysprompt.prompts.models import ConversationPrompt
+from sysprompt_core.tokens import encoding
 from tests.api.library_support import put_fragment
 
 pytestmark = pytest.mark.django_db
@@ -242,7 +243,7 @@ def test_a_call_override_answers_its_own_prefix_and_the_stored_one(
     assert "persisted_shared_prefix_chars" not in stored
 
 
-# --- the preview: how much, about how many tokens, and where it ends ----------------------
+# --- the preview: how much, how many tokens, and where it ends ----------------------
 
 
 def test_preview_shows_the_prefix_its_tokens_and_the_tag_that_ends_it(
@@ -252,7 +253,11 @@ def test_preview_shows_the_prefix_its_tokens_and_the_tag_that_ends_it(
 
     n = shown["shared_prefix_chars"]
     assert n == shared_part(shown["system_prompt"])
-    assert shown["shared_prefix_tokens"] == -(-n // 4)
+    o200k = encoding("o200k_base")
+    assert shown["shared_prefix_tokens"] == len(o200k.encode_ordinary(shown["system_prompt"][:n]))
+    assert shown["system_prompt_tokens"] == len(o200k.encode_ordinary(shown["system_prompt"]))
+    # Model "m" of no provider: an estimate, and said to be one.
+    assert (shown["tokens_exact"], shown["tokens_encoding"]) == (False, "o200k_base")
     assert shown["shared_prefix_end"] == {
         "key": "git:branch",
         "line": END_LINE,

@@ -63,6 +63,15 @@ def test_preview_with_host_context_lists_fragments_used(
     expect(rows.nth(0).locator(".fragment-variant")).to_have_text("anthropic / claude-x")
     expect(rows.nth(0).locator(".fragment-version")).to_have_text("v1")
 
+    # The size: an estimate for anthropic, said so; exact once the model is OpenAI's.
+    size = page.locator("#preview-tokens .token-count")
+    expect(size).to_have_attribute("data-exact", "false")
+    expect(page.locator("#preview-tokens")).to_contain_text("(estimate)")
+    page.locator("#preview-provider").fill("openai")
+    page.locator("#preview-model").fill("gpt-4o")
+    expect(size).to_have_attribute("data-exact", "true")
+    expect(size).to_have_attribute("title", "exact: counted with OpenAI's tokenizer (o200k_base)")
+
     page.locator("#preview-tools").fill("bad]name")
     expect(page.locator('.field-error[data-field="tools"]')).to_be_visible()
 

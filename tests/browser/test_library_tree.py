@@ -40,6 +40,10 @@ def test_library_tree_and_search(author_page: Page, author: User) -> None:
     core = tree.locator('.tree-node[data-name="core"] .variant-row')
     expect(core).to_have_count(2)
     expect(core.nth(1)).to_contain_text("anthropic")
+    # Its size in tokens: anthropic's has no offline tokenizer, so an estimate, said so.
+    size = core.nth(1).locator(".variant-size .token-count")
+    expect(size).to_have_text(re.compile(r"^≈[\d,]+ tokens?$"))
+    expect(size).to_have_attribute("title", re.compile(r"^estimate: anthropic has no public"))
     expect(core.nth(1).locator(".badge-edited")).to_be_visible()
     expect(tree.locator('.tree-node[data-name="old"] .badge-deleted')).to_be_visible()
 

@@ -23,6 +23,7 @@ from sysprompt.prompts import services
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from sysprompt_core.template.lexer import tokenize
 from sysprompt_core.template.parser import parse
+from sysprompt_core.tokens import count
 from tests.browser.conftest import BRANCH, PASSWORD, LoginAs, PageErrors, make_user
 
 # --- helpers ------------------------------------------------------------------------
@@ -127,7 +128,7 @@ def open_editor(page: Page) -> None:
 def test_conversations_list_shows_newest_first(author_page: Page, project: Path) -> None:
     services.template_save(text="Working in [prompt:cwd] on [git:branch].\n")
     resolve("alpha-1", project)
-    resolve("beta-2", project, model="claude-test")
+    beta_prompt = resolve("beta-2", project, model="claude-test").system_prompt or ""
     resolve("gamma-3", project)
     page = author_page
 
@@ -136,9 +137,15 @@ def test_conversations_list_shows_newest_first(author_page: Page, project: Path)
     expect(row_links(page)).to_have_text(["gamma-3", "beta-2", "alpha-1"])
     beta = page.locator("#conversation-rows tr").nth(1)
     expect(beta.locator("th a")).to_have_attribute("href", "/conversations/beta-2/")
+    size = count(beta_prompt, model="claude-test")  # not OpenAI's: an estimate, "≈N"
     expect(beta.locator("td")).to_have_text(
-        ["production", "latest", "—", "v1", "claude-test", str(project), "just now", "agent-host"]
+        [
+            *("production", "latest", "—", "v1", "claude-test", size.short),
+            *(str(project), "just now", "agent-host"),
+        ]
     )
+    estimate = beta.locator(".conversation-tokens .token-count")
+    expect(estimate).to_have_attribute("title", re.compile(r"^estimate: "))
     expect(page.locator("#conversation-rows tr").first.locator("td").nth(4)).to_have_text("—")
 
 

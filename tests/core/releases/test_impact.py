@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sysprompt_core.library import FragmentVariant, MemorySource, Override, VariantKey
-from sysprompt_core.releases import ImpactContext, Side, estimated_tokens, impact_matrix
+from sysprompt_core.releases import ImpactContext, Side, impact_matrix
+from sysprompt_core.tokens import encoding
 from sysprompt_core.variables import ResolveContext, ResolverOptions
 from tests.core.variables.fragment_support import CountingSource, library, variant
 
@@ -66,7 +67,13 @@ def test_impact_matrix_counts_chars_tokens_and_shared_prefixes() -> None:
         "Static text, longer now.\ninfra",
     )
     assert (row.chars_before, row.chars_after) == (18, 30)
-    assert (row.tokens_before, row.tokens_after) == (5, 8)
+    o200k = encoding("o200k_base")
+    assert (row.tokens_before, row.tokens_after) == (
+        len(o200k.encode_ordinary("Static text.\ninfra")),
+        len(o200k.encode_ordinary("Static text, longer now.\ninfra")),
+    )
+    assert row.tokens_change == row.tokens_after - row.tokens_before > 0
+    assert not row.tokens_exact  # no provider: an estimate
     assert (row.shared_prefix_before, row.shared_prefix_after) == (13, 25)
     assert row.prefix_changed
 
@@ -177,8 +184,38 @@ def test_impact_matrix_compresses_a_side_that_says_so() -> None:
     assert row.prompt_after == "# Title\n\n- Rule: one"
 
 
-def test_estimated_tokens_rounds_up_four_characters_a_token() -> None:
-    assert [estimated_tokens(n) for n in (0, 1, 4, 5, 400)] == [0, 1, 1, 2, 100]
+CHINESE = "修改文件之前，请先阅读说明。请用中文回答，并保持简洁。" * 20
+
+
+def test_impact_matrix_counts_tokens_for_each_contexts_provider_and_model() -> None:
+    before = side("[var:text]", {})
+    after = side("[var:text]\n再见。", {})
+    values = {"text": CHINESE}
+    contexts = [
+        ImpactContext("gpt-4o", context(provider="openai", model="gpt-4o", variables=values)),
+        ImpactContext("gpt-4", context(provider="openai", model="gpt-4", variables=values)),
+        ImpactContext(
+            "claude",
+            context(provider="anthropic", model="claude-sonnet-4-5", variables=values),
+        ),
+    ]
+
+    rows = {row.key: row for row in impact_matrix(contexts, before, after).contexts}
+
+    for key, name, exact in (
+        ("gpt-4o", "o200k_base", True),
+        ("gpt-4", "cl100k_base", True),
+        ("claude", "o200k_base", False),
+    ):
+        row = rows[key]
+        tokenizer = encoding(name)
+        assert row.tokens_before == len(tokenizer.encode_ordinary(CHINESE)), key
+        assert row.tokens_after == len(tokenizer.encode_ordinary(CHINESE + "\n再见。")), key
+        assert row.tokens_exact is exact, key
+        assert row.counted_before.encoding == name, key
+    # Characters ÷ 4 is far off for Chinese: the counts are not that.
+    assert rows["gpt-4o"].tokens_before != -(-len(CHINESE) // 4)
+    assert rows["gpt-4o"].tokens_before != rows["gpt-4"].tokens_before
 
 
 class CountingRewriter(MemorySource):

@@ -16,8 +16,10 @@ that number is **exact**:
   wherever it is shown. It is a real tokenization of the same text by a modern BPE
   vocabulary, not characters ÷ 4 (which is 27 % off for code and 40 % for Chinese).
 
-Counts are kept by the text's SHA-256 and the encoding (:class:`TokenCounter`, bounded),
-so a prompt shown again is not counted again. :func:`count` uses one counter per process.
+Counts are kept by SHA-256 and the encoding (:class:`TokenCounter`, bounded), by parts
+of about 1,000 characters that add up exactly: a prompt shown again is not counted
+again, and one changed in one place is counted again only there. :func:`count` uses
+one counter per process.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Literal, TypeAlias
 
@@ -40,6 +42,7 @@ __all__ = [
     "Encoding",
     "TokenCount",
     "TokenCounter",
+    "chunks",
     "count",
     "encoding_for",
     "encoding",
@@ -100,12 +103,35 @@ class TokenCount:
     tokens: int
     exact: bool
     encoding: Encoding
+    provider: str | None = field(default=None, compare=False)
+    """The provider counted for, as given (for :attr:`note`); not part of equality."""
 
     def label(self) -> str:
         """``1,234 tokens`` or ``≈1,234 tokens (estimate)``."""
         if self.exact:
             return f"{self.tokens:,} tokens"
         return f"≈{self.tokens:,} tokens (estimate)"
+
+    @property
+    def short(self) -> str:
+        """``1,234`` or ``≈1,234``: the number as a size column shows it."""
+        return f"{self.tokens:,}" if self.exact else f"≈{self.tokens:,}"
+
+    @property
+    def note(self) -> str:
+        """Why the figure is exact or an estimate, in a sentence (a tooltip's text)."""
+        if self.exact:
+            return f"exact: counted with OpenAI's tokenizer ({self.encoding})"
+        provider = (self.provider or "").strip()
+        if not provider:
+            return (
+                f"estimate: no provider or OpenAI model given; counted with {self.encoding}, "
+                "OpenAI's current encoding"
+            )
+        return (
+            f"estimate: {provider} has no public offline tokenizer; counted with "
+            f"{self.encoding}, OpenAI's current encoding"
+        )
 
 
 def encoding_for(provider: str | None, model: str | None) -> tuple[Encoding, bool]:
@@ -144,12 +170,48 @@ def encoding(name: Encoding) -> tiktoken.Encoding:
     )
 
 
-class TokenCounter:
-    """Counts kept by the text's SHA-256 and the encoding (at most ``entries``, the
-    least recently used dropped first); safe to share between threads."""
+CHUNK_CHARS = 1024
+"""About how long the parts are that a text is counted in (see :class:`TokenCounter`)."""
 
-    def __init__(self, entries: int = 10_000) -> None:
+
+def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """``text`` cut into parts of about ``size`` characters or more, each cut right
+    after a line break that is followed by a character neither whitespace nor ``/``,
+    so that the parts' token counts add up to the text's, exactly (see
+    :class:`TokenCounter`). A text without such a line break is one part."""
+    parts = []
+    start, end = 0, len(text)
+    while end - start > size:
+        cut = text.find("\n", start + size - 1)
+        while cut != -1 and cut + 1 < end and (text[cut + 1].isspace() or text[cut + 1] == "/"):
+            cut = text.find("\n", cut + 1)
+        if cut == -1 or cut + 1 >= end:
+            break
+        parts.append(text[start : cut + 1])
+        start = cut + 1
+    parts.append(text[start:])
+    return parts
+
+
+class TokenCounter:
+    """Counts kept by SHA-256 and the encoding (at most ``entries``, the least recently
+    used dropped first); safe to share between threads.
+
+    A text is counted in parts (:func:`chunks`), each kept by its own SHA-256: a prompt
+    edited in one place (an author typing in the preview, a fragment changed in an
+    impact report, the shared prefix of a prompt just counted) is counted again only
+    where it changed. The parts add up exactly: both encodings' pre-tokenizers split a
+    text into pieces, and BPE never merges across pieces; a cut after a line break
+    followed by a character that is neither whitespace nor ``/`` is always between two
+    pieces — no pattern of either encoding continues past a line break into such a
+    character (``[\\r\\n/]*`` stops before it, ``\\s`` runs end at it), and the pieces
+    before the cut are the same whether the text goes on or ends there (a whitespace
+    run ending in a line break is one piece either way). tests/core/test_tokens.py
+    checks it against counting whole texts, on generated ones."""
+
+    def __init__(self, entries: int = 20_000, *, chunk: int = CHUNK_CHARS) -> None:
         self._entries = entries
+        self._chunk = chunk
         self._counts: OrderedDict[tuple[bytes, Encoding], int] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -157,12 +219,16 @@ class TokenCounter:
         self, text: str, *, provider: str | None = None, model: str | None = None
     ) -> TokenCount:
         name, exact = encoding_for(provider, model)
+        tokens = sum(self._part(part, name) for part in chunks(text, self._chunk))
+        return TokenCount(tokens, exact, name, provider)
+
+    def _part(self, text: str, name: Encoding) -> int:
         key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), name)
         with self._lock:
             known = self._counts.get(key)
             if known is not None:
                 self._counts.move_to_end(key)
-                return TokenCount(known, exact, name)
+                return known
         # Special tokens' text is ordinary text in a prompt: counted as such. A lone
         # surrogate (not UTF-8) counts as the replacement character it is sent as.
         try:
@@ -173,7 +239,7 @@ class TokenCounter:
             self._counts[key] = tokens
             while len(self._counts) > self._entries:
                 self._counts.popitem(last=False)
-        return TokenCount(tokens, exact, name)
+        return tokens
 
 
 @functools.cache

@@ -8,7 +8,7 @@
 * :func:`unified_diff` — the project's one bounded line diff (``sysprompt_core.diff``)
   written as ``diff -u``, re-exported here for the releases;
 * ``impact``  — :func:`impact_matrix`: host contexts rendered with what a label
-  serves and with a candidate, compared (diff, sizes, estimated tokens, shared
+  serves and with a candidate, compared (diff, sizes, tokens counted, shared
   prefixes, lint of the candidate), with a summary.
 
 The server stores releases and labels and feeds these functions
@@ -23,7 +23,6 @@ from sysprompt_core.releases.impact import (
     ImpactContext,
     ImpactSummary,
     Side,
-    estimated_tokens,
     impact_matrix,
 )
 from sysprompt_core.releases.split import choose_arm, split_point
@@ -75,7 +74,6 @@ __all__ = [
     "TooLarge",
     "choose_arm",
     "describe_pointer",
-    "estimated_tokens",
     "impact_matrix",
     "is_label_name",
     "label_name_check",

@@ -34,10 +34,10 @@ whole matrix; lint is run once per provider and model. The contexts' ``now`` is 
 caller's: giving every context the same instant keeps ``system:time`` from showing as
 a change.
 
-**Estimated tokens** are characters ÷ 4, rounded up — the rule of thumb the providers
-publish for English text (OpenAI: "about 4 characters", Anthropic alike), the same
-estimate the previews show. Real tokenizers differ by model; the estimate is for
-comparing before with after, not for billing.
+**Tokens** are counted with :func:`sysprompt_core.tokens.count` for each context's
+provider and model: exact for OpenAI's models, a marked estimate for the others
+(``tokens_exact``). Counting is lazy (a row's counts are made when first asked for) and
+kept by the text's SHA-256, so contexts that render the same prompt count it once.
 
 A context whose template cannot be rendered on one side (its literal text alone is
 over the prompt limit) has that side's prompt ``None`` and its ``problem`` set.
@@ -46,6 +46,7 @@ over the prompt limit) has that side's prompt ``None`` and its ``problem`` set.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -54,6 +55,7 @@ from sysprompt_core import template as engine
 from sysprompt_core.diff import DIFF_MAX_CHARS, Deadline, unified_diff
 from sysprompt_core.library import FragmentSource, Override, compress, layered_prompt
 from sysprompt_core.library.lint import library_lint
+from sysprompt_core.tokens import TokenCount, count
 from sysprompt_core.variables import (
     Missing,
     Registry,
@@ -69,14 +71,8 @@ __all__ = [
     "ImpactContext",
     "ImpactSummary",
     "Side",
-    "estimated_tokens",
     "impact_matrix",
 ]
-
-
-def estimated_tokens(chars: int) -> int:
-    """About four characters per token, rounded up (see the module docstring)."""
-    return -(-chars // 4)
 
 
 @dataclass(frozen=True)
@@ -113,7 +109,8 @@ class ContextImpact:
     of the agent host, provider and model shares on each side, and
     ``prefix_changed`` whether that shared text differs (each conversation of the
     context then pays one provider cache write at its next construct);
-    ``diagnostics`` lint of the candidate for the context's provider and model."""
+    ``diagnostics`` lint of the candidate for the context's provider and model;
+    ``provider`` and ``model`` the context's, which the token counts are for."""
 
     key: str
     conversations: int
@@ -126,6 +123,8 @@ class ContextImpact:
     diagnostics: tuple[engine.Diagnostic, ...] = ()
     problem: str | None = None
     diff_too_large: str | None = None
+    provider: str | None = None
+    model: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -139,13 +138,33 @@ class ContextImpact:
     def chars_after(self) -> int:
         return len(self.prompt_after or "")
 
+    @functools.cached_property
+    def counted_before(self) -> TokenCount:
+        """The prompt before, in tokens for the context's provider and model."""
+        return count(self.prompt_before or "", provider=self.provider, model=self.model)
+
+    @functools.cached_property
+    def counted_after(self) -> TokenCount:
+        """The prompt after, in tokens for the context's provider and model."""
+        return count(self.prompt_after or "", provider=self.provider, model=self.model)
+
     @property
     def tokens_before(self) -> int:
-        return estimated_tokens(self.chars_before)
+        return self.counted_before.tokens
 
     @property
     def tokens_after(self) -> int:
-        return estimated_tokens(self.chars_after)
+        return self.counted_after.tokens
+
+    @property
+    def tokens_change(self) -> int:
+        """After minus before, in tokens."""
+        return self.tokens_after - self.tokens_before
+
+    @property
+    def tokens_exact(self) -> bool:
+        """Whether the counts are the provider's exact ones (else an estimate)."""
+        return self.counted_before.exact
 
     @property
     def prefix_changed(self) -> bool:
@@ -265,6 +284,8 @@ def impact_matrix(
                 shared_prefix_after=new.shared_prefix,
                 diagnostics=lints[where],
                 problem="; ".join(problems) or None,
+                provider=where[0],
+                model=where[1],
             )
         )
     return Impact(tuple(rows))
