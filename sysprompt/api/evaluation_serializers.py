@@ -32,7 +32,9 @@ from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH, LABEL_NAME_PATTERN, R
         "type": "object",
         "description": (
             '{"test_context": name}, or a test context\'s fields inline (cwd, values, '
-            "provider, model, tools, variables, override); {}: none."
+            "provider, model, tools, variables, override) and the label a recorded "
+            "conversation was served from (kept with the case; a run's sides decide what "
+            "it is rendered with); {}: none."
         ),
     }
 )
@@ -198,8 +200,8 @@ class CaseInputSerializer(_CaseFields):
         max_length=CONVERSATION_ID_MAX_LENGTH,
         trim_whitespace=False,
         help_text=(
-            "A recorded conversation the caller may see: its context (provider, model, "
-            "tools, variables, thread override, cwd) becomes the case's; messages and "
+            "A recorded conversation the caller may see: its context (label, provider, "
+            "model, tools, variables, thread override, cwd) becomes the case's; messages and "
             "values come from this request (the server never stores them)."
         ),
     )

@@ -216,8 +216,8 @@ class CaseCreateApi(_Authors):
         description=(
             "201 with the case; 400 naming the field (checks[1].pattern, messages[0].role, "
             "context.test_context, name when the suite has it already). With "
-            "from_conversation, the conversation's context (cwd, provider, model, tools, "
-            "variables, thread override) is copied from what the server stored, and "
+            "from_conversation, the conversation's context (label, cwd, provider, model, "
+            "tools, variables, thread override) is copied from what the server stored, and "
             "messages and values are this request's; 404 when the caller may not see it."
         ),
         parameters=[SUITE],
@@ -248,7 +248,7 @@ def _conversation_context(conversation_id: str, values: Any, request: Request) -
         stored = conversation_prompt_visible(conversation_id, user=request.user)
     except InvalidInput as error:
         raise InvalidInput("from_conversation", error.message) from None
-    context: dict[str, Any] = {"cwd": stored.cwd}
+    context: dict[str, Any] = {"cwd": stored.cwd, "label": stored.label}
     for field in ("provider", "model", "tools", "variables"):
         if getattr(stored, field):
             context[field] = getattr(stored, field)

@@ -146,6 +146,21 @@ def test_run_renders_the_case_context_and_the_split_arm(
     assert not here.prompt_changed
 
 
+def test_run_renders_a_case_with_a_recorded_label_by_the_runs_sides(
+    configured: FakeModel, workdir: Path
+) -> None:
+    production_on_release("In [prompt:cwd]", then="Latest in [prompt:cwd]")
+    context = {"cwd": str(workdir), "label": "staging"}  # no such label: where it came from
+    suite_with("ctx", case("here", TABS, context=context))
+
+    done = finished(run("ctx", "latest").pk)
+
+    (here,) = RunCase.objects.filter(run=done)
+    assert here.error == ""
+    assert here.baseline_prompt == f"In {workdir}"
+    assert here.candidate_prompt == f"Latest in {workdir}"
+
+
 def test_run_case_that_cannot_render_is_an_error_with_the_reason(
     configured: FakeModel, settings: Settings, workdir: Path, tmp_path: Path
 ) -> None:
