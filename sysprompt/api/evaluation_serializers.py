@@ -334,6 +334,9 @@ class CaseResultOutputSerializer(serializers.Serializer[Any]):
     candidate = SideResultOutputSerializer()
 
 
-@extend_schema_serializer(component_name="EvaluationResults")
-class EvaluationResultsOutputSerializer(serializers.Serializer[Any]):
+@extend_schema_serializer(component_name="EvaluationResultPage")
+class EvaluationResultPageOutputSerializer(PageOutputSerializer):
+    """One page of ``GET /api/evaluations/{id}/results`` (cursor pagination: regressions
+    first, then errors, fixes, the rest)."""
+
     results = CaseResultOutputSerializer(many=True)

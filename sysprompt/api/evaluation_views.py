@@ -25,7 +25,12 @@ from rest_framework.views import APIView
 from sysprompt.api import evaluation_serializers as es
 from sysprompt.api.auth import IsEvaluationAuthor
 from sysprompt.api.common import error_responses, page_parameters, page_response
-from sysprompt.api.pagination import CasePagination, EvaluationPagination, NamePagination
+from sysprompt.api.pagination import (
+    CasePagination,
+    EvaluationPagination,
+    EvaluationResultPagination,
+    NamePagination,
+)
 from sysprompt.api.parsers import (
     JSONL,
     OCTET_STREAM,
@@ -428,22 +433,30 @@ class EvaluationGetApi(_Authors):
         return Response(es.EvaluationOutputSerializer(results.run_json(run)).data)
 
 
+class _CaseResultRowSerializer(es.CaseResultOutputSerializer):
+    def to_representation(self, instance: Any) -> Any:
+        return super().to_representation(results.case_result(instance))
+
+
 class EvaluationResultsApi(_Authors):
+    pagination_class = EvaluationResultPagination
+
     @extend_schema(
         operation_id="get_evaluation_results",
         summary="A run's results per case: regressions first, then errors, fixes, the rest",
         description=(
             "Per case and side: each repetition's answer and tool calls, every check's "
             "result, the pass rate, tokens, mean latency and the first error. A call made "
-            "once for both sides (the prompts were the same) counts for both."
+            "once for both sides (the prompts were the same) counts for both. Paged like "
+            "every list: follow next until it is null."
         ),
-        parameters=[RUN_ID],
-        responses={200: es.EvaluationResultsOutputSerializer, **error_responses(404)},
+        parameters=[RUN_ID, *page_parameters(EvaluationResultPagination.max_page_size)],
+        responses={200: es.EvaluationResultPageOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request, id: str) -> Response:
         run = selectors.run_get(_run_id(id))
-        rows = results.run_results_json(run)
-        return Response(es.EvaluationResultsOutputSerializer({"results": rows}).data)
+        rows = selectors.run_results(run)
+        return page_response(self, request, rows, _CaseResultRowSerializer)
 
 
 class EvaluationCancelApi(_Authors):

@@ -176,6 +176,32 @@ def test_results_order_regressions_errors_fixes_then_the_rest(
     assert results[1]["error"]
     assert results[1]["baseline"]["outputs"] == []
 
+    # Paged like every list: one case a page, in the same order, back and forth.
+    pages = [author_client.get(f"{EVALUATIONS}/{run_id}/results", {"page_size": 1}).json()]
+    while pages[-1]["next"] is not None:
+        pages.append(author_client.get(pages[-1]["next"]).json())
+    assert [sorted(page) for page in pages] == [["next", "previous", "results"]] * 4
+    assert [page["results"] for page in pages] == [[result] for result in results]
+    assert pages[0]["previous"] is None
+    back = author_client.get(pages[-1]["previous"]).json()
+    assert back["results"] == [results[2]]
+
+
+@pytest.mark.parametrize(
+    ("query", "status"), [({"page_size": "0"}, 400), ({"cursor": "not-a-cursor"}, 404)]
+)
+def test_results_refuse_a_bad_page(
+    author_client: APIClient, query: dict[str, str], status: int
+) -> None:
+    make_suite(author_client, "s", case_body("one", _contains("question one")))
+    run_id = author_client.post(
+        EVALUATIONS, {"suite": "s", "candidate": "latest"}, format="json"
+    ).json()["id"]
+
+    response = author_client.get(f"{EVALUATIONS}/{run_id}/results", query)
+
+    assert response.status_code == status, response.json()
+
 
 @pytest.mark.django_db(transaction=True)
 def test_results_count_a_call_made_once_for_both_sides(author_client: APIClient) -> None:
