@@ -6,7 +6,8 @@ from django.db.models import Case as Cases
 from django.db.models import Count, ExpressionWrapper, F, IntegerField, QuerySet, Value, When
 
 from sysprompt.errors import CaseNotFound, EvaluationNotFound, SuiteNotFound
-from sysprompt.evaluations.models import Case, Run, RunCase, Suite
+from sysprompt.evaluations.models import Case, RunCase, Suite
+from sysprompt.evaluations.models import Run as Run  # the type views annotate runs with
 
 
 def suites_list() -> QuerySet[Suite]:
