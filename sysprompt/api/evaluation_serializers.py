@@ -301,6 +301,20 @@ class CheckResultOutputSerializer(serializers.Serializer[Any]):
     reason = serializers.CharField(allow_blank=True)
 
 
+@extend_schema_serializer(component_name="TokenCounts")
+class TokenCountsOutputSerializer(serializers.Serializer[Any]):
+    prompt_tokens = serializers.IntegerField(
+        allow_null=True, help_text="The side's system prompt, counted; null when not rendered."
+    )
+    output_tokens = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Each answer counted, one per repetition."
+    )
+    exact = serializers.BooleanField(
+        help_text="Whether the counts are the model's own tokenizer's (OpenAI's models); "
+        "else an estimate (o200k_base)."
+    )
+
+
 @extend_schema_serializer(component_name="SideResult")
 class SideResultOutputSerializer(serializers.Serializer[Any]):
     outputs = serializers.ListField(
@@ -312,8 +326,15 @@ class SideResultOutputSerializer(serializers.Serializer[Any]):
     )
     checks = CheckResultOutputSerializer(many=True)
     pass_rate = serializers.FloatField(help_text="The share of repetitions passing every check.")
-    input_tokens = serializers.IntegerField(help_text="Over the repetitions.")
-    output_tokens = serializers.IntegerField(help_text="Over the repetitions.")
+    input_tokens = serializers.IntegerField(
+        help_text="Over the repetitions, as the provider reported them."
+    )
+    output_tokens = serializers.IntegerField(
+        help_text="Over the repetitions, as the provider reported them."
+    )
+    counted = TokenCountsOutputSerializer(
+        help_text="The prompt and the answers counted here, beside the provider's usage."
+    )
     ms = serializers.FloatField(allow_null=True, help_text="Mean latency of a call.")
     error = serializers.CharField(allow_null=True, help_text="The first call's error, if any.")
 

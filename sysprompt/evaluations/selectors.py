@@ -59,6 +59,7 @@ def run_results(run: Run) -> QuerySet[RunCase]:
     )
     return (
         RunCase.objects.filter(run=run)
+        .select_related("run")
         .prefetch_related("calls")
         .annotate(
             result_order=ExpressionWrapper(

@@ -952,6 +952,7 @@ COMPONENTS = {
     "CaseResult",
     "SideResult",
     "CheckResult",
+    "TokenCounts",
 }
 
 
