@@ -5,7 +5,8 @@ operation; ``urls.py`` combines the classes that share a path.
 request → the path's names, the body (input serializer) → a selector or a service of
 ``sysprompt.evaluations`` (which checks every field and names it in its 400) → output.
 Prompt authors only (``IsEvaluationAuthor``): agent hosts get 403 on every one of them.
-A run is only queued here; a worker (``manage.py evaluations_worker``) does it.
+A run is only queued here (its task on the evaluations' queue); a worker
+(``manage.py evaluations_worker``) does it.
 """
 
 from __future__ import annotations
