@@ -51,6 +51,9 @@ backend's job timeout never cuts a long run, and runs queued behind it get a tur
 LOOK_AGAIN_SECONDS = 1.0
 """The soonest a task that found nothing to claim looks at its run again."""
 
+AFTER_ERROR = timedelta(seconds=5)
+"""How soon a run whose task failed unexpectedly is looked at again."""
+
 _UNFINISHED = ("queued", "running")
 
 
@@ -99,12 +102,21 @@ def run_slice(run_id: int, *, seconds: float = SLICE_SECONDS) -> str:
     if followed:
         run_enqueue(run_id=run_id)
     stop = threading.Event()
+    if seconds <= 0:
+        stop.set()
     timer = threading.Timer(seconds, stop.set)
     timer.daemon = True
     timer.start()
     try:
         with _stopped_by_sigterm(stop):
             status = run_execute(run_id, worker=worker_name(), stop=stop)
+    except Exception:
+        # The database may be away for a moment: the run is looked at again (or, should
+        # this enqueue fail too, when a worker starts), and the task fails saying why.
+        if not followed:
+            with contextlib.suppress(Exception):
+                run_enqueue(run_id=run_id, run_after=timezone.now() + AFTER_ERROR)
+        raise
     finally:
         timer.cancel()
     if status == "running" and not followed:

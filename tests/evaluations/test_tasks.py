@@ -9,17 +9,25 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import django_rq
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 from pytest_django import Settings
 from rq.registry import ScheduledJobRegistry
 
+from sysprompt.evaluations import services
+from sysprompt.evaluations.background import run_slice
+from sysprompt.evaluations.execution import run_execute
 from sysprompt.evaluations.models import RunCall
 from sysprompt.events import services as events
 from sysprompt.prompts.services import template_save
@@ -204,3 +212,71 @@ def test_rq_worker_killed_mid_run_resumes_without_calling_finished_items_again(
         set(RunCall.objects.filter(pk__in=done_before, done=True).values_list("pk", flat=True))
         == done_before
     )
+
+
+# The follower rule, in-process (each task a call of run_slice, as a worker makes it).
+
+
+def _queued() -> list[DBTaskResult[Any, Any]]:
+    return list(DBTaskResult.objects.ready().order_by("enqueued_at"))
+
+
+def test_task_of_an_ended_run_does_nothing_and_enqueues_nothing(
+    settings: Settings, fake: FakeModel, allowed_root: Path
+) -> None:
+    _environment(settings, fake, allowed_root)
+    run = started_run(2)
+    services.run_cancel(run_id=run.pk, author=None)
+    before = DBTaskResult.objects.count()
+
+    assert run_slice(run.pk) == "cancelled"
+
+    assert DBTaskResult.objects.count() == before
+    assert fake.requests() == []
+
+
+def test_task_stopped_by_its_slice_leaves_one_follower_to_go_on(
+    settings: Settings, fake: FakeModel, allowed_root: Path
+) -> None:
+    _environment(settings, fake, allowed_root)
+    run = started_run(4)
+    DBTaskResult.objects.all().delete()  # the run's first task: this call stands for it
+
+    assert run_slice(run.pk, seconds=0) == "running"
+
+    [follower] = _queued()
+    assert follower.queue_name == "evaluations"
+    assert follower.args_kwargs["kwargs"] == {"run_id": run.pk}
+    assert run_slice(run.pk) == "finished"  # the follower's work: the rest of the run
+    run.refresh_from_db()
+    assert len(fake.requests()) == run.total == 8
+
+
+def test_task_finding_every_call_held_looks_again_when_the_first_lease_runs_out(
+    settings: Settings, fake: FakeModel, allowed_root: Path
+) -> None:
+    _environment(settings, fake, allowed_root)
+    fake.control(latency_ms=1500)
+    run = started_run(2)  # 4 calls: another worker (max_concurrency 2) claims them all
+    DBTaskResult.objects.all().delete()
+
+    def elsewhere() -> None:
+        run_execute(run.pk, worker="elsewhere")
+        connection.close()
+
+    other = threading.Thread(target=elsewhere)
+    other.start()
+    try:
+        wait_for(lambda: RunCall.objects.filter(run=run, claimed_by="elsewhere").count() == 4)
+        asked = timezone.now()
+
+        assert run_slice(run.pk) == "running"
+
+        [task] = DBTaskResult.objects.all()
+        assert task.args_kwargs["kwargs"] == {"run_id": run.pk}
+        assert task.run_after is not None
+        assert asked + timedelta(seconds=1) <= task.run_after <= asked + timedelta(seconds=2)
+    finally:
+        other.join(timeout=30)
+    assert status(run) == "finished"
+    assert len(fake.requests()) == 4  # the task took nothing
