@@ -5,7 +5,9 @@ A fresh database (SQLite, or PostgreSQL with ``--database postgres``) is migrate
 fake model server of the tests (``tests/evaluations/fake_model.py``, its own process)
 answers every call after ``--latency-ms`` (100). ``production`` points at a release
 and the working copy differs from it, so every case's prompt changed. Then, through a
-real ``manage.py evaluations_worker`` process:
+real ``manage.py evaluations_worker`` process (its ``db_worker`` child takes the run's
+tasks from the evaluations' queue; a one-case warm-up run first, so the worker's
+start-up is not counted):
 
 * **a run of 100 cases × 2 sides** with ``max_concurrency`` 8: wall time from starting
   the run to its ``finished`` (queueing, preparing, calls, checks, summary), beside the
@@ -17,7 +19,7 @@ real ``manage.py evaluations_worker`` process:
   (what ``RunCall.ms`` keeps): rendering is before, and is added per case. Target ≤ 5 ms
   at the median.
 * **importing 10,000 cases** (JSONL, through the service the API calls). Target ≤ 10 s;
-  then a run of them with the ``echo`` model, the worker's resident memory sampled
+  then a run of them with the ``echo`` model, the task worker's resident memory sampled
   while it runs (bounded: it works in chunks of cases and claims of calls).
 
 Targets are printed, never asserted. Run:

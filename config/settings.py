@@ -274,18 +274,31 @@ LOGGING: dict[str, Any] = {
 # The task queue webhooks are delivered through (docs/events.md, "The worker"): Django's
 # Tasks API with the database backend by default (its queue is a table of the same
 # database, so a task is enqueued in the transaction of the change it reports), or RQ on
-# the Redis at REDIS_URL. The events' tasks go to one named queue (SYSPROMPT_TASKS_QUEUE).
+# the Redis at REDIS_URL. The events' tasks go to one named queue (SYSPROMPT_TASKS_QUEUE),
+# evaluation runs to another (SYSPROMPT_EVAL_TASKS_QUEUE), worked by processes of their own
+# (docs/evaluations.md, "Workers"), so a long run never delays a webhook.
 TASKS_BACKEND = env_str("SYSPROMPT_TASKS_BACKEND", "database").strip().lower() or "database"
 _TASKS_QUEUE = env_str("SYSPROMPT_TASKS_QUEUE", "default").strip() or "default"
+_EVAL_TASKS_QUEUE = env_str("SYSPROMPT_EVAL_TASKS_QUEUE", "evaluations").strip() or "evaluations"
 if TASKS_BACKEND == "database":
     # QUEUES empty: any name, so the queue comes from SYSPROMPT["TASKS_QUEUE"] alone.
     TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": []}}
 elif TASKS_BACKEND == "rq":
     INSTALLED_APPS.append("django_rq")
     REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
-    RQ_QUEUES = {_TASKS_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 600}}
+    RQ_QUEUES = {
+        _TASKS_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 600},
+        # A run's task works a slice of it (sysprompt.evaluations.background.SLICE_SECONDS)
+        # and the calls in flight then, well within this.
+        _EVAL_TASKS_QUEUE: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": 1800},
+    }
     RQ_SHOW_ADMIN_LINK = False
-    TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": [_TASKS_QUEUE]}}
+    TASKS = {
+        "default": {
+            "BACKEND": "django_tasks_rq.RQBackend",
+            "QUEUES": [_TASKS_QUEUE, _EVAL_TASKS_QUEUE],
+        }
+    }
 else:
     raise ImproperlyConfigured(
         f"SYSPROMPT_TASKS_BACKEND={TASKS_BACKEND!r}: use database (the default) or rq."
@@ -369,6 +382,7 @@ def _sysprompt() -> dict[str, Any]:
         "EVAL_CLAIM_SECONDS": env_float("SYSPROMPT_EVAL_CLAIM_SECONDS"),
         "EVAL_DEFAULT_MODEL": os.environ.get("SYSPROMPT_EVAL_DEFAULT_MODEL"),
         "EVAL_MAX_OUTPUT_CHARS": env_int("SYSPROMPT_EVAL_MAX_OUTPUT_CHARS"),
+        "EVAL_TASKS_QUEUE": os.environ.get("SYSPROMPT_EVAL_TASKS_QUEUE"),
     }
     return {key: value for key, value in values.items() if value is not None}
 

@@ -60,6 +60,8 @@ DEFAULT_WEBHOOK_RETRY_WINDOW = 86_400.0
 """Seconds a failing delivery keeps being retried (a day) before it is given up."""
 DEFAULT_TASKS_QUEUE = "default"
 """The task queue the events' tasks go to (with RQ: the Redis queue's name)."""
+DEFAULT_EVAL_TASKS_QUEUE = "evaluations"
+"""The task queue evaluation runs go to: their own, so a long run never delays a webhook."""
 DEFAULT_EVAL_CLAIM_SECONDS = 30.0
 """How long an evaluation worker's claim on a model call lasts unless renewed: a worker
 that died gives its calls up after it."""
@@ -77,6 +79,7 @@ KEYS = (
     "EVAL_CLAIM_SECONDS",
     "EVAL_DEFAULT_MODEL",
     "EVAL_MAX_OUTPUT_CHARS",
+    "EVAL_TASKS_QUEUE",
     "GIT_ALLOW_UNCONFINED",
     "GIT_LANDLOCK",
     "GIT_MEMORY_LIMIT",
@@ -156,6 +159,7 @@ class AppSettings:
     """The endpoint a run uses when it names none: the first one ``MODELS`` names, else
     the built-in ``echo``."""
     eval_max_output_chars: int = DEFAULT_EVAL_MAX_OUTPUT_CHARS
+    eval_tasks_queue: str = DEFAULT_EVAL_TASKS_QUEUE
     eval_claim_seconds: float = DEFAULT_EVAL_CLAIM_SECONDS
     mcp_write: bool = False
     """Whether ``/mcp`` offers the tools that change the working copy or move labels
@@ -236,6 +240,9 @@ def app_settings() -> AppSettings:
         ),
         eval_claim_seconds=_positive_number(
             "EVAL_CLAIM_SECONDS", raw.get("EVAL_CLAIM_SECONDS", DEFAULT_EVAL_CLAIM_SECONDS)
+        ),
+        eval_tasks_queue=_queue_name(
+            raw.get("EVAL_TASKS_QUEUE", DEFAULT_EVAL_TASKS_QUEUE), "EVAL_TASKS_QUEUE"
         ),
         mcp_write=_boolean("MCP_WRITE", raw.get("MCP_WRITE", False)),
     )
@@ -368,9 +375,9 @@ def _ca_file(value: object) -> str:
     return value
 
 
-def _queue_name(value: object) -> str:
+def _queue_name(value: object, key: str = "TASKS_QUEUE") -> str:
     if not isinstance(value, str) or not _QUEUE_NAME.fullmatch(value):
-        raise _wrong("TASKS_QUEUE", "a queue name of up to 32 letters, digits, . _ -", value)
+        raise _wrong(key, "a queue name of up to 32 letters, digits, . _ -", value)
     return value
 
 

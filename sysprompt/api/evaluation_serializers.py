@@ -32,7 +32,9 @@ from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH, LABEL_NAME_PATTERN, R
         "type": "object",
         "description": (
             '{"test_context": name}, or a test context\'s fields inline (cwd, values, '
-            "provider, model, tools, variables, override); {}: none."
+            "provider, model, tools, variables, override) and the label a recorded "
+            "conversation was served from (kept with the case; a run's sides decide what "
+            "it is rendered with); {}: none."
         ),
     }
 )
@@ -198,8 +200,8 @@ class CaseInputSerializer(_CaseFields):
         max_length=CONVERSATION_ID_MAX_LENGTH,
         trim_whitespace=False,
         help_text=(
-            "A recorded conversation the caller may see: its context (provider, model, "
-            "tools, variables, thread override, cwd) becomes the case's; messages and "
+            "A recorded conversation the caller may see: its context (label, provider, "
+            "model, tools, variables, thread override, cwd) becomes the case's; messages and "
             "values come from this request (the server never stores them)."
         ),
     )
@@ -299,6 +301,20 @@ class CheckResultOutputSerializer(serializers.Serializer[Any]):
     reason = serializers.CharField(allow_blank=True)
 
 
+@extend_schema_serializer(component_name="TokenCounts")
+class TokenCountsOutputSerializer(serializers.Serializer[Any]):
+    prompt_tokens = serializers.IntegerField(
+        allow_null=True, help_text="The side's system prompt, counted; null when not rendered."
+    )
+    output_tokens = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Each answer counted, one per repetition."
+    )
+    exact = serializers.BooleanField(
+        help_text="Whether the counts are the model's own tokenizer's (OpenAI's models); "
+        "else an estimate (o200k_base)."
+    )
+
+
 @extend_schema_serializer(component_name="SideResult")
 class SideResultOutputSerializer(serializers.Serializer[Any]):
     outputs = serializers.ListField(
@@ -310,8 +326,15 @@ class SideResultOutputSerializer(serializers.Serializer[Any]):
     )
     checks = CheckResultOutputSerializer(many=True)
     pass_rate = serializers.FloatField(help_text="The share of repetitions passing every check.")
-    input_tokens = serializers.IntegerField(help_text="Over the repetitions.")
-    output_tokens = serializers.IntegerField(help_text="Over the repetitions.")
+    input_tokens = serializers.IntegerField(
+        help_text="Over the repetitions, as the provider reported them."
+    )
+    output_tokens = serializers.IntegerField(
+        help_text="Over the repetitions, as the provider reported them."
+    )
+    counted = TokenCountsOutputSerializer(
+        help_text="The prompt and the answers counted here, beside the provider's usage."
+    )
     ms = serializers.FloatField(allow_null=True, help_text="Mean latency of a call.")
     error = serializers.CharField(allow_null=True, help_text="The first call's error, if any.")
 
@@ -332,6 +355,9 @@ class CaseResultOutputSerializer(serializers.Serializer[Any]):
     candidate = SideResultOutputSerializer()
 
 
-@extend_schema_serializer(component_name="EvaluationResults")
-class EvaluationResultsOutputSerializer(serializers.Serializer[Any]):
+@extend_schema_serializer(component_name="EvaluationResultPage")
+class EvaluationResultPageOutputSerializer(PageOutputSerializer):
+    """One page of ``GET /api/evaluations/{id}/results`` (cursor pagination: regressions
+    first, then errors, fixes, the rest)."""
+
     results = CaseResultOutputSerializer(many=True)

@@ -5,7 +5,8 @@ operation; ``urls.py`` combines the classes that share a path.
 request → the path's names, the body (input serializer) → a selector or a service of
 ``sysprompt.evaluations`` (which checks every field and names it in its 400) → output.
 Prompt authors only (``IsEvaluationAuthor``): agent hosts get 403 on every one of them.
-A run is only queued here; a worker (``manage.py evaluations_worker``) does it.
+A run is only queued here (its task on the evaluations' queue); a worker
+(``manage.py evaluations_worker``) does it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ from rest_framework.views import APIView
 from sysprompt.api import evaluation_serializers as es
 from sysprompt.api.auth import IsEvaluationAuthor
 from sysprompt.api.common import error_responses, page_parameters, page_response
-from sysprompt.api.pagination import CasePagination, EvaluationPagination, NamePagination
+from sysprompt.api.pagination import (
+    CasePagination,
+    EvaluationPagination,
+    EvaluationResultPagination,
+    NamePagination,
+)
 from sysprompt.api.parsers import (
     JSONL,
     OCTET_STREAM,
@@ -216,8 +222,8 @@ class CaseCreateApi(_Authors):
         description=(
             "201 with the case; 400 naming the field (checks[1].pattern, messages[0].role, "
             "context.test_context, name when the suite has it already). With "
-            "from_conversation, the conversation's context (cwd, provider, model, tools, "
-            "variables, thread override) is copied from what the server stored, and "
+            "from_conversation, the conversation's context (label, cwd, provider, model, "
+            "tools, variables, thread override) is copied from what the server stored, and "
             "messages and values are this request's; 404 when the caller may not see it."
         ),
         parameters=[SUITE],
@@ -248,7 +254,7 @@ def _conversation_context(conversation_id: str, values: Any, request: Request) -
         stored = conversation_prompt_visible(conversation_id, user=request.user)
     except InvalidInput as error:
         raise InvalidInput("from_conversation", error.message) from None
-    context: dict[str, Any] = {"cwd": stored.cwd}
+    context: dict[str, Any] = {"cwd": stored.cwd, "label": stored.label}
     for field in ("provider", "model", "tools", "variables"):
         if getattr(stored, field):
             context[field] = getattr(stored, field)
@@ -428,22 +434,30 @@ class EvaluationGetApi(_Authors):
         return Response(es.EvaluationOutputSerializer(results.run_json(run)).data)
 
 
+class _CaseResultRowSerializer(es.CaseResultOutputSerializer):
+    def to_representation(self, instance: Any) -> Any:
+        return super().to_representation(results.case_result(instance))
+
+
 class EvaluationResultsApi(_Authors):
+    pagination_class = EvaluationResultPagination
+
     @extend_schema(
         operation_id="get_evaluation_results",
         summary="A run's results per case: regressions first, then errors, fixes, the rest",
         description=(
             "Per case and side: each repetition's answer and tool calls, every check's "
             "result, the pass rate, tokens, mean latency and the first error. A call made "
-            "once for both sides (the prompts were the same) counts for both."
+            "once for both sides (the prompts were the same) counts for both. Paged like "
+            "every list: follow next until it is null."
         ),
-        parameters=[RUN_ID],
-        responses={200: es.EvaluationResultsOutputSerializer, **error_responses(404)},
+        parameters=[RUN_ID, *page_parameters(EvaluationResultPagination.max_page_size)],
+        responses={200: es.EvaluationResultPageOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request, id: str) -> Response:
         run = selectors.run_get(_run_id(id))
-        rows = results.run_results_json(run)
-        return Response(es.EvaluationResultsOutputSerializer({"results": rows}).data)
+        rows = selectors.run_results(run)
+        return page_response(self, request, rows, _CaseResultRowSerializer)
 
 
 class EvaluationCancelApi(_Authors):

@@ -125,3 +125,12 @@ class EvaluationPagination(StrictPageSizePagination):
     ordering = "-id"
     page_size = 20
     max_page_size = 100
+
+
+class EvaluationResultPagination(StrictPageSizePagination):
+    """A run's results: regressions first, then errors, fixes, the rest, by position
+    within each (``evaluations.selectors.run_results``' unique ``result_order``)."""
+
+    ordering = "result_order"
+    page_size = 50
+    max_page_size = 500

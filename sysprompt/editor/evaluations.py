@@ -46,11 +46,13 @@ from sysprompt import errors
 from sysprompt.conf import app_settings
 from sysprompt.editor import evaluation_forms as ef
 from sysprompt.evaluations import selectors, services
+from sysprompt.evaluations.results import side_counts
 from sysprompt.evaluations.validation import DESCRIPTION_MAX_CHARS, REPEAT_MAX
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases import selectors as releases
 from sysprompt_core.diff import Deadline, Diff, text_diff
 from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH
+from sysprompt_core.tokens import TokenCount
 
 RUNS_SHOWN = 20
 RESULTS_SHOWN = 200
@@ -454,6 +456,8 @@ class CaseResult:
     candidate_rate: Rate
     repetitions: list[Repetition]
     prompt_diff: Diff | None
+    baseline_prompt_tokens: TokenCount | None = None
+    candidate_prompt_tokens: TokenCount | None = None
 
 
 def _passed(call: Any) -> bool:
@@ -543,8 +547,31 @@ def _results(run: Any) -> tuple[list[CaseResult], int]:
             if case.prompt_changed and not case.error
             else None
         )
-        shown.append(CaseResult(case, _rate(baseline), _rate(candidate), repetitions, prompt_diff))
+        counts = {
+            side: _counted(case, side, calls)
+            for side, calls in (("baseline", baseline), ("candidate", candidate))
+        }
+        shown.append(
+            CaseResult(
+                case,
+                _rate(baseline),
+                _rate(candidate),
+                repetitions,
+                prompt_diff,
+                counts["baseline"],
+                counts["candidate"],
+            )
+        )
     return shown, rows.count()
+
+
+def _counted(case: Any, side: str, calls: list[Any]) -> TokenCount | None:
+    """Count the side's answers (each done call gets ``counted``, shown beside the
+    provider's usage) and its prompt, which is returned."""
+    counts = side_counts(case, side, calls)
+    for call, counted in zip([c for c in calls if c.done], counts.outputs, strict=True):
+        call.counted = counted
+    return counts.prompt
 
 
 def _run_context(run: Any) -> dict[str, Any]:

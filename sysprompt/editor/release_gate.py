@@ -26,7 +26,7 @@ from sysprompt import errors
 from sysprompt.editor import release_forms as rf
 from sysprompt.evaluations import services as evaluations
 from sysprompt.evaluations.gate import gate_run, gate_runs
-from sysprompt.evaluations.models import Run
+from sysprompt.evaluations.selectors import Run
 from sysprompt.releases import selectors
 from sysprompt.releases.gates import Gate, move_reasons
 from sysprompt.releases.permissions import PUBLISH_PERMISSION

@@ -5,15 +5,26 @@ errors, fixes, the rest (``selectors.run_results``) → :func:`run_results_json`
 and side each repetition's answer and tool calls, every check's result, the pass rate,
 tokens, mean latency and the first error; a call made once for both sides (``both``,
 the prompts were the same) counts for each.
+
+Beside the tokens the provider reported, :func:`side_counts` counts the side's system
+prompt and each answer here (``sysprompt_core.tokens.count`` with the side's endpoint
+kind and model: exact for OpenAI's models, a marked estimate otherwise), so a reader
+sees how big the prompt is, and an answer's size, even where the provider reported
+nothing (a cached answer keeps the first call's usage; ``echo`` reports none).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
+
+from sysprompt.conf import app_settings
 from sysprompt.evaluations.models import Run, RunCall, RunCase
 from sysprompt.evaluations.selectors import run_results
 from sysprompt_core.evaluations import Repetition, pass_rate
+from sysprompt_core.tokens import TokenCount, count, encoding_for
 
 SIDES = ("baseline", "candidate")
 
@@ -44,6 +55,13 @@ def run_results_json(run: Run) -> list[dict[str, Any]]:
 def case_result(case: RunCase) -> dict[str, Any]:
     calls = sorted(case.calls.all(), key=lambda call: call.repetition)
     sides = {side: _side([c for c in calls if c.side in (side, "both")]) for side in SIDES}
+    for side in SIDES:
+        counts = side_counts(case, side, [c for c in calls if c.side in (side, "both")])
+        sides[side]["counted"] = {
+            "prompt_tokens": counts.prompt.tokens if counts.prompt else None,
+            "output_tokens": [counted.tokens for counted in counts.outputs],
+            "exact": counts.exact,
+        }
     return {
         "case": case.case_name,
         "prompt_changed": case.prompt_changed,
@@ -73,3 +91,34 @@ def _side(calls: list[RunCall]) -> dict[str, Any]:
         "ms": round(sum(timed) / len(timed), 3) if timed else None,
         "error": errors[0] if errors else None,
     }
+
+
+@dataclass(frozen=True)
+class SideCounts:
+    """A side's system prompt (``None``: not rendered) and each done answer, counted."""
+
+    prompt: TokenCount | None
+    outputs: list[TokenCount]
+    exact: bool
+
+
+def side_counts(case: RunCase, side: str, calls: list[RunCall]) -> SideCounts:
+    """Count ``case``'s prompt for ``side`` (``baseline`` or ``candidate``) and the answers
+    of its done ``calls`` with the tokenizer of the side's model."""
+    provider, model = _identity(getattr(case.run, f"{side}_model"))
+    prompt_text = case.baseline_prompt if side == "baseline" else case.candidate_prompt
+    prompt = count(prompt_text, provider=provider, model=model) if prompt_text else None
+    outputs = [count(call.output, provider=provider, model=model) for call in calls if call.done]
+    return SideCounts(prompt, outputs, encoding_for(provider, model)[1])
+
+
+def _identity(endpoint: str) -> tuple[str | None, str]:
+    """The provider kind and model id an endpoint name stands for (the name itself when
+    the settings no longer name it)."""
+    try:
+        found = app_settings().models.get(endpoint)
+    except ImproperlyConfigured:
+        found = None
+    if found is None:
+        return None, endpoint
+    return found.kind, found.model

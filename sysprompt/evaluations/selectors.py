@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from django.db.models import Case as Cases
-from django.db.models import Count, IntegerField, QuerySet, Value, When
+from django.db.models import Count, ExpressionWrapper, F, IntegerField, QuerySet, Value, When
 
 from sysprompt.errors import CaseNotFound, EvaluationNotFound, SuiteNotFound
-from sysprompt.evaluations.models import Case, Run, RunCase, Suite
+from sysprompt.evaluations.models import Case, RunCase, Suite
+from sysprompt.evaluations.models import Run as Run  # the type views annotate runs with
 
 
 def suites_list() -> QuerySet[Suite]:
@@ -48,7 +49,9 @@ def run_get(run_id: int) -> Run:
 
 
 def run_results(run: Run) -> QuerySet[RunCase]:
-    """The run's cases with their calls, regressions first, then errors, fixes, the rest."""
+    """The run's cases with their calls, regressions first, then errors, fixes, the rest;
+    each annotated with ``result_order``, unique within the run, that order's key (what a
+    cursor page goes on from)."""
     rank = Cases(
         *(When(verdict=verdict, then=Value(order)) for verdict, order in RESULT_ORDER.items()),
         default=Value(len(RESULT_ORDER)),
@@ -56,12 +59,20 @@ def run_results(run: Run) -> QuerySet[RunCase]:
     )
     return (
         RunCase.objects.filter(run=run)
+        .select_related("run")
         .prefetch_related("calls")
-        .annotate(rank=rank)
-        .order_by("rank", "position")
+        .annotate(
+            result_order=ExpressionWrapper(
+                rank * Value(RANK_STEP) + F("position"), output_field=IntegerField()
+            )
+        )
+        .order_by("result_order")
     )
 
 
+RANK_STEP = 100_000_000
+"""Positions per verdict rank in ``result_order`` (a run has far fewer cases; 4 ranks stay
+within a 32-bit integer)."""
 RESULT_ORDER = {"regression": 0, "error": 1, "fix": 2}
 """How results are ordered: these verdicts first, in this order, then the rest; by
 position within each."""

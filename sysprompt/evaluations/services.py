@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from sysprompt.errors import InvalidInput
+from sysprompt.evaluations.background import run_enqueue
 from sysprompt.evaluations.models import ENDED, Case, Run, Suite
 from sysprompt.evaluations.selectors import case_get, run_get, suite_get
 from sysprompt.evaluations.validation import (
@@ -239,7 +240,8 @@ def run_create(
     fresh: object = False,
     author: Actor,
 ) -> Run:
-    """A queued run (the work is the worker's: ``evaluations.execution``)."""
+    """A queued run, and its task on the evaluations' queue (``evaluations.background``:
+    a worker does the work)."""
     if not isinstance(suite, str):
         raise InvalidInput("suite", "the name of a suite")
     row = suite_get(suite_name_valid(suite, "suite"))
@@ -276,6 +278,7 @@ def run_create(
         candidate=run.candidate,
         baseline=run.baseline,
     )
+    run_enqueue(run_id=run.pk)
     return run
 
 

@@ -12,7 +12,7 @@ from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, TestContextNotFound
 from sysprompt.prompts.validation import conversation_id_check
 from sysprompt.releases.selectors import test_context_get
-from sysprompt.releases.validation import label_name_valid, test_context_valid
+from sysprompt.releases.validation import call_label_valid, label_name_valid, test_context_valid
 from sysprompt_core._json import json_type
 from sysprompt_core.evaluations import InvalidCheck, JudgeCheck, parse_checks
 from sysprompt_core.releases import LATEST, RELEASE_NUMBER_MAX
@@ -26,7 +26,19 @@ __all__ = [
     "suite_name_valid",
 ]
 
-CONTEXT_FIELDS = ("cwd", "values", "provider", "model", "tools", "variables", "override")
+CONTEXT_FIELDS = (
+    "cwd",
+    "values",
+    "provider",
+    "model",
+    "tools",
+    "variables",
+    "override",
+    "label",
+)
+"""A case's inline context; ``label`` is the label a recorded conversation was served
+from (``from_conversation`` copies it): kept as where the case came from, while the
+run's two sides say what each case is rendered with."""
 MESSAGES_MAX = 200
 MESSAGE_MAX_CHARS = 100_000
 TOOLS_MAX = 64
@@ -118,7 +130,8 @@ def unstorable_check(value: object, field: str) -> None:
 def context_valid(value: object) -> dict[str, Any]:
     """``{"test_context": name}`` (the test context must exist) or the fields of a test
     context inline (``cwd``, ``values``, ``provider``, ``model``, ``tools``,
-    ``variables``, ``override``), checked as a test context's are; ``{}``: none."""
+    ``variables``, ``override``), checked as a test context's are, and the ``label`` a
+    conversation was served from (a label's name or ``latest``); ``{}``: none."""
     if not isinstance(value, dict):
         raise InvalidInput("context", f"must be an object, got {json_type(value)}")
     if "test_context" in value:
@@ -140,11 +153,14 @@ def context_valid(value: object) -> dict[str, Any]:
             )
     if not value:
         return {}
+    fields = dict(value)
+    if "label" in fields:
+        fields["label"] = call_label_valid(fields["label"], "context.label")
     try:
-        test_context_valid(name="inline", fields=dict(value))
+        test_context_valid(name="inline", fields={k: v for k, v in fields.items() if k != "label"})
     except InvalidInput as error:
         raise InvalidInput(f"context.{error.field}", error.message) from None
-    return dict(value)
+    return fields
 
 
 def messages_valid(value: object) -> list[dict[str, str]]:

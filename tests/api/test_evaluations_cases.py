@@ -140,6 +140,7 @@ def test_case_from_conversation_copies_the_recorded_context(
     assert response.json()["name"] == "conv-1"
     assert response.json()["context"] == {
         "cwd": str(workdir),
+        "label": "production",
         "provider": "openai",
         "model": "gpt-4o",
         "tools": ["bash"],
@@ -148,6 +149,45 @@ def test_case_from_conversation_copies_the_recorded_context(
         "values": {"git:branch": "main"},
     }
     assert response.json()["messages"] == [{"role": "user", "content": "rm -rf /?"}]
+
+
+@pytest.mark.usefixtures("suite")
+def test_case_from_conversation_copies_the_label_it_was_served_from(
+    author_client: APIClient, workdir: Path
+) -> None:
+    recorded = author_client.post(
+        "/api/conversations/conv-2/system-prompt/resolve",
+        {"cwd": str(workdir), "label": "latest"},
+        format="json",
+    )
+    assert recorded.status_code == 201, recorded.json()
+
+    response = author_client.post(
+        CASES,
+        {"from_conversation": "conv-2", "messages": [{"role": "user", "content": "q"}]},
+        format="json",
+    )
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["context"] == {"cwd": str(workdir), "label": "latest"}
+    exported = author_client.get(suite_url("style", "/cases/conv-2"))
+    assert exported.json()["context"]["label"] == "latest"
+
+
+@pytest.mark.usefixtures("suite")
+def test_case_context_label_that_is_no_label_name_is_refused(author_client: APIClient) -> None:
+    response = author_client.post(
+        CASES,
+        {
+            "name": "n",
+            "messages": [{"role": "user", "content": "q"}],
+            "context": {"label": "not a label!"},
+        },
+        format="json",
+    )
+
+    assert response.status_code == 400, response.json()
+    assert "context.label" in response.json()
 
 
 @pytest.mark.usefixtures("suite")

@@ -13,6 +13,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from sysprompt.evaluations.execution import run_execute
+from sysprompt.evaluations.models import RunCase
+from sysprompt_core.tokens import count
 from tests.api.evaluation_support import EVALUATIONS, case_body, make_suite, stored
 from tests.evaluations.support import production_on_release
 
@@ -170,11 +172,53 @@ def test_results_order_regressions_errors_fixes_then_the_rest(
         "pass_rate",
         "input_tokens",
         "output_tokens",
+        "counted",
         "ms",
         "error",
     }
+    # Beside the provider's usage (echo reports none), the prompt and answer counted here:
+    # an estimate, as echo is no OpenAI model.
+    prompt = RunCase.objects.get(run_id=run_id, case_name="reg").candidate_prompt
+    assert prompt is not None
+    assert reg["candidate"]["counted"] == {
+        "prompt_tokens": count(prompt, provider="echo", model="echo").tokens,
+        "output_tokens": [count(reg["candidate"]["outputs"][0]).tokens],
+        "exact": False,
+    }
+    assert reg["candidate"]["counted"]["prompt_tokens"] > 0
     assert results[1]["error"]
     assert results[1]["baseline"]["outputs"] == []
+    assert results[1]["baseline"]["counted"] == {
+        "prompt_tokens": None,
+        "output_tokens": [],
+        "exact": False,
+    }
+
+    # Paged like every list: one case a page, in the same order, back and forth.
+    pages = [author_client.get(f"{EVALUATIONS}/{run_id}/results", {"page_size": 1}).json()]
+    while pages[-1]["next"] is not None:
+        pages.append(author_client.get(pages[-1]["next"]).json())
+    assert [sorted(page) for page in pages] == [["next", "previous", "results"]] * 4
+    assert [page["results"] for page in pages] == [[result] for result in results]
+    assert pages[0]["previous"] is None
+    back = author_client.get(pages[-1]["previous"]).json()
+    assert back["results"] == [results[2]]
+
+
+@pytest.mark.parametrize(
+    ("query", "status"), [({"page_size": "0"}, 400), ({"cursor": "not-a-cursor"}, 404)]
+)
+def test_results_refuse_a_bad_page(
+    author_client: APIClient, query: dict[str, str], status: int
+) -> None:
+    make_suite(author_client, "s", case_body("one", _contains("question one")))
+    run_id = author_client.post(
+        EVALUATIONS, {"suite": "s", "candidate": "latest"}, format="json"
+    ).json()["id"]
+
+    response = author_client.get(f"{EVALUATIONS}/{run_id}/results", query)
+
+    assert response.status_code == status, response.json()
 
 
 @pytest.mark.django_db(transaction=True)

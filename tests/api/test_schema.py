@@ -429,7 +429,7 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (EVALUATIONS, "GET"): {200, 400, 401, 403, 404, 503},
     (EVALUATIONS, "POST"): {202, 400, 401, 403, 404, 415, 503},
     (EVALUATION, "GET"): {200, 401, 403, 404, 503},
-    (EVALUATION_RESULTS, "GET"): {200, 401, 403, 404, 503},
+    (EVALUATION_RESULTS, "GET"): {200, 400, 401, 403, 404, 503},
     (EVALUATION_CANCEL, "POST"): {200, 401, 403, 404, 503},
 }
 NOT_IN_THE_CONTRACT = {(HEALTH, "GET"): {200, 401, 403, 503}}
@@ -947,11 +947,12 @@ COMPONENTS = {
     "EvaluationInput",
     "EvaluationPage",
     "EvaluationStarted",
-    "EvaluationResults",
+    "EvaluationResultPage",
     "Progress",
     "CaseResult",
     "SideResult",
     "CheckResult",
+    "TokenCounts",
 }
 
 

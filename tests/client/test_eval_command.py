@@ -5,6 +5,8 @@ regression (with the JUnit file), 2 when the server refuses or the run does not 
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import tomllib
@@ -15,6 +17,7 @@ from xml.etree import ElementTree
 import httpx
 import pytest
 
+from sysprompt_client import evaluate
 from sysprompt_client.evaluate import main
 from tests.client.served import REPO, RealServer
 
@@ -55,6 +58,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 env=server.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,  # its task workers in its group, killed with it
             )
         served = Served(server, token)
         # production serves release 1 ("Old rules"); latest says "New rules".
@@ -84,7 +88,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         if served is not None:
             served.http.close()
         if worker is not None:
-            worker.kill()
+            os.killpg(worker.pid, signal.SIGKILL)
             worker.wait(timeout=30)
         server.close()
 
@@ -121,6 +125,35 @@ def test_eval_exits_1_and_writes_junit_when_the_candidate_regresses(
     [case] = ElementTree.parse(junit).getroot().iter("testcase")
     assert case.get("name") == "old-rules"
     assert case.find("failure") is not None
+
+
+def test_eval_junit_holds_every_case_when_the_results_take_several_pages(
+    served: Served,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(evaluate, "RESULTS_PAGE", 2)  # 5 cases: 3 pages
+    served.ok("POST", "/api/suites", {"name": "paged"})
+    for number in range(5):
+        served.ok(
+            "POST",
+            "/api/suites/paged/cases",
+            {
+                "name": f"case-{number}",
+                "messages": [{"role": "user", "content": f"q{number}"}],
+                "checks": [{"type": "contains", "value": "first line: Old"}],
+            },
+        )
+    junit = tmp_path / "junit.xml"
+
+    code, out, _ = run(
+        served, capsys, "--suite", "paged", "--candidate", "latest", "--junit", str(junit)
+    )
+
+    assert code == 1, out
+    cases = [str(case.get("name")) for case in ElementTree.parse(junit).getroot().iter("testcase")]
+    assert sorted(cases) == [f"case-{number}" for number in range(5)]
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from sysprompt.evaluations.execution import run_execute
 from sysprompt.evaluations.models import Run
 from sysprompt.prompts import services as prompts
 from sysprompt.releases import services as releases
+from sysprompt_core.tokens import count
 from tests.editor.library_support import htmx, web
 from tests.releases.support import AUTHOR, PUBLISH, user
 
@@ -173,6 +174,15 @@ def test_evaluations_run_results_regression_first_with_answers_and_prompt_diff(
     prompt = indent.split('class="eval-prompt-diff"', 1)[1]
     assert '<tr class="diff-delete">' in prompt and "Use tabs." in prompt
     assert '<tr class="diff-insert">' in prompt and "Use spaces." in prompt
+    # sizes counted here beside the provider's usage (echo is no OpenAI model: estimates)
+    baseline_prompt = count("Use tabs.\nBe brief.", provider="echo", model="echo").tokens
+    candidate_prompt = count("Use spaces.\nBe brief.", provider="echo", model="echo").tokens
+    assert (
+        f"Baseline's prompt ≈{baseline_prompt} tokens (estimate) · candidate's prompt "
+        f"≈{candidate_prompt} tokens (estimate)" in prompt
+    )
+    answers = re.findall(r'class="eval-answer-counted"[^>]*>answer ≈(\d+) tokens', indent)
+    assert len(answers) == 2 and all(int(n) > 0 for n in answers)
     assert "style=" not in html
     monkeypatch.setattr(evaluations_page, "RESULTS_SHOWN", 1)  # cut by the database
     html = client.get(f"/evaluations/runs/{run_id}/").content.decode()

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from pytest_django import Settings
 
+from sysprompt.evaluations import results
 from sysprompt.evaluations.execution import run_execute
 from sysprompt.evaluations.models import Run, RunCall, RunCase
 from sysprompt.releases import services as releases
+from sysprompt_core.tokens import count
 from tests.evaluations.fake_model_process import FakeModel
 from tests.evaluations.support import case, models_setting, production_on_release, run, suite_with
 
@@ -144,6 +146,47 @@ def test_run_renders_the_case_context_and_the_split_arm(
     (here,) = RunCase.objects.filter(run=done)
     assert here.candidate_prompt == f"In {workdir} with Run the tests before you commit."
     assert not here.prompt_changed
+
+
+def test_run_renders_a_case_with_a_recorded_label_by_the_runs_sides(
+    configured: FakeModel, workdir: Path
+) -> None:
+    production_on_release("In [prompt:cwd]", then="Latest in [prompt:cwd]")
+    context = {"cwd": str(workdir), "label": "staging"}  # no such label: where it came from
+    suite_with("ctx", case("here", TABS, context=context))
+
+    done = finished(run("ctx", "latest").pk)
+
+    (here,) = RunCase.objects.filter(run=done)
+    assert here.error == ""
+    assert here.baseline_prompt == f"In {workdir}"
+    assert here.candidate_prompt == f"Latest in {workdir}"
+
+
+def test_results_count_prompt_and_answers_beside_the_providers_usage(
+    configured: FakeModel, settings: Settings
+) -> None:
+    production_on_release("ANSWER: Use tabs.", then="ANSWER: Use spaces, 4 of them.")
+    suite_with("sizes", case("one", TABS))
+    settings.SYSPROMPT = {
+        **settings.SYSPROMPT,
+        "MODELS": {
+            **settings.SYSPROMPT["MODELS"],
+            "fake": {**settings.SYSPROMPT["MODELS"]["fake"], "model": "gpt-4o"},
+        },
+    }
+
+    done = finished(run("sizes", "latest", model="fake").pk)
+    [result] = results.run_results_json(done)
+
+    side = result["candidate"]
+    assert side["output_tokens"] > 0  # the provider's usage
+    assert side["counted"] == {
+        "prompt_tokens": count("ANSWER: Use spaces, 4 of them.", model="gpt-4o").tokens,
+        "output_tokens": [count(side["outputs"][0], model="gpt-4o").tokens],
+        "exact": True,  # an OpenAI model: its own tokenizer
+    }
+    assert side["counted"]["prompt_tokens"] == 10
 
 
 def test_run_case_that_cannot_render_is_an_error_with_the_reason(

@@ -1,8 +1,10 @@
-"""Evaluations §3: runs in the background — real ``evaluations_worker`` processes share a
-run, survive a kill, and stop on cancel."""
+"""Evaluations §3: runs in the background, through the Tasks API's database backend —
+real ``evaluations_worker`` processes share a run, survive a kill, stop on cancel, and
+a stopped worker leaves the rest of its run to the next."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -20,7 +22,7 @@ from sysprompt.evaluations.models import Run, RunCall
 from sysprompt.releases import services as releases
 from tests.evaluations.fake_model_process import FakeModel
 from tests.evaluations.support import case, models_setting, production_on_release, suite_with
-from tests.events.workers import REPO, database_url
+from tests.events.workers import REPO, database_url, descendants
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,6 +59,7 @@ def workers(
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         log.close()
         started.append(process)
@@ -64,9 +67,15 @@ def workers(
 
     yield start
     for process in started:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=30)
+        kill_tree(process)
+
+
+def kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL to the worker and the task workers under it: nothing finishes."""
+    for pid in [process.pid, *descendants(process.pid)]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    process.wait(timeout=30)
 
 
 def wait_for(condition: Callable[[], bool], seconds: float = 30) -> None:
@@ -97,7 +106,9 @@ def test_worker_two_processes_share_a_run_each_call_once(
     wait_for(lambda: status(run) == "finished")
 
     assert len(fake.requests()) == run.total == 16
-    assert len(set(RunCall.objects.filter(run=run).values_list("claimed_by", flat=True))) == 2
+    claimed = RunCall.objects.filter(run=run).values_list("claimed_by", flat=True)
+    assert len({name.split(":")[1] for name in claimed}) == 2  # host:pid:task
+    assert fake.most_at_once() > 2  # one worker makes at most 2 calls at a time
 
 
 def test_worker_killed_mid_run_resumes_without_calling_finished_items_again(
@@ -107,8 +118,7 @@ def test_worker_killed_mid_run_resumes_without_calling_finished_items_again(
     run = started_run(8)
     first = workers()
     wait_for(lambda: RunCall.objects.filter(run=run, done=True).count() >= 4)
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=10)
+    kill_tree(first)
     done_before = set(RunCall.objects.filter(run=run, done=True).values_list("pk", flat=True))
 
     workers()
@@ -154,3 +164,7 @@ def test_worker_sigterm_lets_calls_in_flight_finish_and_be_saved(
     answered = len(fake.requests())
     assert RunCall.objects.filter(run=run, done=True).count() == answered
     assert status(run) == "running"
+
+    workers()  # the task the stopped one left takes the rest up
+    wait_for(lambda: status(run) == "finished")
+    assert len(fake.requests()) == run.total == 12

@@ -4,7 +4,7 @@
 arguments (``--url``/``SYSPROMPT_URL``, ``--token``/``SYSPROMPT_TOKEN``) →
 ``POST /api/evaluations`` (202) → ``GET /api/evaluations/{id}`` every ``--poll``
 seconds, the progress on stderr, until the run ends or ``--wait-timeout`` passes →
-the summary on stdout, ``--junit FILE`` from ``GET …/results`` → exit 0 when it passes
+the summary on stdout, ``--junit FILE`` from ``GET …/results`` (every page) → exit 0 when it passes
 (no regression, no error), 1 when it does not, 2 on an error (refused, unreachable,
 the run failed or was cancelled, or did not end in time).
 """
@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
@@ -32,6 +33,8 @@ from sysprompt_core.evaluations.report import (
 
 ENDED = ("finished", "failed", "cancelled")
 TIMEOUT_SECONDS = 30.0
+RESULTS_PAGE = 500
+"""Cases per page of results read for ``--junit`` (the server's largest page)."""
 
 
 class Refused(Exception):
@@ -83,6 +86,19 @@ def _answer(response: httpx.Response) -> Any:
     return response.json()
 
 
+def _results(client: httpx.Client, path: str) -> list[dict[str, Any]]:
+    """Every case's result: the pages of ``path``, each at its largest, following ``next``
+    (its cursor, on the client's own base URL)."""
+    results: list[dict[str, Any]] = []
+    params = {"page_size": str(RESULTS_PAGE)}
+    while True:
+        page = _answer(client.get(path, params=params))
+        results.extend(page["results"])
+        if not page.get("next"):
+            return results
+        params = {**params, "cursor": parse_qs(urlsplit(page["next"]).query)["cursor"][0]}
+
+
 def _body(options: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {
         "suite": options.suite,
@@ -120,8 +136,7 @@ def evaluate(options: argparse.Namespace, client: httpx.Client, err: TextIO, out
     thresholds = Thresholds()  # the hook for a label's gate thresholds (evaluations §4)
     out.write(summary_text(run, thresholds))
     if options.junit is not None:
-        results = _answer(client.get(f"{path}/results"))["results"]
-        options.junit.write_bytes(junit_xml(run, results))
+        options.junit.write_bytes(junit_xml(run, _results(client, f"{path}/results")))
     return outcome(run, thresholds)
 
 

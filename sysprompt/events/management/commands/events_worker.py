@@ -14,26 +14,18 @@ itself, the others are stopped and the command fails, for its supervisor to rest
 from __future__ import annotations
 
 import logging
-import os
-import signal
-import subprocess
-import sys
-import time
 from argparse import ArgumentParser
-from types import FrameType
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.db import close_old_connections
 
 from sysprompt.conf import app_settings
+from sysprompt.events.supervision import manage_command, supervise
 from sysprompt.events.sweep import sweep
 
 logger = logging.getLogger("sysprompt.events")
-
-STOP_TIMEOUT = 60
-"""Seconds the child may take to finish its task once asked to stop."""
 
 
 class Command(BaseCommand):
@@ -79,30 +71,11 @@ class Command(BaseCommand):
         )
         self.stdout.flush()
         self._sweep(options["sweep_grace"])
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        children = [subprocess.Popen(command, env=env) for _ in range(processes)]
-        stopping = False
-
-        def stop(signum: int, frame: FrameType | None) -> None:
-            nonlocal stopping
-            stopping = True
-            for child in children:
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
-        next_sweep = time.monotonic() + options["sweep_interval"]
-        while all(child.poll() is None for child in children) and not stopping:
-            time.sleep(min(0.2, options["sweep_interval"]))
-            if time.monotonic() >= next_sweep and not stopping:
-                self._sweep(options["sweep_grace"])
-                next_sweep = time.monotonic() + options["sweep_interval"]
-        asked = stopping  # False: a child exited by itself; the others stop with it
-        stop(signal.SIGTERM, None)
-        codes = [_wait(child) for child in children]
-        if not asked:
-            raise CommandError(f"a task worker exited (status {max(codes)}); stopping all")
+        supervise(
+            [command] * processes,
+            every=options["sweep_interval"],
+            tick=lambda: self._sweep(options["sweep_grace"]),
+        )
 
     def _sweep(self, grace: float) -> None:
         close_old_connections()
@@ -115,14 +88,6 @@ class Command(BaseCommand):
             logger.info("sweep: %d deliveries enqueued again", recovered)
 
 
-def _wait(child: subprocess.Popen[bytes]) -> int:
-    try:
-        return child.wait(timeout=STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        return child.wait()
-
-
 def backend_name() -> str:
     """``rq`` or ``database``: the task backend Django's ``TASKS`` names."""
     backend = str(settings.TASKS["default"]["BACKEND"])
@@ -131,11 +96,7 @@ def backend_name() -> str:
 
 def worker_command(*, interval: float) -> list[str]:
     """The backend's worker command for the events' queue."""
-    manage = (
-        [sys.executable, os.path.abspath(sys.argv[0])]
-        if sys.argv[0].endswith("manage.py")
-        else [sys.executable, "-m", "django"]
-    )
+    manage = manage_command()
     queue = app_settings().tasks_queue
     if backend_name() == "rq":
         return [
