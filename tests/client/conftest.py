@@ -4,6 +4,7 @@ the client's requests counted by a transport that wraps httpx's real one."""
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,12 +19,25 @@ from rest_framework.authtoken.models import Token
 
 from sysprompt.accounts.services import agent_host_ensure
 from sysprompt_client import AsyncClient, Client
+from tests.client.isolated import run_isolated
 
 TEMPLATE = "You work in [prompt:cwd].\n[file:AGENTS.md]\n"
 REFERENCES = ("GET", "/api/system-prompt/references")
 """The request a new default client sends before its first build: which host-local
 types the server leaves to the host (none, from this server: it is not asked again for
 five minutes)."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """An ``async def`` test runs on an event loop of its own, in a thread of its own:
+    Playwright's sync API leaves a loop running on the main thread, where another loop
+    cannot start (after a browser test, a test run by anyio's plugin would fail)."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    run_isolated(pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names}))
+    return True
 
 
 class Counting(httpx.BaseTransport):

@@ -129,4 +129,4 @@ def test_library_and_labels_async_as_sync(server: Server) -> None:
             with pytest.raises(Forbidden):
                 await host.labels()
 
-    asyncio.run(main())
+    run_isolated(main())

@@ -34,13 +34,6 @@ from sysprompt_client.mcp import (
 from sysprompt_client.results import CompactResult, PromptResult, text_sha256
 from tests.client.served import REPO
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @dataclass
 class Library:

@@ -137,11 +137,6 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         server.close()
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @asynccontextmanager
 async def connected(params: StdioServerParameters, **options: Any) -> AsyncIterator[Client]:
     """The SDK's client on a new ``sysprompt-mcp`` process (its own response cache
@@ -223,7 +218,6 @@ def test_mcp_command_with_a_bad_setting_names_it(
     assert f"sysprompt-mcp: {name} must be" in done.stderr
 
 
-@pytest.mark.anyio
 async def test_mcp_first_turn_without_the_server_answers_the_fallback(
     deployment: Deployment,
 ) -> None:
@@ -308,7 +302,6 @@ def test_mcp_stdout_carries_only_protocol(deployment: Deployment) -> None:
 # Prompts -------------------------------------------------------------------------------
 
 
-@pytest.mark.anyio
 async def test_mcp_system_prompt_later_turns_are_the_same_bytes_from_the_cache(
     deployment: Deployment,
 ) -> None:
@@ -347,7 +340,6 @@ async def test_mcp_system_prompt_later_turns_are_the_same_bytes_from_the_cache(
     assert "could not be reached" in refused.value.message
 
 
-@pytest.mark.anyio
 async def test_mcp_system_prompt_of_another_hosts_conversation_is_not_found(
     deployment: Deployment,
 ) -> None:
@@ -376,7 +368,6 @@ async def test_mcp_system_prompt_of_another_hosts_conversation_is_not_found(
     assert tool.structured_content == {"error": refused.value.message, "status": 404}
 
 
-@pytest.mark.anyio
 async def test_mcp_prompts_list_pages_through_every_fragment(deployment: Deployment) -> None:
     for number in range(55):  # more than a page, whatever the library holds
         deployment.api(
@@ -415,7 +406,6 @@ def pages(deployment: Deployment, path: str) -> list[dict[str, Any]]:
     return results
 
 
-@pytest.mark.anyio
 async def test_mcp_fragment_prompt_is_the_variant_for_the_provider_rendered(
     deployment: Deployment,
 ) -> None:
@@ -449,7 +439,6 @@ async def test_mcp_fragment_prompt_is_the_variant_for_the_provider_rendered(
 # Tools ---------------------------------------------------------------------------------
 
 
-@pytest.mark.anyio
 async def test_mcp_write_tools_exist_only_when_enabled(deployment: Deployment) -> None:
     async with connected(deployment.params()) as client:
         default = [tool.name for tool in (await client.list_tools()).tools]
@@ -490,7 +479,6 @@ async def test_mcp_write_tools_exist_only_when_enabled(deployment: Deployment) -
     assert "mcp-staging" in names and "production" in names
 
 
-@pytest.mark.anyio
 async def test_mcp_read_tools_answer_for_the_host(deployment: Deployment) -> None:
     deployment.api("PUT", "/api/library/fragments/mcp/listed", json={"text": "Listed.\n"})
     async with connected(deployment.params()) as client:
@@ -517,7 +505,6 @@ async def test_mcp_read_tools_answer_for_the_host(deployment: Deployment) -> Non
 # list_changed --------------------------------------------------------------------------
 
 
-@pytest.mark.anyio
 async def test_mcp_list_changed_is_sent_when_a_fragment_is_added(
     deployment: Deployment,
 ) -> None:

@@ -111,9 +111,10 @@ def test_tasks_backend_rq_with_redis_url_and_queue() -> None:
 
     assert loaded["TASKS"]["default"] == {
         "BACKEND": "django_tasks_rq.RQBackend",
-        "QUEUES": ["sysprompt-prod"],
+        "QUEUES": ["sysprompt-prod", "evaluations"],
     }
     assert loaded["RQ_QUEUES"]["sysprompt-prod"]["URL"] == "redis://redis.internal:6379/3"
+    assert loaded["RQ_QUEUES"]["evaluations"]["URL"] == "redis://redis.internal:6379/3"
     assert loaded["rq_installed"]
     assert loaded["SYSPROMPT"]["WEBHOOK_ALLOW_PRIVATE"] == ["10.0.0.0/8", "hooks.internal"]
 
