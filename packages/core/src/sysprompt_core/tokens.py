@@ -35,6 +35,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Literal, TypeAlias
@@ -49,6 +50,7 @@ __all__ = [
     "chunks",
     "count",
     "encoding_for",
+    "ratio_for",
     "encoding",
 ]
 
@@ -256,6 +258,12 @@ class TokenCounter:
             while len(self._counts) > self._entries:
                 self._counts.popitem(last=False)
         return tokens
+
+
+def ratio_for(ratios: Mapping[str, float] | None, provider: str | None) -> float | None:
+    """The ratio ``ratios`` (keyed by provider, lowercase) has for ``provider`` (any
+    case, surrounding spaces ignored), or None."""
+    return (ratios or {}).get((provider or "").strip().lower())
 
 
 def _check_ratio(ratio: float | None) -> None:
