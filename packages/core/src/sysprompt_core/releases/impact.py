@@ -36,7 +36,8 @@ a change.
 
 **Tokens** are counted with :func:`sysprompt_core.tokens.count` for each context's
 provider and model: exact for OpenAI's models, a marked estimate for the others
-(``tokens_exact``). Counting is lazy (a row's counts are made when first asked for) and
+(``tokens_exact``), calibrated by the provider's ratio when ``impact_matrix`` is given
+``token_ratios``. Counting is lazy (a row's counts are made when first asked for) and
 kept by the text's SHA-256, so contexts that render the same prompt count it once.
 
 A context whose template cannot be rendered on one side (its literal text alone is
