@@ -18,7 +18,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sysprompt_core import tokens
-from sysprompt_core.tokens import TokenCounter, chunks, count, encoding, encoding_for
+from sysprompt_core.tokens import (
+    TokenCounter,
+    chunks,
+    count,
+    encoding,
+    encoding_for,
+    ratio_for,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {
@@ -344,3 +351,20 @@ def test_count_with_ratio_keeps_the_parts_uncalibrated() -> None:
     assert calibrated.tokens == round(plain.tokens * 1.5)
     assert again.tokens == round(plain.tokens * 1.25)
     assert calibrated == tokens.TokenCount(round(plain.tokens * 1.5), False, "o200k_base")
+
+
+@pytest.mark.parametrize(
+    ("ratios", "provider", "expected"),
+    [
+        ({"anthropic": 1.18}, "anthropic", 1.18),
+        ({"anthropic": 1.18}, " Anthropic ", 1.18),
+        ({"anthropic": 1.18}, "google", None),
+        ({"anthropic": 1.18}, None, None),
+        (None, "anthropic", None),
+        ({}, "anthropic", None),
+    ],
+)
+def test_ratio_for_looks_up_the_provider_in_any_case(
+    ratios: dict[str, float] | None, provider: str | None, expected: float | None
+) -> None:
+    assert ratio_for(ratios, provider) == expected

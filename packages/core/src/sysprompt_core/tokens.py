@@ -50,8 +50,8 @@ __all__ = [
     "chunks",
     "count",
     "encoding_for",
-    "ratio_for",
     "encoding",
+    "ratio_for",
 ]
 
 Encoding: TypeAlias = Literal["o200k_base", "cl100k_base"]
