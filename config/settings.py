@@ -379,6 +379,7 @@ def _sysprompt() -> dict[str, Any]:
         "WEBHOOK_RETRY_WINDOW": env_float("SYSPROMPT_WEBHOOK_RETRY_WINDOW"),
         "WEBHOOK_TIMEOUT": env_float("SYSPROMPT_WEBHOOK_TIMEOUT"),
         "MODELS": env_json_object("SYSPROMPT_MODELS"),
+        "TOKEN_RATIOS": env_json_object("SYSPROMPT_TOKEN_RATIOS"),
         "EVAL_CLAIM_SECONDS": env_float("SYSPROMPT_EVAL_CLAIM_SECONDS"),
         "EVAL_DEFAULT_MODEL": os.environ.get("SYSPROMPT_EVAL_DEFAULT_MODEL"),
         "EVAL_MAX_OUTPUT_CHARS": env_int("SYSPROMPT_EVAL_MAX_OUTPUT_CHARS"),

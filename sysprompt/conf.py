@@ -31,6 +31,7 @@ from sysprompt_core.limits import (
     DEFAULT_MAX_TEMPLATE_BYTES,
     DEFAULT_PARSE_CACHE_BYTES,
 )
+from sysprompt_core.tokens import encoding_for, ratio_for
 from sysprompt_core.variables import SERVER_RESOLVES_CHOICES, ResolverOptions
 
 DEFAULT_TEMPLATE = (
@@ -67,6 +68,9 @@ DEFAULT_EVAL_CLAIM_SECONDS = 30.0
 that died gives its calls up after it."""
 DEFAULT_EVAL_MAX_OUTPUT_CHARS = 20_000
 """The most characters of a model's answer an evaluation keeps (and checks)."""
+TOKEN_RATIO_RANGE = (0.5, 3.0)
+"""The least and the most a ``TOKEN_RATIOS`` ratio may be: a provider's tokenizer is not
+half or three times as fine as ``o200k_base``; a ratio outside is a mistake."""
 DEBUG_WEBHOOK_RECEIVERS = ("localhost", "127.0.0.1", "::1")
 """With ``DEBUG`` on (``scripts/serve``, the development server), the default of both
 ``WEBHOOK_ALLOW_HTTP_HOSTS`` and ``WEBHOOK_ALLOW_PRIVATE``: a receiver on this machine,
@@ -95,6 +99,7 @@ KEYS = (
     "PARSE_CACHE_BYTES",
     "SERVER_RESOLVES",
     "TASKS_QUEUE",
+    "TOKEN_RATIOS",
     "WEBHOOK_ALLOW_HTTP_HOSTS",
     "WEBHOOK_ALLOW_PRIVATE",
     "WEBHOOK_CA_FILE",
@@ -164,6 +169,14 @@ class AppSettings:
     mcp_write: bool = False
     """Whether ``/mcp`` offers the tools that change the working copy or move labels
     (to users with those permissions); off: read-only tools only."""
+    token_ratios: Mapping[str, float] = field(default_factory=dict)
+    """By provider (lowercase): the ratio an estimated token count (the ``o200k_base``
+    count) is multiplied by, calibrated from the provider's reported usage
+    (``manage.py token_ratios``); a provider not named: the plain count."""
+
+    def token_ratio(self, provider: str | None) -> float | None:
+        """The calibration ratio for ``provider`` (any case), or None."""
+        return ratio_for(self.token_ratios, provider)
 
 
 def app_settings() -> AppSettings:
@@ -245,6 +258,7 @@ def app_settings() -> AppSettings:
             raw.get("EVAL_TASKS_QUEUE", DEFAULT_EVAL_TASKS_QUEUE), "EVAL_TASKS_QUEUE"
         ),
         mcp_write=_boolean("MCP_WRITE", raw.get("MCP_WRITE", False)),
+        token_ratios=_token_ratios(raw.get("TOKEN_RATIOS", {})),
     )
 
 
@@ -403,6 +417,40 @@ def _webhook_concurrency(value: object) -> int:
             "WEBHOOK_CONCURRENCY", f"a whole number from 1 to {MAX_WEBHOOK_CONCURRENCY}", value
         )
     return count
+
+
+def _token_ratios(value: object) -> dict[str, float]:
+    low, high = TOKEN_RATIO_RANGE
+    expected = f"a number from {low:g} to {high:g}"
+    if not isinstance(value, Mapping):
+        raise _wrong(
+            "TOKEN_RATIOS", 'an object of provider names to ratios ({"anthropic": 1.18})', value
+        )
+    ratios: dict[str, float] = {}
+    for provider, ratio in value.items():
+        name = provider.strip().lower() if isinstance(provider, str) else ""
+        if not name:
+            raise _wrong("TOKEN_RATIOS", "keyed by provider names", provider)
+        if encoding_for(name, None)[1]:
+            raise ImproperlyConfigured(
+                f"settings.SYSPROMPT['TOKEN_RATIOS'][{provider!r}]: {name} is counted exactly "
+                "with OpenAI's tokenizer; a ratio for it would never be used."
+            )
+        if name in ratios:
+            raise ImproperlyConfigured(
+                f"settings.SYSPROMPT['TOKEN_RATIOS'] names {name!r} twice (in another case)."
+            )
+        if (
+            isinstance(ratio, bool)
+            or not isinstance(ratio, int | float)
+            or not (math.isfinite(ratio) and low <= ratio <= high)
+        ):
+            raise ImproperlyConfigured(
+                f"settings.SYSPROMPT['TOKEN_RATIOS'][{provider!r}] must be {expected}; "
+                f"got {ratio!r}."
+            )
+        ratios[name] = float(ratio)
+    return ratios
 
 
 def _boolean(key: str, value: object) -> bool:

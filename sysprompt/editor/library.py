@@ -52,9 +52,10 @@ from sysprompt.editor.views import (
 from sysprompt.library import selectors, services
 from sysprompt.library.validation import fragment_name_valid, variant_key_valid
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
+from sysprompt.prompts.token_counts import count_tokens
 from sysprompt_core.diff import text_diff
 from sysprompt_core.library import choose_variant, compress
-from sysprompt_core.tokens import TokenCount, count
+from sysprompt_core.tokens import TokenCount
 
 LIBRARY_WRITE_PERMISSION = TEMPLATE_EDIT_PERMISSION
 """Writing the library takes what writing the root template takes (spec §8)."""
@@ -85,7 +86,7 @@ def variant_tokens(state: selectors.VariantState) -> TokenCount | None:
     if state.deleted:
         return None
     text = compress(state.text) if state.compress else state.text
-    return count(text, provider=state.provider, model=state.model)
+    return count_tokens(text, provider=state.provider, model=state.model)
 
 
 @dataclass

@@ -7,8 +7,9 @@ tokens, mean latency and the first error; a call made once for both sides (``bot
 the prompts were the same) counts for each.
 
 Beside the tokens the provider reported, :func:`side_counts` counts the side's system
-prompt and each answer here (``sysprompt_core.tokens.count`` with the side's endpoint
-kind and model: exact for OpenAI's models, a marked estimate otherwise), so a reader
+prompt and each answer here (``sysprompt.prompts.token_counts.count_tokens`` with the
+side's endpoint kind and model: exact for OpenAI's models, a marked estimate otherwise,
+calibrated by the kind's ``TOKEN_RATIOS`` ratio when one is set), so a reader
 sees how big the prompt is, and an answer's size, even where the provider reported
 nothing (a cached answer keeps the first call's usage; ``echo`` reports none).
 """
@@ -23,8 +24,9 @@ from django.core.exceptions import ImproperlyConfigured
 from sysprompt.conf import app_settings
 from sysprompt.evaluations.models import Run, RunCall, RunCase
 from sysprompt.evaluations.selectors import run_results
+from sysprompt.prompts.token_counts import count_tokens, token_ratios
 from sysprompt_core.evaluations import Repetition, pass_rate
-from sysprompt_core.tokens import TokenCount, count, encoding_for
+from sysprompt_core.tokens import TokenCount, encoding_for
 
 SIDES = ("baseline", "candidate")
 
@@ -107,8 +109,17 @@ def side_counts(case: RunCase, side: str, calls: list[RunCall]) -> SideCounts:
     of its done ``calls`` with the tokenizer of the side's model."""
     provider, model = _identity(getattr(case.run, f"{side}_model"))
     prompt_text = case.baseline_prompt if side == "baseline" else case.candidate_prompt
-    prompt = count(prompt_text, provider=provider, model=model) if prompt_text else None
-    outputs = [count(call.output, provider=provider, model=model) for call in calls if call.done]
+    ratios = token_ratios()
+    prompt = (
+        count_tokens(prompt_text, provider=provider, model=model, ratios=ratios)
+        if prompt_text
+        else None
+    )
+    outputs = [
+        count_tokens(call.output, provider=provider, model=model, ratios=ratios)
+        for call in calls
+        if call.done
+    ]
     return SideCounts(prompt, outputs, encoding_for(provider, model)[1])
 
 

@@ -45,6 +45,7 @@ from sysprompt.prompts.selectors import (
     conversation_prompt_visible,
     template_current,
 )
+from sysprompt.prompts.token_counts import count_tokens
 from sysprompt.prompts.validation import (
     DIRECTORY_TYPES,
     CheckedCwd,
@@ -363,8 +364,8 @@ class Compression:
         return cls(
             len(source),
             len(compressed),
-            tokens.count(source, provider=provider, model=model),
-            tokens.count(compressed, provider=provider, model=model),
+            count_tokens(source, provider=provider, model=model),
+            count_tokens(compressed, provider=provider, model=model),
         )
 
     @property
@@ -401,10 +402,10 @@ def prompt_tokens(
     prefix that is the whole prompt is counted once; a prefix seen before (the author
     types after the shared part) comes from the counter's cache."""
     text = prompt or ""
-    whole = tokens.count(text, provider=provider or None, model=model or None)
+    whole = count_tokens(text, provider=provider or None, model=model or None)
     if shared_prefix_chars >= len(text):
         return PromptTokens(whole, whole)
-    prefix = tokens.count(
+    prefix = count_tokens(
         text[:shared_prefix_chars], provider=provider or None, model=model or None
     )
     return PromptTokens(whole, prefix)
@@ -413,7 +414,7 @@ def prompt_tokens(
 def conversation_tokens(stored: ConversationPrompt) -> tokens.TokenCount:
     """A stored conversation's frozen prompt in tokens, for its frozen provider and
     model."""
-    return tokens.count(
+    return count_tokens(
         stored.system_prompt or "", provider=stored.provider or None, model=stored.model or None
     )
 

@@ -48,6 +48,7 @@ from sysprompt.errors import InvalidInput, LabelNotFound
 from sysprompt.library.selectors import host_override
 from sysprompt.library.validation import override_valid
 from sysprompt.prompts.models import ConversationPrompt
+from sysprompt.prompts.token_counts import token_ratios
 from sysprompt.prompts.validation import DIRECTORY_TYPES, cwd_check
 from sysprompt.releases.selectors import label_get, pointer_build, test_contexts_list
 from sysprompt.releases.validation import candidate_valid, label_name_valid, window_days_valid
@@ -177,6 +178,7 @@ def impact_report(
     shares = {item.key: _apportioned(item.conversations, weights) for item in contexts}
     rows: list[tuple[int, int, ContextRow]] = []
     deadline = Deadline()  # one for every diff of the report
+    ratios = token_ratios()  # read once: every row's estimate is calibrated alike
     for position, (index, before_pointer, _) in enumerate(arms):
         before_template, before_library, _ = pointer_build(before_pointer)
         before = Side(before_template.text, before_library, before_template.compress)
@@ -195,6 +197,7 @@ def impact_report(
             after,
             max_diff_chars=IMPACT_DIFF_CHARS,
             deadline=deadline,
+            token_ratios=ratios,
         )
         for item, impact in zip(contexts, matrix.contexts, strict=True):
             row = ContextRow(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_django import Settings
 from rest_framework.test import APIClient
 
 from sysprompt_core.tokens import encoding
@@ -72,6 +73,34 @@ def test_preview_flags_the_count_an_estimate_when_the_provider_is_anthropic(
     prompt = shown["system_prompt"]
     assert shown["system_prompt_tokens"] == tiktoken_count(prompt, "o200k_base")
     assert (shown["tokens_exact"], shown["tokens_encoding"]) == (False, "o200k_base")
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "name", "ratio"),
+    [
+        ("anthropic", "claude-sonnet-4-5", "o200k_base", 1.2),
+        ("Anthropic", "claude-sonnet-4-5", "o200k_base", 1.2),  # the ratio's key in any case
+        ("google", "gemini-2.5-pro", "o200k_base", 1.0),  # no ratio set for google
+        ("openai", "gpt-4-turbo", "cl100k_base", 1.0),  # exact: the ratio never applies
+    ],
+)
+def test_preview_calibrates_an_estimate_by_the_providers_token_ratio(
+    author_client: APIClient,
+    workdir: Path,
+    settings: Settings,
+    provider: str,
+    model: str,
+    name: str,
+    ratio: float,
+) -> None:
+    settings.SYSPROMPT = {**settings.SYSPROMPT, "TOKEN_RATIOS": {"anthropic": 1.2}}
+
+    shown = preview(author_client, workdir, template=TEMPLATE, provider=provider, model=model)
+
+    prompt = shown["system_prompt"]
+    shared = prompt[: shown["shared_prefix_chars"]]
+    assert shown["system_prompt_tokens"] == round(tiktoken_count(prompt, name) * ratio)
+    assert shown["shared_prefix_tokens"] == round(tiktoken_count(shared, name) * ratio)
 
 
 def test_preview_counts_the_whole_prompt_once_when_all_of_it_is_shared(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pytest_django import Settings
 from rest_framework.test import APIClient
 
 from sysprompt_core.tokens import encoding
@@ -97,9 +98,18 @@ def test_impact_counts_the_label_conversations(
     assert report["summary"]["conversations"] == 4
 
 
+@pytest.mark.parametrize("ratio", [None, 1.25])
 def test_impact_counts_tokens_for_the_recorded_conversations_provider_and_model(
-    publisher_client: APIClient, host_client: APIClient, workdir: Path
+    publisher_client: APIClient,
+    host_client: APIClient,
+    workdir: Path,
+    settings: Settings,
+    ratio: float | None,
 ) -> None:
+    """An estimate is calibrated by the provider's TOKEN_RATIOS ratio when one is set;
+    OpenAI's exact count is not."""
+    if ratio is not None:
+        settings.SYSPROMPT = {**settings.SYSPROMPT, "TOKEN_RATIOS": {"anthropic": ratio}}
     chinese = "修改文件之前，请先阅读说明。请用中文回答。\n" * 10
     put_fragment(publisher_client, "core", chinese)
     publisher_client.put("/api/system-prompt", {"template": "[fragment:core]"}, format="json")
@@ -121,7 +131,13 @@ def test_impact_counts_tokens_for_the_recorded_conversations_provider_and_model(
         len(cl100k.encode_ordinary(chinese + "再见。")),
     )
     assert rows["openai"]["tokens_exact"] is True
-    assert rows["anthropic"]["tokens_before"] == len(o200k.encode_ordinary(chinese))
+    before, after = (len(o200k.encode_ordinary(text)) for text in (chinese, chinese + "再见。"))
+    if ratio is not None:
+        before, after = round(before * ratio), round(after * ratio)
+    assert (rows["anthropic"]["tokens_before"], rows["anthropic"]["tokens_after"]) == (
+        before,
+        after,
+    )
     assert rows["anthropic"]["tokens_exact"] is False
 
 

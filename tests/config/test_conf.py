@@ -117,7 +117,8 @@ def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
         "GIT_LANDLOCK, "
         "GIT_MEMORY_LIMIT, GIT_QUEUE_TIMEOUT, GIT_TIMEOUT, GIT_WORKERS, MAX_FILE_BYTES, "
         "MAX_PROMPT_BYTES, MAX_READ_BYTES, MAX_TEMPLATE_BYTES, MCP_WRITE, MODELS, "
-        "PARSE_CACHE_BYTES" in message
+        "PARSE_CACHE_BYTES, SERVER_RESOLVES, TASKS_QUEUE, TOKEN_RATIOS, "
+        "WEBHOOK_ALLOW_HTTP_HOSTS" in message
     )
 
 
@@ -178,6 +179,44 @@ def test_app_settings_wrong_type_is_refused(settings: Settings, key: str, value:
     settings.SYSPROMPT = {key: value}
 
     with pytest.raises(ImproperlyConfigured, match=rf"settings\.SYSPROMPT\['{key}'\] must be"):
+        app_settings()
+
+
+def test_app_settings_token_ratios_by_provider_in_any_case(settings: Settings) -> None:
+    settings.SYSPROMPT = {"TOKEN_RATIOS": {"Anthropic ": 1.18, "google": 1}}
+
+    conf = app_settings()
+
+    assert conf.token_ratios == {"anthropic": 1.18, "google": 1.0}
+    assert (conf.token_ratio("ANTHROPIC"), conf.token_ratio("mistral")) == (1.18, None)
+    settings.SYSPROMPT = {}
+    assert app_settings().token_ratios == {}
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([1.18], r"\['TOKEN_RATIOS'\] must be an object of provider names to ratios"),
+        (
+            {"anthropic": "1.18"},
+            r"\['TOKEN_RATIOS'\]\['anthropic'\] must be a number from 0.5 to 3",
+        ),
+        ({"anthropic": 0}, r"\['TOKEN_RATIOS'\]\['anthropic'\] must be a number from 0.5 to 3"),
+        ({"anthropic": 0.4}, r"\['TOKEN_RATIOS'\]\['anthropic'\] must be a number from 0.5 to 3"),
+        ({"google": 3.5}, r"\['TOKEN_RATIOS'\]\['google'\] must be a number from 0.5 to 3"),
+        ({"google": math.nan}, r"\['TOKEN_RATIOS'\]\['google'\] must be a number"),
+        ({"google": True}, r"\['TOKEN_RATIOS'\]\['google'\] must be a number"),
+        ({"": 1.2}, r"\['TOKEN_RATIOS'\] must be keyed by provider names"),
+        ({"openai": 1.1}, r"\['TOKEN_RATIOS'\]\['openai'\]: openai is counted exactly"),
+        ({"Google": 1.1, "google": 1.2}, r"\['TOKEN_RATIOS'\] names 'google' twice"),
+    ],
+)
+def test_app_settings_token_ratios_refused_when_malformed(
+    settings: Settings, value: object, message: str
+) -> None:
+    settings.SYSPROMPT = {"TOKEN_RATIOS": value}
+
+    with pytest.raises(ImproperlyConfigured, match=rf"settings\.SYSPROMPT{message}"):
         app_settings()
 
 
@@ -427,6 +466,11 @@ def test_settings_defaults_when_environment_empty() -> None:
         ({"SYSPROMPT_GIT_ALLOW_UNCONFINED": "true"}, "GIT_ALLOW_UNCONFINED", True),
         ({"SYSPROMPT_GIT_ALLOW_UNCONFINED": "0"}, "GIT_ALLOW_UNCONFINED", False),
         ({"SYSPROMPT_PARSE_CACHE_BYTES": "1048576"}, "PARSE_CACHE_BYTES", 1_048_576),
+        (
+            {"SYSPROMPT_TOKEN_RATIOS": '{"anthropic": 1.18, "google": 0.9}'},
+            "TOKEN_RATIOS",
+            {"anthropic": 1.18, "google": 0.9},
+        ),
     ],
 )
 def test_settings_sysprompt_when_environment_set(

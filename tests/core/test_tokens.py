@@ -18,7 +18,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sysprompt_core import tokens
-from sysprompt_core.tokens import TokenCounter, chunks, count, encoding, encoding_for
+from sysprompt_core.tokens import (
+    TokenCounter,
+    chunks,
+    count,
+    encoding,
+    encoding_for,
+    ratio_for,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {
@@ -233,3 +240,131 @@ def test_token_count_says_why_when_exact_or_an_estimate() -> None:
     assert claude.short == "≈1"
     assert claude.note.startswith("estimate: anthropic has no public offline tokenizer")
     assert nobody.note.startswith("estimate: no provider or OpenAI model given")
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "ratio", "expected"),
+    [
+        # An estimate × the ratio, rounded; the note says by what and for whom.
+        (
+            "anthropic",
+            "claude-sonnet-4-5",
+            1.18,
+            (
+                round(reference(SAMPLES["code"], "o200k_base") * 1.18),
+                False,
+                1.18,
+                "estimate: anthropic has no public offline tokenizer; the o200k_base count "
+                "× 1.18, the ratio calibrated for anthropic",
+            ),
+        ),
+        (
+            "google",
+            "gemini-2.5-pro",
+            0.75,
+            (
+                round(reference(SAMPLES["code"], "o200k_base") * 0.75),
+                False,
+                0.75,
+                "estimate: google has no public offline tokenizer; the o200k_base count "
+                "× 0.75, the ratio calibrated for google",
+            ),
+        ),
+        (
+            None,
+            None,
+            2.0,
+            (
+                reference(SAMPLES["code"], "o200k_base") * 2,
+                False,
+                2.0,
+                "estimate: no provider or OpenAI model given; the o200k_base count × 2, "
+                "the ratio given",
+            ),
+        ),
+        # No ratio: the plain o200k_base count, still an estimate.
+        (
+            "anthropic",
+            "claude-sonnet-4-5",
+            None,
+            (
+                reference(SAMPLES["code"], "o200k_base"),
+                False,
+                None,
+                "estimate: anthropic has no public offline tokenizer; counted with "
+                "o200k_base, OpenAI's current encoding",
+            ),
+        ),
+        # An exact count ignores the ratio.
+        (
+            "openai",
+            "gpt-4",
+            1.18,
+            (
+                reference(SAMPLES["code"], "cl100k_base"),
+                True,
+                None,
+                "exact: counted with OpenAI's tokenizer (cl100k_base)",
+            ),
+        ),
+        (
+            None,
+            "gpt-4o",
+            3.0,
+            (
+                reference(SAMPLES["code"], "o200k_base"),
+                True,
+                None,
+                "exact: counted with OpenAI's tokenizer (o200k_base)",
+            ),
+        ),
+    ],
+)
+def test_count_with_ratio_calibrates_only_an_estimate(
+    provider: str | None,
+    model: str | None,
+    ratio: float | None,
+    expected: tuple[int, bool, float | None, str],
+) -> None:
+    counted = count(SAMPLES["code"], provider=provider, model=model, ratio=ratio)
+
+    assert (counted.tokens, counted.exact, counted.ratio, counted.note) == expected
+
+
+@pytest.mark.parametrize("ratio", [0.0, -1.2, float("nan"), float("inf")])
+def test_count_with_ratio_not_above_zero_is_refused(ratio: float) -> None:
+    with pytest.raises(ValueError, match="a token ratio is a finite number above 0"):
+        count("Hello", provider="anthropic", ratio=ratio)
+
+
+def test_count_with_ratio_keeps_the_parts_uncalibrated() -> None:
+    counter = TokenCounter(chunk=16)
+    text = "".join(f"Line {n} of the prompt, counted once\n" for n in range(8))
+    plain = counter.count(text, provider="anthropic")
+    kept = dict(counter._counts)
+
+    calibrated = counter.count(text, provider="anthropic", ratio=1.5)
+    again = counter.count(text, provider="anthropic", ratio=1.25)
+
+    assert dict(counter._counts) == kept  # nothing counted again, nothing kept × ratio
+    assert sum(kept.values()) == plain.tokens == reference(text, "o200k_base")
+    assert calibrated.tokens == round(plain.tokens * 1.5)
+    assert again.tokens == round(plain.tokens * 1.25)
+    assert calibrated == tokens.TokenCount(round(plain.tokens * 1.5), False, "o200k_base")
+
+
+@pytest.mark.parametrize(
+    ("ratios", "provider", "expected"),
+    [
+        ({"anthropic": 1.18}, "anthropic", 1.18),
+        ({"anthropic": 1.18}, " Anthropic ", 1.18),
+        ({"anthropic": 1.18}, "google", None),
+        ({"anthropic": 1.18}, None, None),
+        (None, "anthropic", None),
+        ({}, "anthropic", None),
+    ],
+)
+def test_ratio_for_looks_up_the_provider_in_any_case(
+    ratios: dict[str, float] | None, provider: str | None, expected: float | None
+) -> None:
+    assert ratio_for(ratios, provider) == expected

@@ -17,6 +17,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.utils import timezone
+from pytest_django import Settings
 
 from sysprompt.accounts import services as accounts
 from sysprompt.library import services as library
@@ -199,6 +200,27 @@ def test_library_shows_each_variants_size_for_its_provider_and_model(
     assert anthropic["title"].startswith(ANTHROPIC_NOTE)
     assert (default["data-tokens"], default["data-exact"]) == (str(o200k), "false")
     assert default["title"].startswith("estimate: no provider")
+
+
+def test_library_shows_a_variants_estimate_calibrated_by_its_providers_token_ratio(
+    authors_web: Client, settings: Settings
+) -> None:
+    settings.SYSPROMPT = {**settings.SYSPROMPT, "TOKEN_RATIOS": {"anthropic": 1.3}}
+    save("style/chinese", CHINESE)
+    save("style/chinese", CHINESE, "anthropic")
+
+    html = authors_web.get("/library/").content.decode()
+
+    rows = re.findall(r'data-variant="([^"]+)">(.*?)</li>', html, re.S)
+    sizes = {label: spans(row)[0] for label, row in rows if spans(row)}
+    o200k = tiktoken_count(CHINESE, "o200k_base")
+    anthropic = next(v for k, v in sizes.items() if "anthropic" in k)
+    default = next(v for k, v in sizes.items() if "anthropic" not in k)
+    assert (anthropic["data-tokens"], anthropic["data-exact"]) == (str(round(o200k * 1.3)), "false")
+    assert anthropic["title"] == (
+        f"{ANTHROPIC_NOTE}; the o200k_base count × 1.3, the ratio calibrated for anthropic"
+    )
+    assert (default["data-tokens"], default["data-exact"]) == (str(o200k), "false")
 
 
 def test_library_shows_no_size_when_the_variant_is_deleted(authors_web: Client) -> None:

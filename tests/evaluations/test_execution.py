@@ -189,6 +189,26 @@ def test_results_count_prompt_and_answers_beside_the_providers_usage(
     assert side["counted"]["prompt_tokens"] == 10
 
 
+def test_results_count_an_estimate_calibrated_by_the_providers_token_ratio(
+    configured: FakeModel, settings: Settings
+) -> None:
+    production_on_release("ANSWER: Use tabs.", then="ANSWER: Use spaces, 4 of them.")
+    suite_with("sizes", case("one", TABS))
+    settings.SYSPROMPT = {**settings.SYSPROMPT, "TOKEN_RATIOS": {"anthropic": 1.5}}
+
+    done = finished(run("sizes", "latest", model="fake-claude").pk)
+    [result] = results.run_results_json(done)
+
+    side = result["candidate"]
+    plain = count("ANSWER: Use spaces, 4 of them.", provider="anthropic").tokens
+    assert side["counted"] == {
+        "prompt_tokens": round(plain * 1.5),
+        "output_tokens": [round(count(side["outputs"][0], provider="anthropic").tokens * 1.5)],
+        "exact": False,
+    }
+    assert side["counted"]["prompt_tokens"] != plain
+
+
 def test_run_case_that_cannot_render_is_an_error_with_the_reason(
     configured: FakeModel, settings: Settings, workdir: Path, tmp_path: Path
 ) -> None:

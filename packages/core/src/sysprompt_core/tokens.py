@@ -15,6 +15,9 @@ that number is **exact**:
   count of the text, returned with ``exact=False``: an estimate, and said to be one
   wherever it is shown. It is a real tokenization of the same text by a modern BPE
   vocabulary, not characters ÷ 4 (which is 27 % off for code and 40 % for Chinese).
+  Given a ``ratio`` — calibrated for the provider from the input tokens it reported for
+  calls whose text was counted here (the server's ``TOKEN_RATIOS`` setting) — the
+  estimate is that count × the ratio, rounded, and says so; still ``exact=False``.
 
 Counts are kept by SHA-256 and the encoding (:class:`TokenCounter`, bounded), by parts
 of about 1,000 characters that add up exactly: a prompt shown again is not counted
@@ -28,9 +31,11 @@ import base64
 import functools
 import gzip
 import hashlib
+import math
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Literal, TypeAlias
@@ -46,6 +51,7 @@ __all__ = [
     "count",
     "encoding_for",
     "encoding",
+    "ratio_for",
 ]
 
 Encoding: TypeAlias = Literal["o200k_base", "cl100k_base"]
@@ -105,6 +111,9 @@ class TokenCount:
     encoding: Encoding
     provider: str | None = field(default=None, compare=False)
     """The provider counted for, as given (for :attr:`note`); not part of equality."""
+    ratio: float | None = field(default=None, compare=False)
+    """The calibration ratio the estimate's encoding count was multiplied by (for
+    :attr:`note`), or None: never set on an exact count; not part of equality."""
 
     def label(self) -> str:
         """``1,234 tokens`` or ``≈1,234 tokens (estimate)``."""
@@ -124,14 +133,14 @@ class TokenCount:
             return f"exact: counted with OpenAI's tokenizer ({self.encoding})"
         provider = (self.provider or "").strip()
         if not provider:
-            return (
-                f"estimate: no provider or OpenAI model given; counted with {self.encoding}, "
-                "OpenAI's current encoding"
-            )
-        return (
-            f"estimate: {provider} has no public offline tokenizer; counted with "
-            f"{self.encoding}, OpenAI's current encoding"
-        )
+            why = "estimate: no provider or OpenAI model given"
+            calibrated = "the ratio given"
+        else:
+            why = f"estimate: {provider} has no public offline tokenizer"
+            calibrated = f"the ratio calibrated for {provider}"
+        if self.ratio is not None:
+            return f"{why}; the {self.encoding} count × {self.ratio:g}, {calibrated}"
+        return f"{why}; counted with {self.encoding}, OpenAI's current encoding"
 
 
 def encoding_for(provider: str | None, model: str | None) -> tuple[Encoding, bool]:
@@ -216,11 +225,20 @@ class TokenCounter:
         self._lock = threading.Lock()
 
     def count(
-        self, text: str, *, provider: str | None = None, model: str | None = None
+        self,
+        text: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        ratio: float | None = None,
     ) -> TokenCount:
+        """See :func:`count`."""
         name, exact = encoding_for(provider, model)
+        _check_ratio(ratio)
         tokens = sum(self._part(part, name) for part in chunks(text, self._chunk))
-        return TokenCount(tokens, exact, name, provider)
+        if exact or ratio is None:
+            return TokenCount(tokens, exact, name, provider)
+        return TokenCount(round(tokens * ratio), exact, name, provider, ratio)
 
     def _part(self, text: str, name: Encoding) -> int:
         key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), name)
@@ -242,12 +260,34 @@ class TokenCounter:
         return tokens
 
 
+def ratio_for(ratios: Mapping[str, float] | None, provider: str | None) -> float | None:
+    """The ratio ``ratios`` (keyed by provider, lowercase) has for ``provider`` (any
+    case, surrounding spaces ignored), or None."""
+    return (ratios or {}).get((provider or "").strip().lower())
+
+
+def _check_ratio(ratio: float | None) -> None:
+    if ratio is not None and not (math.isfinite(ratio) and ratio > 0):
+        raise ValueError(f"a token ratio is a finite number above 0, not {ratio!r}")
+
+
 @functools.cache
 def _counter() -> TokenCounter:
     return TokenCounter()
 
 
-def count(text: str, *, provider: str | None = None, model: str | None = None) -> TokenCount:
+def count(
+    text: str,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    ratio: float | None = None,
+) -> TokenCount:
     """How many tokens ``text`` is for ``provider`` and ``model`` (see the module
-    docstring), from this process's counter."""
-    return _counter().count(text, provider=provider, model=model)
+    docstring), from this process's counter.
+
+    ``ratio`` calibrates an estimate: when the count is not exact, the tokens are the
+    encoding's count of the whole text × ``ratio``, rounded (the parts are still counted
+    and kept uncalibrated). An exact count ignores it. A ratio that is not a finite
+    number above 0 is a ``ValueError``."""
+    return _counter().count(text, provider=provider, model=model, ratio=ratio)

@@ -36,7 +36,8 @@ a change.
 
 **Tokens** are counted with :func:`sysprompt_core.tokens.count` for each context's
 provider and model: exact for OpenAI's models, a marked estimate for the others
-(``tokens_exact``). Counting is lazy (a row's counts are made when first asked for) and
+(``tokens_exact``), calibrated by the provider's ratio when ``impact_matrix`` is given
+``token_ratios``. Counting is lazy (a row's counts are made when first asked for) and
 kept by the text's SHA-256, so contexts that render the same prompt count it once.
 
 A context whose template cannot be rendered on one side (its literal text alone is
@@ -55,7 +56,7 @@ from sysprompt_core import template as engine
 from sysprompt_core.diff import DIFF_MAX_CHARS, Deadline, unified_diff
 from sysprompt_core.library import FragmentSource, Override, compress, layered_prompt
 from sysprompt_core.library.lint import library_lint
-from sysprompt_core.tokens import TokenCount, count
+from sysprompt_core.tokens import TokenCount, count, ratio_for
 from sysprompt_core.variables import (
     Missing,
     Registry,
@@ -125,6 +126,9 @@ class ContextImpact:
     diff_too_large: str | None = None
     provider: str | None = None
     model: str | None = None
+    token_ratio: float | None = None
+    """The ratio an estimate for the context's provider is calibrated by (``None``: the
+    plain ``o200k_base`` count; see :func:`sysprompt_core.tokens.count`)."""
 
     @property
     def changed(self) -> bool:
@@ -141,12 +145,22 @@ class ContextImpact:
     @functools.cached_property
     def counted_before(self) -> TokenCount:
         """The prompt before, in tokens for the context's provider and model."""
-        return count(self.prompt_before or "", provider=self.provider, model=self.model)
+        return count(
+            self.prompt_before or "",
+            provider=self.provider,
+            model=self.model,
+            ratio=self.token_ratio,
+        )
 
     @functools.cached_property
     def counted_after(self) -> TokenCount:
         """The prompt after, in tokens for the context's provider and model."""
-        return count(self.prompt_after or "", provider=self.provider, model=self.model)
+        return count(
+            self.prompt_after or "",
+            provider=self.provider,
+            model=self.model,
+            ratio=self.token_ratio,
+        )
 
     @property
     def tokens_before(self) -> int:
@@ -233,9 +247,11 @@ def impact_matrix(
     *,
     max_diff_chars: int = DIFF_MAX_CHARS,
     deadline: Deadline | None = None,
+    token_ratios: Mapping[str, float] | None = None,
 ) -> Impact:
     """Render every context both ways and compare (see the module docstring); every
-    diff shares ``deadline`` (default: one made now)."""
+    diff shares ``deadline`` (default: one made now). ``token_ratios`` (by provider,
+    lowercase) calibrate the rows' estimated token counts."""
     registry = default_registry() if registry is None else registry
     deadline = Deadline() if deadline is None else deadline
     parsed_before = _parsed(before)
@@ -286,6 +302,7 @@ def impact_matrix(
                 problem="; ".join(problems) or None,
                 provider=where[0],
                 model=where[1],
+                token_ratio=ratio_for(token_ratios, where[0]),
             )
         )
     return Impact(tuple(rows))
