@@ -77,10 +77,16 @@ def _counting(on: bool) -> Iterator[None]:
     if on:
         real_on = tokens.count
 
-        def timed(text: str, **kwargs: str | None) -> tokens.TokenCount:
+        def timed(
+            text: str,
+            *,
+            provider: str | None = None,
+            model: str | None = None,
+            ratio: float | None = None,
+        ) -> tokens.TokenCount:
             started = time.perf_counter()
             try:
-                return real_on(text, **kwargs)
+                return real_on(text, provider=provider, model=model, ratio=ratio)
             finally:
                 COUNTING.append(time.perf_counter() - started)
 
@@ -93,7 +99,11 @@ def _counting(on: bool) -> Iterator[None]:
     real = tokens.count
 
     def quarter(
-        text: str, *, provider: str | None = None, model: str | None = None
+        text: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        ratio: float | None = None,
     ) -> tokens.TokenCount:
         return tokens.TokenCount(-(-len(text) // 4), False, "o200k_base", provider)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sysprompt.conf import app_settings
-from sysprompt_core.tokens import TokenCount, count, ratio_for
+from sysprompt_core import tokens
+from sysprompt_core.tokens import TokenCount, ratio_for
 
 __all__ = ["count_tokens", "token_ratio", "token_ratios"]
 
@@ -38,4 +39,5 @@ def count_tokens(
     provider's ratio (from ``ratios`` when given — read once for many counts — else
     from the settings)."""
     ratios = token_ratios() if ratios is None else ratios
-    return count(text, provider=provider, model=model, ratio=ratio_for(ratios, provider))
+    ratio = ratio_for(ratios, provider)
+    return tokens.count(text, provider=provider, model=model, ratio=ratio)
