@@ -55,6 +55,10 @@ PostgreSQL pass leaves them out (``SYSPROMPT_TESTS_DATABASE_ONLY``)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The browser tests last: Playwright's sync API leaves an event loop running on the
+    # main thread until the session ends, where no later test could start one of its
+    # own (asyncio.run, anyio's runner, asgiref's async_to_sync in /mcp's view).
+    items.sort(key=lambda item: item.path.relative_to(TESTS).as_posix().startswith("browser/"))
     if not os.environ.get("SYSPROMPT_TESTS_DATABASE_ONLY"):
         return
     keep: list[pytest.Item] = []
