@@ -157,7 +157,7 @@ class FragmentSaveApi(APIView):
         body = ls.VariantInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         if_match = if_match_tags(request, _reload_from(checked, key))
-        settings = _settings(body.validated_data, checked, key)
+        settings = variant_settings(body.validated_data, checked, key)
         state = library_services.variant_save(
             name=checked,
             provider=key.provider,
@@ -172,7 +172,7 @@ class FragmentSaveApi(APIView):
         )
 
 
-def _settings(given: dict[str, Any], name: str, key: VariantKey) -> dict[str, Any]:
+def variant_settings(given: dict[str, Any], name: str, key: VariantKey) -> dict[str, Any]:
     """compress, defaults and strategy: as given, else the current version's."""
     wanted = ("compress", "defaults", "strategy")
     if all(setting in given for setting in wanted):

@@ -25,6 +25,7 @@ from sysprompt.api.common import error_responses, page_parameters, page_response
 from sysprompt.api.host_views import USERNAME, host_name
 from sysprompt.api.pagination import MovePagination, NamePagination, ReleasePagination
 from sysprompt.errors import InvalidInput, ReleaseNotFound
+from sysprompt.prompts.selectors import Actor
 from sysprompt.releases import selectors, services
 from sysprompt.releases.impact import ContextRow, ImpactReport, impact_report
 from sysprompt.releases.validation import label_name_valid, pointer_valid
@@ -68,7 +69,7 @@ def _release_data(release: Any) -> dict[str, Any]:
     }
 
 
-def _label_data(state: selectors.LabelState) -> dict[str, Any]:
+def label_data(state: selectors.LabelState) -> dict[str, Any]:
     return dict(
         rs.LabelOutputSerializer(
             {
@@ -84,10 +85,28 @@ def _label_data(state: selectors.LabelState) -> dict[str, Any]:
     )
 
 
-def _label_detail(state: selectors.LabelState) -> dict[str, Any]:
+def label_detail(state: selectors.LabelState) -> dict[str, Any]:
     """One label, with where a rollback would move it now (one more query)."""
     back_to = selectors.rollback_target(state.name)
-    return {**_label_data(state), "rollback_to": None if back_to is None else back_to.as_json()}
+    return {**label_data(state), "rollback_to": None if back_to is None else back_to.as_json()}
+
+
+def label_put(name: str, given: Any, *, author: Actor) -> services.LabelSet:
+    """``PUT /api/labels/{name}``'s work, for the view and ``/mcp``'s ``set_label``: the
+    name and the body checked (``LabelInputSerializer``), the label set or moved."""
+    checked = label_name_valid(name)
+    body = rs.LabelInputSerializer(data=given)
+    body.is_valid(raise_exception=True)
+    data = body.validated_data
+    return services.label_set(
+        name=checked,
+        target=data["target"],
+        message=data.get("message", ""),
+        protected=data.get("protected"),
+        gate=data.get("gate", services.UNCHANGED),
+        force=data.get("force", False),
+        author=author,
+    )
 
 
 class _Authors(APIView):
@@ -148,10 +167,10 @@ class ReleaseCreateApi(_Authors):
             message=body.validated_data.get("message", ""), author=request.user
         )
         code = status.HTTP_201_CREATED if made.created else status.HTTP_200_OK
-        return Response(_detail(made.release.number), status=code)
+        return Response(release_detail(made.release.number), status=code)
 
 
-def _detail(number: int) -> dict[str, Any]:
+def release_detail(number: int) -> dict[str, Any]:
     detail = selectors.release_get(number)
     return dict(
         rs.ReleaseDetailOutputSerializer(
@@ -175,7 +194,7 @@ class ReleaseGetApi(_Authors):
         responses={200: rs.ReleaseDetailOutputSerializer, **error_responses(404)},
     )
     def get(self, request: Request, number: str) -> Response:
-        return Response(_detail(release_number(number)))
+        return Response(release_detail(release_number(number)))
 
 
 class ReleaseCompareApi(_Authors):
@@ -343,7 +362,7 @@ class LabelListApi(_Authors):
 
 class _LabelRowSerializer(rs.LabelOutputSerializer):
     def to_representation(self, instance: Any) -> Any:
-        return _label_data(instance)
+        return label_data(instance)
 
 
 class LabelGetApi(_Authors):
@@ -354,7 +373,7 @@ class LabelGetApi(_Authors):
         responses={200: rs.LabelDetailOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request, name: str) -> Response:
-        return Response(_label_detail(selectors.label_get(label_name_valid(name))))
+        return Response(label_detail(selectors.label_get(label_name_valid(name))))
 
 
 class LabelSetApi(_Authors):
@@ -379,21 +398,9 @@ class LabelSetApi(_Authors):
         },
     )
     def put(self, request: Request, name: str) -> Response:
-        checked = label_name_valid(name)
-        body = rs.LabelInputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
-        done = services.label_set(
-            name=checked,
-            target=data["target"],
-            message=data.get("message", ""),
-            protected=data.get("protected"),
-            gate=data.get("gate", services.UNCHANGED),
-            force=data.get("force", False),
-            author=request.user,
-        )
+        done = label_put(name, request.data, author=request.user)
         code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
-        return Response(_label_detail(done.label), status=code)
+        return Response(label_detail(done.label), status=code)
 
 
 class LabelHistoryApi(_Authors):
@@ -439,7 +446,7 @@ class LabelRollbackApi(_Authors):
             force=body.validated_data.get("force", False),
             author=request.user,
         )
-        return Response(_label_detail(done.label))
+        return Response(label_detail(done.label))
 
 
 # --- test contexts -----------------------------------------------------------------------

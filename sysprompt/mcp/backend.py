@@ -30,10 +30,8 @@ from sysprompt.api import release_serializers as rs
 from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditLibrary, IsReleaseAuthor
 from sysprompt.api.errors import exception_handler
-from sysprompt.api.library_views import _settings as variant_settings
-from sysprompt.api.release_views import _detail as release_detail
-from sysprompt.api.release_views import _label_data as label_data
-from sysprompt.api.release_views import _label_detail as label_detail
+from sysprompt.api.library_views import variant_settings
+from sysprompt.api.release_views import label_data, label_detail, label_put, release_detail
 from sysprompt.api.views import host_context, prompt_payload
 from sysprompt.conf import app_settings
 from sysprompt.errors import ConversationNotFound
@@ -49,7 +47,7 @@ from sysprompt.prompts.validation import HostContext, cwd_on_server
 from sysprompt.releases import selectors as releases
 from sysprompt.releases import services as release_services
 from sysprompt.releases.selectors import conversation_build
-from sysprompt.releases.validation import call_label_valid, label_name_valid
+from sysprompt.releases.validation import call_label_valid
 from sysprompt_client.errors import Forbidden, InvalidRequest, SyspromptError, error_for
 from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, Variant
 from sysprompt_client.results import CompactResult, PromptResult, prompt_from_json
@@ -329,22 +327,10 @@ class DjangoBackend:
     def set_label(self, name: str, *, target: Any, message: str | None = None) -> Mapping[str, Any]:
         def moved() -> dict[str, Any]:
             self._require(IsReleaseAuthor.message)
-            checked = label_name_valid(name)
             given: dict[str, Any] = {"target": target}
             if message is not None:
                 given["message"] = message
-            body = rs.LabelInputSerializer(data=given)
-            body.is_valid(raise_exception=True)
-            data = body.validated_data
-            done = release_services.label_set(
-                name=checked,
-                target=data["target"],
-                message=data.get("message", ""),
-                protected=data.get("protected"),
-                gate=data.get("gate", release_services.UNCHANGED),
-                force=data.get("force", False),
-                author=self.user,
-            )
+            done = label_put(name, given, author=self.user)
             return label_detail(done.label)
 
         return self._answer(moved)
