@@ -152,14 +152,11 @@ def rq_queue(settings: Settings, request: pytest.FixtureRequest) -> Iterator[str
         scheduled.remove(job_id, delete_job=True)
 
 
-def test_rq_two_worker_processes_share_a_run_each_call_once(
-    settings: Settings,
-    fake: FakeModel,
-    allowed_root: Path,
-    rq_queue: str,
-    processes: Start,
-) -> None:
-    env = _environment(
+def _rq_environment(
+    settings: Settings, fake: FakeModel, allowed_root: Path, rq_queue: str
+) -> dict[str, str]:
+    """Worker processes on RQ: the runs on ``rq_queue``, the webhooks on one beside it."""
+    return _environment(
         settings,
         fake,
         allowed_root,
@@ -168,6 +165,16 @@ def test_rq_two_worker_processes_share_a_run_each_call_once(
         SYSPROMPT_EVAL_TASKS_QUEUE=rq_queue,
         SYSPROMPT_TASKS_QUEUE=f"{rq_queue}-hooks"[:32],
     )
+
+
+def test_rq_two_worker_processes_share_a_run_each_call_once(
+    settings: Settings,
+    fake: FakeModel,
+    allowed_root: Path,
+    rq_queue: str,
+    processes: Start,
+) -> None:
+    env = _rq_environment(settings, fake, allowed_root, rq_queue)
     fake.control(latency_ms=200)
     run = started_run(10)
     assert django_rq.get_queue(rq_queue).count == 1  # enqueued on commit
@@ -187,15 +194,7 @@ def test_rq_worker_killed_mid_run_resumes_without_calling_finished_items_again(
     rq_queue: str,
     processes: Start,
 ) -> None:
-    env = _environment(
-        settings,
-        fake,
-        allowed_root,
-        SYSPROMPT_TASKS_BACKEND="rq",
-        REDIS_URL=REDIS_URL,
-        SYSPROMPT_EVAL_TASKS_QUEUE=rq_queue,
-        SYSPROMPT_TASKS_QUEUE=f"{rq_queue}-hooks"[:32],
-    )
+    env = _rq_environment(settings, fake, allowed_root, rq_queue)
     fake.control(latency_ms=300)
     run = started_run(8)
     first = processes(["evaluations_worker"], env)
