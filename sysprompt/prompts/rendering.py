@@ -45,7 +45,7 @@ from sysprompt.prompts.selectors import (
     conversation_prompt_visible,
     template_current,
 )
-from sysprompt.prompts.token_counts import count_tokens
+from sysprompt.prompts.token_counts import count_tokens, token_ratios
 from sysprompt.prompts.validation import (
     DIRECTORY_TYPES,
     CheckedCwd,
@@ -361,11 +361,12 @@ class Compression:
     @classmethod
     def of(cls, source: str, *, provider: str | None, model: str | None) -> Compression:
         compressed = compress(source)
+        ratios = token_ratios()
         return cls(
             len(source),
             len(compressed),
-            count_tokens(source, provider=provider, model=model),
-            count_tokens(compressed, provider=provider, model=model),
+            count_tokens(source, provider=provider, model=model, ratios=ratios),
+            count_tokens(compressed, provider=provider, model=model, ratios=ratios),
         )
 
     @property
@@ -402,11 +403,12 @@ def prompt_tokens(
     prefix that is the whole prompt is counted once; a prefix seen before (the author
     types after the shared part) comes from the counter's cache."""
     text = prompt or ""
-    whole = count_tokens(text, provider=provider or None, model=model or None)
+    ratios = token_ratios()
+    whole = count_tokens(text, provider=provider or None, model=model or None, ratios=ratios)
     if shared_prefix_chars >= len(text):
         return PromptTokens(whole, whole)
     prefix = count_tokens(
-        text[:shared_prefix_chars], provider=provider or None, model=model or None
+        text[:shared_prefix_chars], provider=provider or None, model=model or None, ratios=ratios
     )
     return PromptTokens(whole, prefix)
 
