@@ -36,6 +36,7 @@ DATABASE_FREE = (
     "scripts/test_",
     "test_distributions.py",
     "test_docs_links.py",
+    "evaluations/test_providers.py",
     # Real servers on a SQLite file of their own, whatever database the suite runs on:
     "api/test_git_server.py",
     "api/test_git_burst.py",

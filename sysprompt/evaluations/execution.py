@@ -372,6 +372,8 @@ class _Work:
                     renewed = time.monotonic()
         finally:
             pool.shutdown(wait=True)
+            for provider in self.providers.values():
+                provider.close()
             for wrapper in self.wrappers:
                 wrapper.close()
                 wrapper.dec_thread_sharing()

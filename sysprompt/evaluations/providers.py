@@ -73,6 +73,8 @@ class Provider(Protocol):
 
     def complete(self, call: Call) -> Completion: ...
 
+    def close(self) -> None: ...
+
 
 def provider_for(endpoint: ModelEndpoint) -> Provider:
     """The provider that calls ``endpoint``."""
@@ -86,7 +88,7 @@ def provider_for(endpoint: ModelEndpoint) -> Provider:
 
 class _Base:
     """A provider of one endpoint; its SDK client is made at the first call and kept
-    (the SDKs' clients are safe to share between threads)."""
+    (the SDKs' clients are safe to share between threads) until :meth:`close`."""
 
     def __init__(self, endpoint: ModelEndpoint) -> None:
         self.endpoint = endpoint
@@ -105,6 +107,13 @@ class _Base:
             raise ProviderError(_scrubbed(str(error), key)) from None
         ms = (time.perf_counter() - started) * 1000
         return Completion(answer, input_tokens, output_tokens, ms)
+
+    def close(self) -> None:
+        """Hang up the SDK client's kept connections; a later call makes a new client."""
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def _make_client(self, key: str) -> Any:
         return None

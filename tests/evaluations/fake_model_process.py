@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,26 @@ class FakeModel:
             current += step
             most = max(most, current)
         return most
+
+    def connections_from_here(self) -> int:
+        """How many TCP sockets this process holds open to the fake model (read from
+        /proc: the process's socket descriptors, matched in the kernel's table)."""
+        port = int(self.url.rsplit(":", 1)[1])
+        ours = set()
+        for fd in Path("/proc/self/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:  # closed since the listing
+                continue
+            if target.startswith("socket:["):
+                ours.add(target[len("socket:[") : -1])
+        held = 0
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if int(fields[2].rsplit(":", 1)[1], 16) == port and fields[9] in ours:
+                    held += 1
+        return held
 
     def close(self) -> None:
         self.process.kill()

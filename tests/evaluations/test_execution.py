@@ -109,6 +109,18 @@ def test_run_error_is_a_verdict_and_never_cached(configured: FakeModel) -> None:
     assert RunCase.objects.get(run=second).verdict == "regression"
 
 
+def test_run_hangs_up_its_connections_to_the_model_when_it_ends(
+    configured: FakeModel,
+) -> None:
+    production_on_release("ANSWER: Use tabs.", then="ANSWER: Use spaces.")
+    suite_with("style", case("indent", TABS), case("other", TABS))
+
+    done = finished(run("style", "latest").pk)
+
+    assert done.done == 4  # two cases, both sides
+    assert configured.connections_from_here() == 0  # none left for the collector to find
+
+
 def test_run_calls_one_model_at_most_max_concurrency_at_once(configured: FakeModel) -> None:
     production_on_release("ANSWER: Use tabs.", then="ANSWER: Use spaces.")
     suite_with("load", *(case(f"c{n}", TABS) for n in range(9)))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from sysprompt.evaluations.providers import Call, ProviderError, provider_for
+from sysprompt.evaluations.providers import Call, Provider, ProviderError, provider_for
 from sysprompt.model_endpoints import ModelEndpoint, endpoints_parse
 from sysprompt_core.evaluations import ToolCall
 from tests.evaluations.fake_model_process import FakeModel
@@ -30,6 +31,23 @@ CONVERSATION = [
 ]
 
 
+Providers = Callable[[ModelEndpoint], Provider]
+
+
+@pytest.fixture
+def providers() -> Iterator[Providers]:
+    """``provider_for``, each provider closed when the test ends."""
+    made: list[Provider] = []
+
+    def make(model: ModelEndpoint) -> Provider:
+        made.append(provider_for(model))
+        return made[-1]
+
+    yield make
+    for provider in made:
+        provider.close()
+
+
 def endpoint(fake: FakeModel, kind: str, **more: object) -> ModelEndpoint:
     url = f"{fake.url}/v1" if kind == "openai" else fake.url
     entry = {"kind": kind, "model": f"{kind}-m", "base_url": url, "retries": 0, **more}
@@ -37,8 +55,10 @@ def endpoint(fake: FakeModel, kind: str, **more: object) -> ModelEndpoint:
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-def test_provider_complete_answers_text_tools_and_usage(fake: FakeModel, kind: str) -> None:
-    done = provider_for(endpoint(fake, kind)).complete(Call(SYSTEM, CONVERSATION, TOOLS))
+def test_provider_complete_answers_text_tools_and_usage(
+    providers: Providers, fake: FakeModel, kind: str
+) -> None:
+    done = providers(endpoint(fake, kind)).complete(Call(SYSTEM, CONVERSATION, TOOLS))
 
     assert done.answer.text == "Use tabs."
     assert [call.name for call in done.answer.tool_calls] == ["read_file"]
@@ -47,8 +67,10 @@ def test_provider_complete_answers_text_tools_and_usage(fake: FakeModel, kind: s
     assert done.ms > 0
 
 
-def test_provider_openai_sends_prompt_first_then_the_turns(fake: FakeModel) -> None:
-    provider_for(endpoint(fake, "openai", params={"temperature": 0.5, "seed": 7})).complete(
+def test_provider_openai_sends_prompt_first_then_the_turns(
+    providers: Providers, fake: FakeModel
+) -> None:
+    providers(endpoint(fake, "openai", params={"temperature": 0.5, "seed": 7})).complete(
         Call(SYSTEM, CONVERSATION, TOOLS)
     )
 
@@ -64,8 +86,10 @@ def test_provider_openai_sends_prompt_first_then_the_turns(fake: FakeModel) -> N
     )
 
 
-def test_provider_anthropic_translates_system_and_tools(fake: FakeModel) -> None:
-    provider_for(endpoint(fake, "anthropic", params={"stop": "END", "seed": 1})).complete(
+def test_provider_anthropic_translates_system_and_tools(
+    providers: Providers, fake: FakeModel
+) -> None:
+    providers(endpoint(fake, "anthropic", params={"stop": "END", "seed": 1})).complete(
         Call(SYSTEM, CONVERSATION, TOOLS)
     )
 
@@ -84,20 +108,24 @@ def test_provider_anthropic_translates_system_and_tools(fake: FakeModel) -> None
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-def test_provider_retries_a_500_then_answers(fake: FakeModel, kind: str) -> None:
+def test_provider_retries_a_500_then_answers(
+    providers: Providers, fake: FakeModel, kind: str
+) -> None:
     fake.control(script=[{"status": 500}])
 
-    done = provider_for(endpoint(fake, kind, retries=2)).complete(Call(SYSTEM, CONVERSATION))
+    done = providers(endpoint(fake, kind, retries=2)).complete(Call(SYSTEM, CONVERSATION))
 
     assert done.answer.text == "Use tabs."
     assert [r["status"] for r in fake.requests()] == [500, 200]
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-def test_provider_retry_waits_as_retry_after_says(fake: FakeModel, kind: str) -> None:
+def test_provider_retry_waits_as_retry_after_says(
+    providers: Providers, fake: FakeModel, kind: str
+) -> None:
     fake.control(script=[{"status": 429, "retry_after": 1}])
 
-    provider_for(endpoint(fake, kind, retries=1)).complete(Call(SYSTEM, CONVERSATION))
+    providers(endpoint(fake, kind, retries=1)).complete(Call(SYSTEM, CONVERSATION))
 
     first, second = fake.requests()
     assert first["status"] == 429 and second["status"] == 200
@@ -105,16 +133,18 @@ def test_provider_retry_waits_as_retry_after_says(fake: FakeModel, kind: str) ->
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-def test_provider_error_after_retries_names_status_and_message(fake: FakeModel, kind: str) -> None:
+def test_provider_error_after_retries_names_status_and_message(
+    providers: Providers, fake: FakeModel, kind: str
+) -> None:
     fake.control(script=[{"status": 503}, {"status": 503}])
 
     with pytest.raises(ProviderError, match=r"model m: HTTP 503: scripted 503"):
-        provider_for(endpoint(fake, kind, retries=1)).complete(Call(SYSTEM, CONVERSATION))
+        providers(endpoint(fake, kind, retries=1)).complete(Call(SYSTEM, CONVERSATION))
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_provider_error_never_holds_the_key(
-    fake: FakeModel, kind: str, monkeypatch: pytest.MonkeyPatch
+    providers: Providers, fake: FakeModel, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     secret = "sk-test-0123456789abcdef"
     monkeypatch.setenv("FAKE_KEY", secret)
@@ -122,9 +152,9 @@ def test_provider_error_never_holds_the_key(
     fake.control(script=[{"status": 400, "echo_key": True}, {"status": 401, "echo_key": True}])
 
     with pytest.raises(ProviderError) as bad_request:
-        provider_for(model).complete(Call(SYSTEM, CONVERSATION))
+        providers(model).complete(Call(SYSTEM, CONVERSATION))
     with pytest.raises(ProviderError) as refused:
-        provider_for(model).complete(Call(SYSTEM, CONVERSATION))
+        providers(model).complete(Call(SYSTEM, CONVERSATION))
 
     assert all(r["authorized"] for r in fake.requests())  # the key was sent …
     assert secret not in str(bad_request.value) and "[key]" in str(bad_request.value)
@@ -132,24 +162,40 @@ def test_provider_error_never_holds_the_key(
 
 
 def test_provider_missing_key_variable_is_said_without_a_call(
-    fake: FakeModel, monkeypatch: pytest.MonkeyPatch
+    providers: Providers, fake: FakeModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ABSENT_KEY", raising=False)
 
     with pytest.raises(ProviderError, match="ABSENT_KEY that holds its key is not set"):
-        provider_for(endpoint(fake, "openai", api_key_env="ABSENT_KEY")).complete(
+        providers(endpoint(fake, "openai", api_key_env="ABSENT_KEY")).complete(
             Call(SYSTEM, CONVERSATION)
         )
     assert fake.requests() == []
 
 
-def test_provider_timeout_is_an_error_within_the_timeout(fake: FakeModel) -> None:
+def test_provider_timeout_is_an_error_within_the_timeout(
+    providers: Providers, fake: FakeModel
+) -> None:
     fake.control(latency_ms=2_000)
     started = time.monotonic()
 
     with pytest.raises(ProviderError, match="no answer within 0.5 s"):
-        provider_for(endpoint(fake, "openai", timeout=0.5)).complete(Call(SYSTEM, CONVERSATION))
+        providers(endpoint(fake, "openai", timeout=0.5)).complete(Call(SYSTEM, CONVERSATION))
     assert time.monotonic() - started < 1.9
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_provider_close_hangs_up_the_kept_connection(fake: FakeModel, kind: str) -> None:
+    provider = provider_for(endpoint(fake, kind))
+    provider.complete(Call(SYSTEM, CONVERSATION))
+    assert fake.connections_from_here() == 1  # kept for the next call
+
+    provider.close()
+
+    assert fake.connections_from_here() == 0
+    assert provider.complete(Call(SYSTEM, CONVERSATION)).answer.text == "Use tabs."  # anew
+    provider.close()
+    assert fake.connections_from_here() == 0
 
 
 def test_provider_echo_answers_prompt_digest_first_line_and_last_user_message() -> None:
