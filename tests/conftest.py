@@ -23,6 +23,8 @@ from pytest_django import Settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.collect import collected_at_module_end  # noqa: F401 - autouse
+
 # CI runs the property tests on a fixed sequence of examples, so a submission's result
 # does not depend on luck; locally they search afresh every run.
 hypothesis_settings.register_profile("ci", derandomize=True)
@@ -36,6 +38,7 @@ DATABASE_FREE = (
     "scripts/test_",
     "test_distributions.py",
     "test_docs_links.py",
+    "test_collect.py",
     "evaluations/test_providers.py",
     # Real servers on a SQLite file of their own, whatever database the suite runs on:
     "api/test_git_server.py",
