@@ -16,14 +16,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import django_rq
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 from pytest_django import Settings
-from rq.registry import ScheduledJobRegistry
 
 from sysprompt.evaluations import services
 from sysprompt.evaluations.background import run_slice
@@ -32,6 +30,7 @@ from sysprompt.evaluations.models import RunCall
 from sysprompt.events import services as events
 from sysprompt.prompts.services import template_save
 from sysprompt.releases import services as releases
+from tests import rq_queues
 from tests.evaluations.fake_model_process import FakeModel
 from tests.evaluations.support import models_setting
 from tests.evaluations.test_worker import kill_tree, started_run, status, wait_for
@@ -145,11 +144,7 @@ def rq_queue(settings: Settings, request: pytest.FixtureRequest) -> Iterator[str
     settings.RQ_QUEUES = {name: {"URL": REDIS_URL}}
     settings.SYSPROMPT = {"EVAL_TASKS_QUEUE": name}
     yield name
-    queue = django_rq.get_queue(name)
-    queue.empty()  # type: ignore[no-untyped-call]
-    scheduled = ScheduledJobRegistry(queue=queue)  # type: ignore[no-untyped-call]
-    for job_id in scheduled.get_job_ids():
-        scheduled.remove(job_id, delete_job=True)
+    rq_queues.emptied(name)
 
 
 def _rq_environment(
@@ -177,7 +172,8 @@ def test_rq_two_worker_processes_share_a_run_each_call_once(
     env = _rq_environment(settings, fake, allowed_root, rq_queue)
     fake.control(latency_ms=200)
     run = started_run(10)
-    assert django_rq.get_queue(rq_queue).count == 1  # enqueued on commit
+    with rq_queues.opened(rq_queue) as queue:
+        assert queue.count == 1  # enqueued on commit
 
     processes(["evaluations_worker"], env), processes(["evaluations_worker"], env)
     wait_for(lambda: status(run) == "finished", seconds=60)

@@ -15,16 +15,15 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
-import django_rq
 import pytest
 from django.contrib.auth.models import User
 from django.db import transaction
 from pytest_django import Settings
-from rq.registry import ScheduledJobRegistry
 
 from sysprompt.events import services
 from sysprompt.events.models import Delivery, Event
 from sysprompt.prompts.services import template_save
+from tests import rq_queues
 from tests.events.support import ALLOW_LOCAL, Receiver, receiving
 from tests.events.test_worker import Gate
 from tests.events.workers import WorkerProcess, environment, wait_until
@@ -55,11 +54,7 @@ def rq_settings(settings: Settings, queue_name: str) -> Iterator[dict[str, objec
     _use_rq(settings, queue_name, REDIS_URL)
     yield values
     _use_rq(settings, queue_name, REDIS_URL)
-    queue = django_rq.get_queue(queue_name)
-    queue.empty()  # type: ignore[no-untyped-call]
-    scheduled = ScheduledJobRegistry(queue=queue)  # type: ignore[no-untyped-call]
-    for job_id in scheduled.get_job_ids():
-        scheduled.remove(job_id, delete_job=True)
+    rq_queues.emptied(queue_name)
 
 
 @pytest.fixture
@@ -85,17 +80,16 @@ def test_commit_enqueues_and_rollback_does_not(
 ) -> None:
     author = User.objects.create_user("ada")
     services.webhook_create(url="https://ci.example.com/", events=["template.saved"], author=author)
-    queue = django_rq.get_queue(queue_name)
+    with rq_queues.opened(queue_name) as queue:
+        with pytest.raises(RuntimeError), transaction.atomic():
+            template_save(text="rolled back", author=author)
+            assert queue.count == 0  # not before the commit
+            raise RuntimeError("the change fails")
+        assert queue.count == 0
+        template_save(text="kept", author=author)
 
-    with pytest.raises(RuntimeError), transaction.atomic():
-        template_save(text="rolled back", author=author)
-        assert queue.count == 0  # not before the commit
-        raise RuntimeError("the change fails")
-    assert queue.count == 0
-    template_save(text="kept", author=author)
-
-    assert queue.count == 1
-    [job] = queue.get_jobs()
+        assert queue.count == 1
+        [job] = queue.get_jobs()
     assert job.kwargs["event_id"] == Event.objects.get().pk
 
 
