@@ -623,6 +623,31 @@ class TemplateReferencesOutputSerializer(serializers.Serializer[Any]):
     )
 
 
+@extend_schema_serializer(component_name="CallerPermissions")
+class CallerPermissionsOutputSerializer(serializers.Serializer[Any]):
+    template = serializers.BooleanField(help_text="Save the template.")
+    library = serializers.BooleanField(
+        help_text="Save and delete fragment variants; export and import the library."
+    )
+    releases = serializers.BooleanField(
+        help_text="Read and make releases, labels, test contexts and impact reports."
+    )
+    publish = serializers.BooleanField(help_text="Move protected labels (production) too.")
+    evaluations = serializers.BooleanField(help_text="Read and run evaluations.")
+
+
+@extend_schema_serializer(component_name="Caller")
+class CallerOutputSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField(help_text="The token's user.")
+    agent_host = serializers.BooleanField(help_text='In the "Agent hosts" group.')
+    permissions = CallerPermissionsOutputSerializer(
+        help_text=(
+            "What the token may do beyond resolving its conversations' prompts and reading "
+            "the template and the library, which every token may."
+        )
+    )
+
+
 @extend_schema_serializer(component_name="Health")
 class HealthOutputSerializer(serializers.Serializer[Any]):
     status = serializers.CharField(help_text='"ok"')

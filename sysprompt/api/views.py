@@ -19,9 +19,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from sysprompt import errors
+from sysprompt.accounts.selectors import is_agent_host
 from sysprompt.api import schema as _schema  # noqa: F401 - registers the extensions
 from sysprompt.api import serializers as s
-from sysprompt.api.auth import CanEditTemplate
+from sysprompt.api.auth import CanEditTemplate, caller_permissions
 from sysprompt.api.common import (
     CONSTRUCTING_UNAVAILABLE,
     IF_MATCH,
@@ -471,6 +472,26 @@ class ConversationsApi(APIView):
             selectors.conversation_prompts(user=request.user),
             s.ConversationListItemOutputSerializer,
         )
+
+
+class CallerApi(APIView):
+    @extend_schema(
+        operation_id="get_caller",
+        summary="Who the token is and what it may do",
+        description=(
+            "The permissions each operation checks, as they apply to this token: an MCP "
+            "server or another client lists only what its token may use."
+        ),
+        responses={200: s.CallerOutputSerializer, **error_responses()},
+    )
+    def get(self, request: Request) -> Response:
+        user = request.user
+        data = {
+            "username": user.get_username(),
+            "agent_host": is_agent_host(user),
+            "permissions": caller_permissions(user),
+        }
+        return Response(s.CallerOutputSerializer(data).data)
 
 
 class HealthApi(APIView):
