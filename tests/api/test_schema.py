@@ -839,6 +839,8 @@ COMPONENTS = {
     "Caller",  # GET /api/me
     "CallerPermissions",
     "CompactedConversationPrompt",
+    "ConstructedConversationPrompt",
+    "ContextKeptEnum",  # what a construct or compact kept of the frozen context
     "ConversationInput",
     "ConversationPage",
     "ConversationPrompt",
