@@ -73,10 +73,10 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "import django",
             {"core-alone", "client-without-server"},
         ),
-        (
+        (  # the client's MCP command checks a call's cwd with the core's paths
             "sysprompt_core/paths.py",
             "import sysprompt.conf",
-            {"core-alone"},
+            {"core-alone", "client-without-server"},
         ),
         (
             "sysprompt_core/template/parser.py",
