@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import Exists, OuterRef, Subquery
 from rest_framework.authtoken.models import Token
 
@@ -45,3 +47,11 @@ def agent_hosts() -> list[AgentHostSummary]:
         )
         for row in rows
     ]
+
+
+def is_agent_host(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Whether ``user`` is in the "Agent hosts" group (one query)."""
+    if not user.is_authenticated:
+        return False
+    users = get_user_model()._default_manager
+    return users.filter(pk=user.pk, groups__name=AGENT_HOSTS_GROUP).exists()

@@ -8,8 +8,10 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
+from sysprompt.releases.permissions import PUBLISH_PERMISSION
 
 if TYPE_CHECKING:  # DRF imports the authentication classes while rest_framework.views loads
+    from django.contrib.auth.models import AnonymousUser, PermissionsMixin
     from rest_framework.request import Request
     from rest_framework.views import APIView
 
@@ -89,3 +91,24 @@ class IsEvaluationAuthor(IsPromptAuthor):
         "Evaluations are for prompt authors: they need the 'Can change template "
         f"version' permission ({TEMPLATE_EDIT_PERMISSION})."
     )
+
+
+CALLER_PERMISSIONS = ("template", "library", "releases", "publish", "evaluations")
+"""What ``GET /api/me`` says a caller may do, beyond reading prompts and the library."""
+
+
+def caller_permissions(user: PermissionsMixin | AnonymousUser) -> dict[str, bool]:
+    """Which of :data:`CALLER_PERMISSIONS` ``user`` has, by the rules of the classes
+    above: ``template`` (:class:`CanEditTemplate`'s writes), ``library``
+    (:class:`CanEditLibrary`'s writes, export and import), ``releases``
+    (:class:`IsReleaseAuthor`: releases, labels, test contexts, impact, reads too),
+    ``publish`` (moving a protected label too), ``evaluations``
+    (:class:`IsEvaluationAuthor`)."""
+    author = bool(user.has_perm(TEMPLATE_EDIT_PERMISSION))
+    return {
+        "template": author,
+        "library": author,
+        "releases": author,
+        "publish": author and bool(user.has_perm(PUBLISH_PERMISSION)),
+        "evaluations": author,
+    }

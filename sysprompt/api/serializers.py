@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from sysprompt.prompts.rendering import PREVIEW_SECTION_CHARS, PREVIEW_VALUE_CHARS
+from sysprompt.prompts.services import KEPT_FIELDS
 from sysprompt.prompts.validation import template_size_check
 from sysprompt_core.library import FRAGMENT_NAME_MAX_LENGTH
 from sysprompt_core.limits import (
@@ -112,14 +113,15 @@ class CwdField(StrictCharField):
     """A ``cwd``: the schema gives the absolute-path check of ``validation.cwd_check``."""
 
 
-def cwd_field() -> StrictCharField:
+CWD_HELP = (
+    "The conversation's working directory: an absolute path to an existing directory "
+    "inside the configured allowed roots."
+)
+
+
+def cwd_field(*, required: bool = True, help_text: str = CWD_HELP) -> StrictCharField:
     return CwdField(
-        max_length=CWD_MAX_LENGTH,
-        trim_whitespace=False,
-        help_text=(
-            "The conversation's working directory: an absolute path to an existing "
-            "directory inside the configured allowed roots."
-        ),
+        required=required, max_length=CWD_MAX_LENGTH, trim_whitespace=False, help_text=help_text
     )
 
 
@@ -431,13 +433,23 @@ def label_field() -> StrictCharField:
 
 @extend_schema_serializer(component_name="ConversationInput")
 class ConversationInputSerializer(HostContextInputSerializer):
-    cwd = cwd_field()
+    """The context of a construct or compact: every field left out of a stored
+    conversation's call is kept from its frozen context (``context_kept`` names them)."""
+
+    cwd = cwd_field(
+        required=False,
+        help_text=(
+            f"{CWD_HELP} Needed for a conversation without a stored prompt; left out, the "
+            "stored conversation's frozen cwd."
+        ),
+    )
     model = model_field()
     label = label_field()  # type: ignore[assignment]  # a field named like Field's attribute
 
 
 @extend_schema_serializer(component_name="ResolveInput")
 class ResolveInputSerializer(ConversationInputSerializer):
+    cwd = cwd_field()
     call_override = OverrideField(
         required=False,
         allow_null=True,
@@ -518,8 +530,25 @@ class ConversationPromptOutputSerializer(HostContextOutputSerializer, BuiltFromO
     )
 
 
+def context_kept_field() -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.ChoiceField(choices=list(KEPT_FIELDS)),
+        help_text=(
+            "The fields of the stored conversation's frozen context this call left out and "
+            "that were kept, in this order: cwd, model, provider, tools, variables, "
+            "override. Empty for a new conversation, or when every field was given."
+        ),
+    )
+
+
+@extend_schema_serializer(component_name="ConstructedConversationPrompt")
+class ConstructOutputSerializer(ConversationPromptOutputSerializer):
+    context_kept = context_kept_field()
+
+
 @extend_schema_serializer(component_name="CompactedConversationPrompt")
 class CompactOutputSerializer(ConversationPromptOutputSerializer):
+    context_kept = context_kept_field()
     system_prompt = serializers.CharField(
         source="compaction_prompt",
         allow_null=True,
@@ -620,6 +649,31 @@ class TemplateReferencesOutputSerializer(serializers.Serializer[Any]):
             "(SERVER_RESOLVES leaves them out), sorted: their values exist only when the "
             "host supplies them as `values`. Empty when the server resolves them all."
         ),
+    )
+
+
+@extend_schema_serializer(component_name="CallerPermissions")
+class CallerPermissionsOutputSerializer(serializers.Serializer[Any]):
+    template = serializers.BooleanField(help_text="Save the template.")
+    library = serializers.BooleanField(
+        help_text="Save and delete fragment variants; export and import the library."
+    )
+    releases = serializers.BooleanField(
+        help_text="Read and make releases, labels, test contexts and impact reports."
+    )
+    publish = serializers.BooleanField(help_text="Move protected labels (production) too.")
+    evaluations = serializers.BooleanField(help_text="Read and run evaluations.")
+
+
+@extend_schema_serializer(component_name="Caller")
+class CallerOutputSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField(help_text="The token's user.")
+    agent_host = serializers.BooleanField(help_text='In the "Agent hosts" group.')
+    permissions = CallerPermissionsOutputSerializer(
+        help_text=(
+            "What the token may do beyond resolving its conversations' prompts and reading "
+            "the template and the library, which every token may."
+        )
     )
 
 

@@ -248,6 +248,7 @@ urlpatterns = [
         evaluation_views.EvaluationCancelApi.as_view(),
         name="evaluation-cancel",
     ),
+    path("me", views.CallerApi.as_view(), name="me"),
     path("health", views.HealthApi.as_view(), name="health"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path(

@@ -19,9 +19,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from sysprompt import errors
+from sysprompt.accounts.selectors import is_agent_host
 from sysprompt.api import schema as _schema  # noqa: F401 - registers the extensions
 from sysprompt.api import serializers as s
-from sysprompt.api.auth import CanEditTemplate
+from sysprompt.api.auth import CanEditTemplate, caller_permissions
 from sysprompt.api.common import (
     CONSTRUCTING_UNAVAILABLE,
     IF_MATCH,
@@ -222,7 +223,7 @@ def _conversation_input(
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = dict(serializer.validated_data)
-    if "model" not in request.data:  # "" for rendering; none given for the comparison
+    if "model" not in request.data:  # not given: no difference, or the frozen one kept
         data["model"] = None
     host = host_context(data)
     label = data.pop("label", None)
@@ -234,18 +235,8 @@ def _stored_status(stored: services.Stored) -> int:
     return status.HTTP_201_CREATED if stored.created else status.HTTP_200_OK
 
 
-def _prompt_response(stored: services.Stored) -> Response:
-    return Response(prompt_payload(stored.prompt), status=_stored_status(stored))
-
-
 CONSTRUCTING_ERRORS = error_responses(400, 404, 413, 415, e503=CONSTRUCTING_UNAVAILABLE)
 """The errors of an operation that may construct a prompt (503 also when git is busy)."""
-
-CONVERSATION_RESPONSES: dict[int | str, Any] = {
-    200: s.ConversationPromptOutputSerializer,
-    201: s.ConversationPromptOutputSerializer,
-    **CONSTRUCTING_ERRORS,
-}
 
 
 class ResolveApi(APIView):
@@ -290,21 +281,36 @@ class ResolveApi(APIView):
         return Response(data, status=_stored_status(stored))
 
 
+KEPT_CONTEXT = (
+    " Every field of the context the body leaves out (cwd, model, provider, tools, "
+    "variables, override) is kept from the stored conversation's frozen context, and "
+    "context_kept names them; a field given replaces it. A conversation without a stored "
+    "prompt needs cwd."
+)
+
+
 class ConstructApi(APIView):
     @extend_schema(
         operation_id="construct",
         summary="Resolve the current template afresh and store it, replacing the stored one",
-        description="201 when the conversation had no stored prompt, 200 when it replaced one.",
+        description=(
+            "201 when the conversation had no stored prompt, 200 when it replaced one."
+            + KEPT_CONTEXT
+        ),
         parameters=[CONVERSATION_ID],
         request=s.ConversationInputSerializer,
-        responses=CONVERSATION_RESPONSES,
+        responses={
+            200: s.ConstructOutputSerializer,
+            201: s.ConstructOutputSerializer,
+            **CONSTRUCTING_ERRORS,
+        },
     )
     def post(self, request: Request, conversation_id: str) -> Response:
-        return _prompt_response(
-            services.conversation_prompt_construct(
-                conversation_id=conversation_id, user=request.user, **_conversation_input(request)
-            )
+        stored = services.conversation_prompt_construct(
+            conversation_id=conversation_id, user=request.user, **_conversation_input(request)
         )
+        data = {**prompt_payload(stored.prompt), "context_kept": list(stored.kept)}
+        return Response(data, status=_stored_status(stored))
 
 
 class CompactApi(APIView):
@@ -314,6 +320,7 @@ class CompactApi(APIView):
         description=(
             "Stores the fresh prompt and answers it with the compaction instructions "
             'appended after "\\n\\n" (the instructions alone when the fresh prompt is null).'
+            + KEPT_CONTEXT
         ),
         parameters=[CONVERSATION_ID],
         request=s.ConversationInputSerializer,
@@ -332,6 +339,7 @@ class CompactApi(APIView):
             **prompt_payload(row),
             "system_prompt": compacted.compaction_prompt,
             "persisted_system_prompt": row.system_prompt,
+            "context_kept": list(compacted.stored.kept),
         }
         return Response(data, status=_stored_status(compacted.stored))
 
@@ -471,6 +479,26 @@ class ConversationsApi(APIView):
             selectors.conversation_prompts(user=request.user),
             s.ConversationListItemOutputSerializer,
         )
+
+
+class CallerApi(APIView):
+    @extend_schema(
+        operation_id="get_caller",
+        summary="Who the token is and what it may do",
+        description=(
+            "The permissions each operation checks, as they apply to this token: an MCP "
+            "server or another client lists only what its token may use."
+        ),
+        responses={200: s.CallerOutputSerializer, **error_responses()},
+    )
+    def get(self, request: Request) -> Response:
+        user = request.user
+        data = {
+            "username": user.get_username(),
+            "agent_host": is_agent_host(user),
+            "permissions": caller_permissions(user),
+        }
+        return Response(s.CallerOutputSerializer(data).data)
 
 
 class HealthApi(APIView):

@@ -28,7 +28,7 @@ from rest_framework import status
 from sysprompt.api import library_serializers as ls
 from sysprompt.api import release_serializers as rs
 from sysprompt.api import serializers as s
-from sysprompt.api.auth import CanEditLibrary, IsReleaseAuthor
+from sysprompt.api.auth import CanEditLibrary, IsReleaseAuthor, caller_permissions
 from sysprompt.api.errors import exception_handler
 from sysprompt.api.library_views import variant_settings
 from sysprompt.api.release_views import label_data, label_detail, label_put, release_detail
@@ -178,11 +178,12 @@ class DjangoBackend:
         provider: str | None = None,
         label: str | None = None,
     ) -> CompactResult:
-        """``compact``: construct afresh (stored), and the compaction turn's prompt."""
+        """``compact``: construct afresh (stored), and the compaction turn's prompt. What
+        the call leaves out of the context (``cwd`` too) is the stored conversation's
+        frozen one (``context_kept``); a conversation without a stored prompt needs
+        ``cwd``."""
 
         def compacted() -> CompactResult:
-            if cwd is None:
-                raise _no_cwd(conversation_id)
             arguments = self._conversation_input(
                 s.ConversationInputSerializer,
                 cwd=cwd,
@@ -194,7 +195,11 @@ class DjangoBackend:
                 conversation_id=conversation_id, user=self.user, **arguments
             )
             prompt = prompt_from_json(prompt_payload(done.stored.prompt), conversation_id)
-            return CompactResult(compaction_prompt=done.compaction_prompt, prompt=prompt)
+            return CompactResult(
+                compaction_prompt=done.compaction_prompt,
+                prompt=prompt,
+                context_kept=done.stored.kept,
+            )
 
         return self._answer(compacted)
 
@@ -257,6 +262,14 @@ class DjangoBackend:
             )
 
         return self._answer(rendered)
+
+    def permissions(self) -> frozenset[str]:
+        """What the user may do, by the API's rules (``GET /api/me``)."""
+
+        def granted() -> frozenset[str]:
+            return frozenset(name for name, may in caller_permissions(self.user).items() if may)
+
+        return self._answer(granted)
 
     def labels(self) -> Sequence[Mapping[str, Any]]:
         def listed() -> list[dict[str, Any]]:

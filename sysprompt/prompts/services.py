@@ -24,7 +24,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from sysprompt.conf import app_settings
-from sysprompt.errors import PreconditionFailed
+from sysprompt.errors import InvalidInput, PreconditionFailed
 from sysprompt.events import records
 from sysprompt.events.services import Actor as Recorded
 from sysprompt.prompts.builds import Build, Chooser, working_copy
@@ -123,16 +123,25 @@ class Stored:
     """A stored conversation prompt and whether this call created its row; ``call`` is
     the answer with a call override layered on, when the request gave one;
     ``mismatch``, on a later turn, which of the frozen context's ``cwd``, ``model`` and
-    ``provider`` this turn's differ from (:func:`context_mismatch`)."""
+    ``provider`` this turn's differ from (:func:`context_mismatch`); ``kept``, for a
+    construct or compact of a stored conversation, which fields of its frozen context
+    the call did not give and were kept (:data:`KEPT_FIELDS`, in that order)."""
 
     prompt: ConversationPrompt
     created: bool
     call: CallAnswer | None = None
     mismatch: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
 
 
 CONTEXT_FIELDS = ("cwd", "model", "provider")
 """The frozen context a later turn is compared with (``context_mismatch``)."""
+KEPT_FIELDS = ("cwd", "model", "provider", "tools", "variables", "override")
+"""The frozen context a construct or compact keeps for each field it does not give."""
+NO_STORED_CWD = (
+    "give cwd, the conversation's working directory (an absolute path): the prompt is "
+    "built for it, and a conversation without a stored prompt has no frozen one to keep."
+)
 
 
 def context_mismatch(
@@ -247,8 +256,8 @@ def _readable(prompt: ConversationPrompt, user: Actor) -> ConversationPrompt:
 def conversation_prompt_construct(
     *,
     conversation_id: str,
-    cwd: str,
-    model: str | None = "",
+    cwd: str | None = None,
+    model: str | None = None,
     user: Actor,
     host: HostContext = NO_HOST,
     build: Chooser = working_copy,
@@ -256,9 +265,13 @@ def conversation_prompt_construct(
     """Render afresh what ``build`` chooses now (the label's target; by default the
     working copy) and store it, replacing any stored prompt.
 
-    ``host`` gives the context; what it leaves out of a stored conversation's context
-    (provider, tools, variables, thread override) is kept from what was stored. The
-    instance override is the conversation owner's (``user``'s for a new one).
+    ``cwd``, ``model`` and ``host`` give the context. Each field a stored conversation's
+    call leaves out (``None``; for the thread override, not given) is kept from its
+    frozen context — ``cwd``, ``model``, ``provider``, ``tools``, ``variables``,
+    ``override`` — and named in ``Stored.kept``; a field given replaces it. A new
+    conversation needs ``cwd`` (:class:`InvalidInput` naming it otherwise); its model
+    left out is none (``""``). The instance override is the conversation owner's
+    (``user``'s for a new one).
 
     A new conversation gets ``user`` as its owner. Someone else's conversation keeps its
     owner and needs the change permission: without it nothing is rendered and
@@ -267,6 +280,15 @@ def conversation_prompt_construct(
     """
     conversation_id = conversation_id_check(conversation_id)
     stored = _changeable(conversation_id, user)
+    kept: tuple[str, ...] = ()
+    if stored is None:
+        if cwd is None:
+            message = f"Conversation {conversation_id!r} has no stored prompt yet: {NO_STORED_CWD}"
+            raise InvalidInput("cwd", message)
+    else:
+        kept = _kept(cwd=cwd, model=model, host=host)
+        cwd = stored.cwd if cwd is None else cwd
+        model = stored.model if model is None else model
     checked = cwd_check(cwd)
     if host.override_given:
         preset_check(host.override, "override")
@@ -274,9 +296,23 @@ def conversation_prompt_construct(
     chosen = build(conversation_id=conversation_id, owner_id=owner_id)
     context = host if stored is None else host.over(stored_host(stored))
     rendered = _rendered(chosen, checked, model or "", conversation_id, context, owner_id)
-    return _conversation_prompt_store(
+    done = _conversation_prompt_store(
         conversation_id=conversation_id, rendered=rendered, build=chosen, user=user
     )
+    return dataclasses.replace(done, kept=kept) if kept else done
+
+
+def _kept(*, cwd: str | None, model: str | None, host: HostContext) -> tuple[str, ...]:
+    """The fields of the frozen context a construct or compact does not give."""
+    given = {
+        "cwd": cwd is not None,
+        "model": model is not None,
+        "provider": host.provider is not None,
+        "tools": host.tools is not None,
+        "variables": host.variables is not None,
+        "override": host.override_given,
+    }
+    return tuple(name for name in KEPT_FIELDS if not given[name])
 
 
 def _rendered(
@@ -345,13 +381,14 @@ class Compacted:
 def conversation_prompt_compact(
     *,
     conversation_id: str,
-    cwd: str,
-    model: str | None = "",
+    cwd: str | None = None,
+    model: str | None = None,
     user: Actor,
     host: HostContext = NO_HOST,
     build: Chooser = working_copy,
 ) -> Compacted:
-    """Construct afresh (the same rules as :func:`conversation_prompt_construct`); the
+    """Construct afresh (the same rules as :func:`conversation_prompt_construct`: what
+    the call leaves out of the context is the frozen one's, ``Stored.kept``); the
     compaction turn's prompt is the fresh prompt + ``"\\n\\n"`` + the compaction
     instructions (the instructions alone when the fresh prompt is None). The stored
     prompt never holds the instructions."""

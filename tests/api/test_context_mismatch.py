@@ -76,6 +76,7 @@ def test_every_prompt_answer_carries_the_frozen_context(
     assert (frozen["cwd"], frozen["model"], frozen["provider"]) == (str(workdir), "m-1", "openai")
     assert "context_mismatch" not in frozen
     assert (constructed["model"], constructed["provider"]) == ("m-2", "openai")
-    assert (compacted["model"], compacted["provider"]) == ("", "anthropic")
-    assert (got["cwd"], got["model"], got["provider"]) == (str(workdir), "", "anthropic")
+    # What a call leaves out is kept: the model of the construct, the provider given.
+    assert (compacted["model"], compacted["provider"]) == ("m-2", "anthropic")
+    assert (got["cwd"], got["model"], got["provider"]) == (str(workdir), "m-2", "anthropic")
     assert "context_mismatch" not in constructed and "context_mismatch" not in got

@@ -47,6 +47,7 @@ REFERENCES = "/api/system-prompt/references"
 CONVERSATIONS = "/api/conversations"
 CONVERSATION = "/api/conversations/{conversation_id}/system-prompt"
 HEALTH = "/api/health"
+ME = "/api/me"
 LIBRARY = "/api/library"
 FRAGMENT = "/api/library/fragments/{name}"
 FRAGMENT_VERSIONS = "/api/library/fragments/{name}/versions"
@@ -367,6 +368,7 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (VERSIONS, "GET"): {200, 400, 401, 403, 404, 503},
     (PREVIEW, "POST"): {200, 400, 401, 403, 413, 415, 503},
     (CONVERSATION + "/resolve", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
+    (ME, "GET"): {200, 401, 403, 503},
     (CONVERSATION + "/construct", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
     (CONVERSATION, "GET"): {200, 304, 400, 401, 403, 404, 503},
     (CONVERSATION + "/compact", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
@@ -775,6 +777,7 @@ OPERATION_IDS = {
     (CONVERSATION + "/construct", "POST"): "construct",
     (CONVERSATION + "/compact", "POST"): "compact",
     (HEALTH, "GET"): "health",
+    (ME, "GET"): "get_caller",
     (LIBRARY, "GET"): "list_library",
     (FRAGMENT, "GET"): "get_fragment_variant",
     (FRAGMENT, "PUT"): "save_fragment_variant",
@@ -833,7 +836,11 @@ OPERATION_IDS = {
 }
 COMPONENTS = {
     "BadRequest",  # oneOf FieldErrors, Error
+    "Caller",  # GET /api/me
+    "CallerPermissions",
     "CompactedConversationPrompt",
+    "ConstructedConversationPrompt",
+    "ContextKeptEnum",  # what a construct or compact kept of the frozen context
     "ConversationInput",
     "ConversationPage",
     "ConversationPrompt",

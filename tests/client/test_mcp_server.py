@@ -19,9 +19,10 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from sysprompt_client.errors import InvalidRequest, NotFound, Unavailable
+from sysprompt_client.errors import InvalidRequest, NotFound, Unauthorized, Unavailable
 from sysprompt_client.mcp import (
     READ_TOOLS,
+    TOOL_PERMISSIONS,
     WRITE_TOOLS,
     Backend,
     FragmentSummary,
@@ -44,6 +45,8 @@ class Library:
     fallback: bool = False
     asked: list[str] = field(default_factory=list)
     down: bool = False
+    granted: frozenset[str] = frozenset({"library", "releases"})
+    """What the caller may do (an author's token by default)."""
 
     def system_prompt(
         self,
@@ -90,6 +93,11 @@ class Library:
         if name not in self.names:
             raise InvalidRequest(f"fragment: no fragment {name!r}.", status=400)
         return FragmentText(name=name, text=f"{name} for {provider}\n", provider=provider)
+
+    def permissions(self) -> frozenset[str]:
+        if self.down:
+            raise Unavailable("the sysprompt server could not be reached: refused")
+        return self.granted
 
     def labels(self) -> Sequence[Mapping[str, Any]]:
         return [{"name": "production", "target": "latest"}]
@@ -208,6 +216,55 @@ async def test_mcp_write_tool_arguments_are_checked_as_tool_errors() -> None:
     assert no_target.is_error
     assert library.names == []
     assert moved.structured_content == {"name": "staging", "target": "latest"}
+
+
+HOST_TOOLS = ["get_system_prompt", "compact_system_prompt", "list_fragments", "get_fragment"]
+
+
+@pytest.mark.parametrize(
+    ("granted", "write", "listed"),
+    [
+        (frozenset(), False, HOST_TOOLS),  # an agent host's token
+        (frozenset(), True, HOST_TOOLS),
+        (frozenset({"releases"}), False, [*HOST_TOOLS, "list_labels"]),
+        (frozenset({"library"}), True, [*HOST_TOOLS, "save_fragment", "delete_fragment"]),
+        (
+            frozenset({"releases"}),
+            True,
+            [*HOST_TOOLS, "list_labels", "create_release", "set_label"],
+        ),
+        (frozenset({"library", "releases", "publish"}), True, [*READ_TOOLS, *WRITE_TOOLS]),
+    ],
+)
+async def test_mcp_tools_listed_are_those_the_caller_may_use(
+    granted: frozenset[str], write: bool, listed: list[str]
+) -> None:
+    library = Library(granted=granted)
+    async with Client(build_server(library, write=write), cache=None) as client:
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+
+    assert tools == listed
+    assert set(TOOL_PERMISSIONS) == {"list_labels", *WRITE_TOOLS}
+
+
+async def test_mcp_tools_list_while_the_server_is_down_is_what_every_caller_may_use() -> None:
+    library = Library(down=True)
+    async with Client(build_server(library, write=True), cache=None) as client:
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+
+    assert tools == HOST_TOOLS
+
+
+async def test_mcp_tools_list_with_a_refused_token_is_the_api_error() -> None:
+    class Refused(Library):
+        def permissions(self) -> frozenset[str]:
+            raise Unauthorized("Invalid token.", status=401)
+
+    async with Client(build_server(Refused()), cache=None) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.list_tools()
+
+    assert (refused.value.message, refused.value.data) == ("Invalid token.", {"status": 401})
 
 
 async def test_mcp_list_without_the_server_is_system_prompt_then_changed_when_back() -> None:

@@ -43,6 +43,8 @@ TEMPLATE = (
     "[if file:AGENTS.md]\n"
     "[file:AGENTS.md]\n"
     "[endif]\n"
+    "Model: [prompt:model].\n"
+    "[fragment:mcp/for-model]\n"
 )
 BRANCH = "feature/mcp-host"
 RULES = "Host-only rules: answer in haiku.\n"
@@ -206,7 +208,11 @@ def test_mcp_command_without_url_or_token_names_them_on_stderr(deployment: Deplo
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("SYSPROMPT_MCP_WRITE", "maybe"), ("SYSPROMPT_MCP_POLL_SECONDS", "often")],
+    [
+        ("SYSPROMPT_MCP_WRITE", "maybe"),
+        ("SYSPROMPT_MCP_POLL_SECONDS", "often"),
+        ("SYSPROMPT_ROOTS", "relative/root"),
+    ],
 )
 def test_mcp_command_with_a_bad_setting_names_it(
     deployment: Deployment, name: str, value: str
@@ -215,7 +221,18 @@ def test_mcp_command_with_a_bad_setting_names_it(
 
     assert done.returncode == 2
     assert done.stdout == ""
-    assert f"sysprompt-mcp: {name} must be" in done.stderr
+    assert f"sysprompt-mcp: {name}" in done.stderr
+    assert "must be" in done.stderr or "is not an absolute path" in done.stderr
+
+
+def test_mcp_command_with_its_cwd_outside_its_roots_names_both(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    done = run_command(deployment.env(SYSPROMPT_ROOTS=str(tmp_path)))
+
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert f"SYSPROMPT_CWD {str(deployment.host_dir)!r} is outside SYSPROMPT_ROOTS" in done.stderr
 
 
 async def test_mcp_first_turn_without_the_server_answers_the_fallback(
@@ -439,18 +456,19 @@ async def test_mcp_fragment_prompt_is_the_variant_for_the_provider_rendered(
 # Tools ---------------------------------------------------------------------------------
 
 
+HOST_TOOLS = [name for name in READ_TOOLS if name != "list_labels"]
+"""What an agent host's token may use: neither the labels nor any write."""
+
+
 async def test_mcp_write_tools_exist_only_when_enabled(deployment: Deployment) -> None:
-    async with connected(deployment.params()) as client:
+    async with connected(deployment.params(deployment.author)) as client:
         default = [tool.name for tool in (await client.list_tools()).tools]
         with pytest.raises(MCPError) as unknown:
             await client.call_tool("save_fragment", {"name": "mcp/nope", "text": "x"})
-    async with connected(deployment.params(SYSPROMPT_MCP_WRITE="true")) as client:
-        enabled = [tool.name for tool in (await client.list_tools()).tools]
-        # The host's token: the server's permissions still apply.
-        refused = await client.call_tool("save_fragment", {"name": "mcp/nope", "text": "x"})
     async with connected(
         deployment.params(deployment.author, SYSPROMPT_MCP_WRITE="true")
     ) as client:
+        enabled = [tool.name for tool in (await client.list_tools()).tools]
         saved = await client.call_tool(
             "save_fragment", {"name": "mcp/written", "text": "Written over MCP.\n"}
         )
@@ -467,8 +485,6 @@ async def test_mcp_write_tools_exist_only_when_enabled(deployment: Deployment) -
     assert default == list(READ_TOOLS)
     assert "Unknown tool: save_fragment" in unknown.value.message
     assert enabled == [*READ_TOOLS, *WRITE_TOOLS]
-    assert refused.is_error
-    assert refused.structured_content["status"] == 403
     assert not saved.is_error
     assert saved.structured_content["name"] == "mcp/written"
     stored = deployment.api("GET", "/api/library/fragments/mcp/written")
@@ -477,6 +493,27 @@ async def test_mcp_write_tools_exist_only_when_enabled(deployment: Deployment) -
     assert moved.structured_content["target"] == {"release": release.structured_content["number"]}
     names = [label["name"] for label in labels.structured_content["labels"]]
     assert "mcp-staging" in names and "production" in names
+
+
+@pytest.mark.parametrize("write", ["false", "true"])
+async def test_mcp_host_token_is_listed_only_the_tools_it_may_use(
+    deployment: Deployment, write: str
+) -> None:
+    """The token's permissions come from the server (``GET /api/me``): an agent host's
+    token is listed neither ``list_labels`` nor a write tool, and one it calls anyway is
+    the server's refusal."""
+    async with connected(deployment.params(SYSPROMPT_MCP_WRITE=write)) as client:
+        listed = [tool.name for tool in (await client.list_tools()).tools]
+        again = [tool.name for tool in (await client.list_tools()).tools]
+        labels = await client.call_tool("list_labels", {})
+        if write == "true":
+            refused = await client.call_tool("save_fragment", {"name": "mcp/nope", "text": "x"})
+            assert refused.is_error and refused.structured_content["status"] == 403
+
+    assert listed == again == HOST_TOOLS
+    assert labels.is_error and labels.structured_content["status"] == 403
+    me = deployment.api("GET", "/api/me", token=deployment.server.token)
+    assert me["agent_host"] is True and not any(me["permissions"].values())
 
 
 async def test_mcp_read_tools_answer_for_the_host(deployment: Deployment) -> None:
@@ -491,7 +528,8 @@ async def test_mcp_read_tools_answer_for_the_host(deployment: Deployment) -> Non
 
     listed = {item["name"]: item for item in fragments.structured_content["fragments"]}
     assert listed["mcp/listed"]["variants"] == [{"provider": None, "model": None}]
-    # Labels are the authors': an agent host hears the API's refusal.
+    # Labels are the authors': not listed to an agent host, refused if called anyway.
+    assert "list_labels" not in tools
     assert labels.is_error and labels.structured_content["status"] == 403
     assert not compacted.is_error
     assert f"branch {BRANCH}" in compacted.structured_content["text"]
@@ -500,6 +538,126 @@ async def test_mcp_read_tools_answer_for_the_host(deployment: Deployment) -> Non
     )
     annotations = tools["get_system_prompt"].annotations
     assert annotations is not None and annotations.read_only_hint is True
+
+
+# Roots: where a call's cwd may point ---------------------------------------------------
+
+SECRET = "Not for the agent: the host's private notes.\n"
+
+
+@pytest.fixture
+def elsewhere(tmp_path: Path) -> Path:
+    """A directory of the host outside the command's roots, with an ``AGENTS.md`` the
+    template would read there."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "AGENTS.md").write_text(SECRET)
+    return outside
+
+
+async def test_mcp_cwd_outside_the_roots_is_refused_and_nothing_is_read(
+    deployment: Deployment, elsewhere: Path
+) -> None:
+    """The attack: the agent's model (steered by a template, or by a file it read) names
+    another directory of the host as ``cwd``; the command would read its files and send
+    them to the server. The roots default to ``SYSPROMPT_CWD``: the call is an MCP
+    error, and nothing reaches the server."""
+    steered = {"conversation_id": "mcp-steered-1", "cwd": str(elsewhere)}
+    async with connected(deployment.params(SYSPROMPT_MCP_POLL_SECONDS="0")) as client:
+        with pytest.raises(MCPError) as prompt:
+            await client.get_prompt("system-prompt", steered)
+        tool = await client.call_tool("get_system_prompt", steered)
+        compacted = await client.call_tool("compact_system_prompt", steered)
+        inside = await client.get_prompt(
+            "system-prompt", {"conversation_id": "mcp-steered-2", "cwd": str(deployment.host_dir)}
+        )
+
+    assert prompt.value.code == types.INVALID_PARAMS
+    assert prompt.value.message.startswith(f"cwd: {str(elsewhere)!r} is outside")
+    assert "SYSPROMPT_ROOTS" in prompt.value.message
+    assert prompt.value.data == {"status": 400}
+    for result in (tool, compacted):
+        assert result.is_error
+        assert result.structured_content == {"error": prompt.value.message, "status": 400}
+    missing = httpx.get(
+        f"{deployment.server.url}/api/conversations/mcp-steered-1/system-prompt",
+        headers={"Authorization": f"Token {deployment.server.token}"},
+        timeout=30,
+    )
+    assert missing.status_code == 404
+    assert RULES in text_of(inside)
+
+
+async def test_mcp_roots_widen_with_the_setting_and_a_link_out_of_them_is_refused(
+    deployment: Deployment, tmp_path: Path, elsewhere: Path
+) -> None:
+    roots = tmp_path / "roots"
+    (roots / "project").mkdir(parents=True)
+    (roots / "other").mkdir()
+    (roots / "other" / "AGENTS.md").write_text("The other project's rules.\n")
+    (roots / "escape").symlink_to(elsewhere, target_is_directory=True)
+    params = deployment.params(
+        SYSPROMPT_CWD=str(roots / "project"),
+        SYSPROMPT_ROOTS=str(roots),
+        SYSPROMPT_MCP_POLL_SECONDS="0",
+    )
+    async with connected(params) as client:
+        other = await client.get_prompt(
+            "system-prompt", {"conversation_id": "mcp-roots-1", "cwd": str(roots / "other")}
+        )
+        with pytest.raises(MCPError) as escaped:
+            await client.get_prompt(
+                "system-prompt", {"conversation_id": "mcp-roots-2", "cwd": str(roots / "escape")}
+            )
+
+    assert "The other project's rules.\n" in text_of(other)
+    assert escaped.value.message.startswith(f"cwd: {str(roots / 'escape')!r} is outside")
+
+
+# Compaction -----------------------------------------------------------------------------
+
+
+async def test_mcp_compaction_with_only_the_conversation_id_keeps_the_frozen_context(
+    deployment: Deployment,
+) -> None:
+    """The first turn is for gpt-5 on openai; a compaction naming only the conversation
+    keeps the model (and so the fragment's gpt-5 variant), the provider and the cwd
+    (the host's values resolved there again), and says so; the next turn with the same
+    model is no mismatch."""
+    fragment = "/api/library/fragments/mcp/for-model"
+    deployment.api("PUT", fragment, json={"text": "Any model.\n"})
+    deployment.api(
+        "PUT",
+        fragment,
+        params={"provider": "openai", "model": "gpt-5"},
+        json={"text": "Tuned for gpt-5.\n"},
+    )
+    turn = {"conversation_id": "mcp-compact-kept", "model": "gpt-5", "provider": "openai"}
+    async with connected(deployment.params(SYSPROMPT_MCP_POLL_SECONDS="0")) as client:
+        first = await client.call_tool("get_system_prompt", turn)
+        compacted = await client.call_tool(
+            "compact_system_prompt", {"conversation_id": "mcp-compact-kept"}
+        )
+        later = await client.call_tool("get_system_prompt", turn)
+
+    data = compacted.structured_content
+    assert not compacted.is_error, data
+    text = first.structured_content["text"]
+    assert "Model: gpt-5.\nTuned for gpt-5.\n" in text
+    assert data["text"] == text  # the same context, built afresh: the same prompt
+    assert f"branch {BRANCH}" in data["text"] and RULES in data["text"]
+    assert (data["cwd"], data["model"], data["provider"]) == (
+        str(deployment.host_dir),
+        "gpt-5",
+        "openai",
+    )
+    assert data["context_kept"] == ["cwd", "model", "provider", "tools", "variables", "override"]
+    stored = deployment.api(
+        "GET", "/api/conversations/mcp-compact-kept/system-prompt", token=deployment.server.token
+    )
+    assert (stored["model"], stored["provider"]) == ("gpt-5", "openai")
+    assert stored["system_prompt"] == data["text"]
+    assert later.structured_content["context_mismatch"] == []
 
 
 # list_changed --------------------------------------------------------------------------

@@ -39,6 +39,8 @@ READ_TOOLS = {
     "list_labels",
 }
 WRITE_TOOLS = {"save_fragment", "delete_fragment", "create_release", "set_label"}
+HOST_TOOLS = READ_TOOLS - {"list_labels"}
+"""What an agent host's token may use: neither the labels nor any write."""
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -488,6 +490,37 @@ def test_mcp_compact_tool_stores_the_fresh_prompt_and_adds_the_instructions(
     assert "compacted" in data["compaction_prompt"]
 
 
+def test_mcp_compact_with_only_the_conversation_id_keeps_the_frozen_context(
+    server: Server, deployment: Deployment
+) -> None:
+    """The first turn is for gpt-5 on openai; a compaction naming only the conversation
+    keeps that model (and its variant of the fragment), the provider and the cwd, and
+    says so; the next turn with the same model is no mismatch."""
+    host, author = deployment.tokens["host-a"], deployment.tokens["author"]
+    template = {"template": "[prompt:model] [prompt:provider]: [fragment:greeting]"}
+    assert rest(server, author, "PUT", "/api/system-prompt", json=template).status_code == 200
+    context = {"cwd": deployment.cwd, "model": "gpt-5", "provider": "openai"}
+    conversation = {"conversation_id": "mcp-compact-kept"}
+
+    async def turns(session: ClientSession) -> list[types.CallToolResult]:
+        first = await session.call_tool("get_system_prompt", {**conversation, **context})
+        compacted = await session.call_tool("compact_system_prompt", conversation)
+        later = await session.call_tool("get_system_prompt", {**conversation, **context})
+        return [first, compacted, later]
+
+    first, compacted, later = session_run(server, host, turns)
+
+    data = tool_json(compacted)
+    assert not compacted.is_error, data
+    assert tool_json(first)["text"] == "gpt-5 openai: Hello, OpenAI models."
+    assert data["text"] == tool_json(first)["text"]
+    assert {key: data[key] for key in context} == context
+    assert data["context_kept"] == ["cwd", "model", "provider", "tools", "variables", "override"]
+    stored = rest(server, host, "GET", "/api/conversations/mcp-compact-kept/system-prompt").json()
+    assert (stored["model"], stored["provider"]) == ("gpt-5", "openai")
+    assert tool_json(later)["context_mismatch"] == []
+
+
 def test_mcp_fragment_tools_list_and_get(server: Server, deployment: Deployment) -> None:
     async def fragments(session: ClientSession) -> tuple[dict[str, Any], dict[str, Any]]:
         listed = await session.call_tool("list_fragments", {})
@@ -504,6 +537,10 @@ def test_mcp_fragment_tools_list_and_get(server: Server, deployment: Deployment)
 
 
 def test_mcp_list_labels_is_for_authors(server: Server, deployment: Deployment) -> None:
+    async def tools(session: ClientSession) -> set[str]:
+        return {tool.name for tool in (await session.list_tools()).tools}
+
+    listed = session_run(server, deployment.tokens["host-a"], tools)
     by_host = session_run(
         server, deployment.tokens["host-a"], lambda s: s.call_tool("list_labels", {})
     )
@@ -513,6 +550,7 @@ def test_mcp_list_labels_is_for_authors(server: Server, deployment: Deployment) 
 
     api = rest(server, deployment.tokens["host-a"], "GET", "/api/labels")
     assert api.status_code == 403
+    assert listed == HOST_TOOLS  # not listed to a host; refused if called all the same
     assert by_host.is_error
     assert tool_json(by_host) == {"error": api.json()["detail"], "status": 403}
     assert not by_author.is_error
@@ -562,7 +600,7 @@ def test_mcp_write_tools_are_refused_to_a_host_without_the_permission(
 
     listed, results = session_run(write_server, token, attempts)
 
-    assert listed >= WRITE_TOOLS
+    assert listed == HOST_TOOLS  # listed: only what the token may use
     api = rest(
         write_server,
         token,

@@ -31,8 +31,9 @@ INPUTS = (
     "requirements-lock.txt",
 )
 PIP = "-m pip install -q --disable-pip-version-check -c requirements-lock.txt"
-SERVE_SET = f"{PIP} -e packages/core -e packages/client -e ."
-DEV_SET = f"{PIP} -e packages/core -e packages/client -e .[dev]"
+CORE = "-e packages/core[diff,evaluations,tokens]"  # the server's parts of the core
+SERVE_SET = f"{PIP} {CORE} -e packages/client -e ."
+DEV_SET = f"{PIP} {CORE} -e packages/client -e .[dev]"
 RECORDER = '#!/bin/sh\nprintf "%s %s\\n" "$(basename "$0")" "$*" >>"$SYSPROMPT_RECORDED"\n'
 
 

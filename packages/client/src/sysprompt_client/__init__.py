@@ -27,7 +27,7 @@ from sysprompt_client.errors import (
     Unavailable,
 )
 from sysprompt_client.local import is_host_local, resolve_host_values
-from sysprompt_client.results import CompactResult, PromptResult, Template
+from sysprompt_client.results import Caller, CompactResult, PromptResult, Template
 from sysprompt_core.messages import (
     DEFAULT_MIN_SPLIT_CHARS,
     LOCK_KEY,
@@ -62,6 +62,7 @@ __all__ = [
     "SYSTEM_ROLES",
     "AsyncClient",
     "CacheTTL",
+    "Caller",
     "Client",
     "CompactResult",
     "Conflict",

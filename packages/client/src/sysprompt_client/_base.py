@@ -21,12 +21,22 @@ from urllib.parse import quote
 import httpx
 
 from sysprompt_client.cache import DirectoryCache, Entry, MemoryCache, cache_key
-from sysprompt_client.errors import ServerError, SyspromptError, Unavailable, error_for
+from sysprompt_client.errors import (
+    InvalidRequest,
+    ServerError,
+    SyspromptError,
+    Unavailable,
+    error_for,
+)
 from sysprompt_client.local import host_keys, host_resolves_from_json, references_from_json
 from sysprompt_client.results import (
+    Caller,
+    CompactResult,
     PromptResult,
     Template,
+    caller_from_json,
     context_mismatch,
+    kept_from_json,
     prompt_from_json,
     template_from_response,
     text_sha256,
@@ -264,7 +274,7 @@ class ClientBase:
 
     @staticmethod
     def _body(
-        cwd: str,
+        cwd: str | None,
         model: str | None,
         provider: str | None,
         tools: Sequence[str] | None,
@@ -273,7 +283,7 @@ class ClientBase:
         values: Mapping[str, str | None] | None,
         label: str | None = None,
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {"cwd": cwd}
+        body: dict[str, Any] = {} if cwd is None else {"cwd": cwd}
         if label is not None:
             body["label"] = label
         if model is not None:
@@ -352,6 +362,12 @@ class ClientBase:
     @staticmethod
     def _create_release_call(message: str | None) -> Call:
         return Call("POST", "/api/releases", False, {} if message is None else {"message": message})
+
+    def _caller(self, response: httpx.Response) -> Caller:
+        try:
+            return caller_from_json(self._json(response))
+        except ValueError as error:
+            raise ServerError(f"unexpected answer from the server: {error}") from None
 
     def _object(self, response: httpx.Response) -> dict[str, Any]:
         """The JSON object a success answers; the typed exception of an error."""
@@ -478,6 +494,53 @@ class ClientBase:
             return current
         self._memory.put(entry.key, entry)
         return entry
+
+    def _cached_frozen(self, conversation_id: str, label: str | None) -> PromptResult | None:
+        """The conversation's frozen prompt as the cache holds it (not a fallback: the
+        server stores none)."""
+        entry = self._memory.peek(cache_key(conversation_id, label))
+        return None if entry is None or entry.result.is_fallback else entry.result
+
+    @staticmethod
+    def _needs_frozen(cwd: str | None, model: str | None, provider: str | None) -> bool:
+        """Whether a compaction leaves out a field the host needs to resolve its values
+        (``cwd``, and ``model`` and ``provider``, which choose the references)."""
+        return cwd is None or model is None or provider is None
+
+    @staticmethod
+    def _values_context(
+        conversation_id: str,
+        frozen: PromptResult | None,
+        cwd: str | None,
+        model: str | None,
+        provider: str | None,
+    ) -> tuple[str, str | None, str | None]:
+        """``cwd``, ``model`` and ``provider`` of a compaction's host-local values: those
+        given, the rest the frozen context's (what the server keeps);
+        :class:`InvalidRequest` naming ``cwd`` when none is given and the conversation has
+        no stored prompt."""
+        if frozen is None:
+            if cwd is None:
+                message = (
+                    f"Conversation {conversation_id!r} has no stored prompt yet: give cwd, "
+                    "the conversation's working directory."
+                )
+                raise InvalidRequest(f"cwd: {message}", status=400, errors={"cwd": [message]})
+            return cwd, model, provider
+        return (
+            cwd if cwd is not None else frozen.cwd or "",
+            model if model is not None else frozen.model,
+            provider if provider is not None else frozen.provider,
+        )
+
+    def _compacted(self, data: Any, conversation_id: str) -> CompactResult:
+        prompt = self._prompt(data, conversation_id, "persisted_system_prompt")
+        compaction = data.get("system_prompt") if isinstance(data, dict) else None
+        return CompactResult(
+            compaction_prompt=compaction if isinstance(compaction, str) else None,
+            prompt=prompt,
+            context_kept=kept_from_json(data),
+        )
 
     def _fallback_result(self, conversation_id: str, error: SyspromptError) -> PromptResult:
         """The fallback for a first turn the server could not answer; ``error`` again

@@ -28,7 +28,7 @@ from sysprompt_client._base import (
 from sysprompt_client.cache import Entry, cache_key
 from sysprompt_client.errors import NotFound, ServerError
 from sysprompt_client.local import resolve_host_values
-from sysprompt_client.results import CompactResult, PromptResult, Template
+from sysprompt_client.results import Caller, CompactResult, PromptResult, Template
 
 __all__ = ["AsyncClient"]
 
@@ -192,7 +192,7 @@ class AsyncClient(ClientBase):
         self,
         conversation_id: str,
         *,
-        cwd: str,
+        cwd: str | None = None,
         model: str | None = None,
         provider: str | None = None,
         tools: Sequence[str] | None = None,
@@ -202,16 +202,37 @@ class AsyncClient(ClientBase):
     ) -> CompactResult:
         """See ``Client.compact``."""
         label = self._label(label)
-        values = await self._values(conversation_id, cwd, model, provider, label)
+        values = None
+        if self._asks_references():
+            frozen = (
+                await self.frozen(conversation_id, label=label)
+                if self._needs_frozen(cwd, model, provider)
+                else None
+            )
+            context = self._values_context(conversation_id, frozen, cwd, model, provider)
+            values = await self._values(conversation_id, *context, label)
         body = self._body(cwd, model, provider, tools, variables, override, values, label)
         call = Call("POST", conversation_path(conversation_id, "compact"), False, body)
-        data = self._json(await self._send(call))
-        prompt = self._prompt(data, conversation_id, "persisted_system_prompt")
-        compaction = data.get("system_prompt")
-        await self._run(self._install(prompt, label)[1])
-        return CompactResult(
-            compaction_prompt=compaction if isinstance(compaction, str) else None, prompt=prompt
-        )
+        compacted = self._compacted(self._json(await self._send(call)), conversation_id)
+        await self._run(self._install(compacted.prompt, label)[1])
+        return compacted
+
+    async def frozen(
+        self, conversation_id: str, *, label: str | None = None
+    ) -> PromptResult | None:
+        """See ``Client.frozen``."""
+        label = self._label(label)
+        cached = self._cached_frozen(conversation_id, label)
+        if cached is not None:
+            return cached
+        call = Call("GET", conversation_path(conversation_id), True)
+        try:
+            result = self._prompt(self._json(await self._send(call)), conversation_id)
+        except NotFound:
+            return None
+        entry, io = self._install(result, label)
+        await self._run(io)
+        return entry.result
 
     async def get(self, conversation_id: str, *, label: str | None = None) -> PromptResult:
         """See ``Client.get``."""
@@ -254,6 +275,10 @@ class AsyncClient(ClientBase):
         if call is None:
             return References(())
         return self._references_answer(call, await self._send(call))
+
+    async def me(self) -> Caller:
+        """See ``Client.me``."""
+        return self._caller(await self._send(Call("GET", "/api/me", True)))
 
     # For prompt authors ---------------------------------------------------------------
 

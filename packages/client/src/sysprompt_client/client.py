@@ -25,7 +25,7 @@ from sysprompt_client._base import (
 from sysprompt_client.cache import Entry, cache_key
 from sysprompt_client.errors import NotFound, ServerError
 from sysprompt_client.local import resolve_host_values
-from sysprompt_client.results import CompactResult, PromptResult, Template
+from sysprompt_client.results import Caller, CompactResult, PromptResult, Template
 
 __all__ = ["Client"]
 
@@ -215,7 +215,7 @@ class Client(ClientBase):
         self,
         conversation_id: str,
         *,
-        cwd: str,
+        cwd: str | None = None,
         model: str | None = None,
         provider: str | None = None,
         tools: Sequence[str] | None = None,
@@ -225,18 +225,44 @@ class Client(ClientBase):
     ) -> CompactResult:
         """Construct afresh for a compaction turn: the prompt of the compaction turn
         (with the server's compaction instructions) and the new frozen prompt, which
-        the cache takes (a fallback ends here)."""
+        the cache takes (a fallback ends here).
+
+        An argument left out keeps the conversation's frozen context (the server keeps
+        it and ``context_kept`` names it; the host's values are resolved for it, in the
+        frozen ``cwd``); one given replaces it. A conversation without a stored prompt
+        needs ``cwd``."""
         label = self._label(label)
-        values = self._values(conversation_id, cwd, model, provider, label)
+        values = None
+        if self._asks_references():
+            frozen = (
+                self.frozen(conversation_id, label=label)
+                if self._needs_frozen(cwd, model, provider)
+                else None
+            )
+            context = self._values_context(conversation_id, frozen, cwd, model, provider)
+            values = self._values(conversation_id, *context, label)
         body = self._body(cwd, model, provider, tools, variables, override, values, label)
         call = Call("POST", conversation_path(conversation_id, "compact"), False, body)
-        data = self._json(self._send(call))
-        prompt = self._prompt(data, conversation_id, "persisted_system_prompt")
-        compaction = data.get("system_prompt")
-        self._run(self._install(prompt, label)[1])
-        return CompactResult(
-            compaction_prompt=compaction if isinstance(compaction, str) else None, prompt=prompt
-        )
+        compacted = self._compacted(self._json(self._send(call)), conversation_id)
+        self._run(self._install(compacted.prompt, label)[1])
+        return compacted
+
+    def frozen(self, conversation_id: str, *, label: str | None = None) -> PromptResult | None:
+        """The conversation's frozen prompt: the cache's (asked for under ``label``, else
+        the client's; a fallback is none), else the server's stored one, which the
+        cache then takes (one request); ``None`` when the server stores none."""
+        label = self._label(label)
+        cached = self._cached_frozen(conversation_id, label)
+        if cached is not None:
+            return cached
+        call = Call("GET", conversation_path(conversation_id), True)
+        try:
+            result = self._prompt(self._json(self._send(call)), conversation_id)
+        except NotFound:
+            return None
+        entry, io = self._install(result, label)
+        self._run(io)
+        return entry.result
 
     def get(self, conversation_id: str, *, label: str | None = None) -> PromptResult:
         """The prompt the server stores for the conversation (always a request;
@@ -283,6 +309,10 @@ class Client(ClientBase):
     ) -> References:
         call = self._references_call(provider, model, label)
         return References(()) if call is None else self._references_answer(call, self._send(call))
+
+    def me(self) -> Caller:
+        """Who the client's token is and what it may do (``GET /api/me``)."""
+        return self._caller(self._send(Call("GET", "/api/me", True)))
 
     # For prompt authors ---------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-__all__ = ["CompactResult", "PromptResult", "Template"]
+__all__ = ["Caller", "CompactResult", "PromptResult", "Template"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,10 +78,40 @@ def context_mismatch(
 class CompactResult:
     """The answer of a compaction: ``compaction_prompt`` is the system prompt for the
     compaction turn itself (the fresh prompt followed by the server's compaction
-    instructions); ``prompt`` is the new frozen prompt, which later turns answer."""
+    instructions); ``prompt`` is the new frozen prompt, which later turns answer.
+    ``context_kept`` names the fields of the frozen context the call left out and the
+    server kept (``("model", "provider", …)``, from ``cwd``, ``model``, ``provider``,
+    ``tools``, ``variables``, ``override``)."""
 
     compaction_prompt: str | None
     prompt: PromptResult
+    context_kept: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Caller:
+    """Who the client's token is (``GET /api/me``): ``permissions`` names what it may
+    do beyond resolving its conversations and reading the template and the library
+    (``template``, ``library``, ``releases``, ``publish``, ``evaluations``)."""
+
+    username: str
+    agent_host: bool
+    permissions: frozenset[str]
+
+
+def caller_from_json(data: Any) -> Caller:
+    """A :class:`Caller` from ``GET /api/me``'s answer; ``ValueError`` when the answer
+    does not have that shape."""
+    if not isinstance(data, dict) or not isinstance(data.get("username"), str):
+        raise ValueError("the answer has no 'username'")
+    given = data.get("permissions")
+    if not isinstance(given, dict):
+        raise ValueError("the answer has no 'permissions' object")
+    return Caller(
+        username=data["username"],
+        agent_host=data.get("agent_host") is True,
+        permissions=frozenset(name for name, may in given.items() if may is True),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,6 +190,18 @@ def prompt_from_json(
         provider=_str(data.get("provider")),
         context_mismatch=_names(data.get("context_mismatch")),
     )
+
+
+KEPT_FIELDS = ("cwd", "model", "provider", "tools", "variables", "override")
+"""The frozen context a compaction keeps for each field it does not give."""
+
+
+def kept_from_json(data: Any) -> tuple[str, ...]:
+    """The ``context_kept`` of a construct or compact answer (empty when it does not say)."""
+    value = data.get("context_kept") if isinstance(data, dict) else None
+    if not isinstance(value, list):
+        return ()
+    return tuple(name for name in KEPT_FIELDS if name in value)
 
 
 def _str(value: Any) -> str | None:

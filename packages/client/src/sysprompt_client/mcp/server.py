@@ -41,6 +41,7 @@ __all__ = [
     "READ_TOOLS",
     "SERVER_NAME",
     "SYSTEM_PROMPT",
+    "TOOL_PERMISSIONS",
     "WRITE_TOOLS",
     "BackendFor",
     "PromptChanges",
@@ -68,6 +69,15 @@ READ_TOOLS = (
 )
 WRITE_TOOLS = ("save_fragment", "delete_fragment", "create_release", "set_label")
 """Declared only with ``write=True`` (``SYSPROMPT_MCP_WRITE=true``)."""
+TOOL_PERMISSIONS = {
+    "list_labels": "releases",
+    "save_fragment": "library",
+    "delete_fragment": "library",
+    "create_release": "releases",
+    "set_label": "releases",
+}
+"""The permission (``Backend.permissions``, as ``GET /api/me`` names it) a tool needs to
+be listed; the other tools are every caller's."""
 
 BackendFor = Callable[[ServerRequestContext[Any, Any]], Backend]
 """A backend per request (the HTTP transport's: the calling user's)."""
@@ -77,8 +87,8 @@ _T = TypeVar("_T")
 # Declarations ---------------------------------------------------------------------------
 
 _CWD = (
-    "The working directory the prompt is built for (sysprompt-mcp: default SYSPROMPT_CWD;"
-    " at /mcp: needed on a first turn)."
+    "The working directory the prompt is built for (sysprompt-mcp: default SYSPROMPT_CWD,"
+    " inside its roots; at /mcp: needed on a first turn)."
 )
 _CONTEXT_ARGUMENTS = (
     types.PromptArgument(
@@ -185,7 +195,8 @@ _READ_TOOL_DECLARATIONS = (
         "compact_system_prompt",
         "Compact a conversation",
         "Rebuild the conversation's prompt for a compaction turn: the text is the prompt "
-        "of the compaction turn; later turns get the new frozen prompt.",
+        "of the compaction turn; later turns get the new frozen prompt. Arguments left "
+        "out keep the conversation's frozen context (context_kept names them).",
         _CONTEXT_SCHEMA,
         read_only=False,
         destructive=False,
@@ -584,7 +595,9 @@ def build_server(
     ``backend`` answers every request, or ``backend_for(ctx)`` gives the backend of each
     request (exactly one of them). ``write`` declares the tools that change the working
     copy or move labels (``WRITE_TOOLS``); without it they do not exist (not listed, an
-    unknown tool when called). ``page_size`` prompts a ``prompts/list`` page.
+    unknown tool when called). ``tools/list`` lists to each caller only the tools its
+    permissions allow (:data:`TOOL_PERMISSIONS`); a declared tool called without them
+    answers the API's refusal (403) as a tool error. ``page_size`` prompts a ``prompts/list`` page.
     ``changes``: the notifier the server's connections are registered with (a server
     that sends ``list_changed``; see :func:`initialization_options`).
     """
@@ -659,7 +672,23 @@ def build_server(
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=list(tools))
+        """The tools this caller may use: each that needs a permission
+        (:data:`TOOL_PERMISSIONS`) only when the backend says the caller has it."""
+        chosen = resolve(ctx)
+        try:
+            granted = await call(chosen.permissions)
+        except ServerError as error:
+            # The server cannot say: the tools every caller may use, and no more.
+            log.warning("sysprompt-mcp: asking what the token may do failed: %s", error)
+            granted = frozenset()
+        except SyspromptError as error:
+            raise _mcp_error(error) from None
+        listed = [
+            tool
+            for tool in tools
+            if tool.name not in TOOL_PERMISSIONS or TOOL_PERMISSIONS[tool.name] in granted
+        ]
+        return types.ListToolsResult(tools=listed)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -729,7 +758,12 @@ async def _answer_tool(
             text = answer.compaction_prompt or ""
             return _tool_result(
                 text,
-                {"compaction_prompt": answer.compaction_prompt, "text": answer.prompt.text, **meta},
+                {
+                    "compaction_prompt": answer.compaction_prompt,
+                    "text": answer.prompt.text,
+                    **meta,
+                    "context_kept": list(answer.context_kept),
+                },
             )
         assert isinstance(answer, PromptResult)
         return _tool_result(answer.text or "", {"text": answer.text, **prompt_meta(answer)})

@@ -2,7 +2,9 @@
 
 Configured by the environment (docs/mcp.md): ``SYSPROMPT_URL`` and
 ``SYSPROMPT_TOKEN`` (required: the server and an agent host's token),
-``SYSPROMPT_CWD`` (default: the directory it starts in), ``SYSPROMPT_LABEL``,
+``SYSPROMPT_CWD`` (default: the directory it starts in), ``SYSPROMPT_ROOTS`` (the
+directories a call's ``cwd`` may name and host-local values may be read in,
+``:``-separated; default: ``SYSPROMPT_CWD`` alone), ``SYSPROMPT_LABEL``,
 ``SYSPROMPT_CACHE_DIR``, ``SYSPROMPT_FALLBACK``, ``SYSPROMPT_MCP_WRITE``
 (``true``: declare the write tools), ``SYSPROMPT_MCP_POLL_SECONDS`` (how often the
 fragment list is polled for ``list_changed``; 0: never) and
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from sysprompt_client.mcp import INSTALL_HINT
+from sysprompt_core.paths import is_inside, real_roots
 
 __all__ = ["Config", "ConfigError", "main", "serve"]
 
@@ -40,6 +43,9 @@ class Config:
     url: str
     token: str
     cwd: str
+    roots: tuple[str, ...] = ()
+    """Where a call's ``cwd`` may be and host-local values may be read (empty: ``cwd``
+    alone)."""
     write: bool = False
     poll_seconds: float = DEFAULT_POLL_SECONDS
     label: str | None = None
@@ -67,16 +73,18 @@ class Config:
             ) from None
         if not poll_seconds >= 0:
             raise ConfigError("SYSPROMPT_MCP_POLL_SECONDS must not be negative")
-        work = env.get("SYSPROMPT_CWD") or cwd or os.getcwd()
+        work = os.path.abspath(env.get("SYSPROMPT_CWD") or cwd or os.getcwd())
         if not os.path.isdir(work):
             raise ConfigError(f"SYSPROMPT_CWD is not a directory: {work!r}")
+        roots = _roots(env.get("SYSPROMPT_ROOTS", ""), work)
         level = (env.get("SYSPROMPT_MCP_LOG_LEVEL") or "WARNING").upper()
         if not isinstance(logging.getLevelName(level), int):
             raise ConfigError(f"SYSPROMPT_MCP_LOG_LEVEL is not a logging level: {level!r}")
         return cls(
             url=env["SYSPROMPT_URL"],
             token=env["SYSPROMPT_TOKEN"],
-            cwd=os.path.abspath(work),
+            cwd=work,
+            roots=roots,
             write=write in TRUE,
             poll_seconds=poll_seconds,
             label=env.get("SYSPROMPT_LABEL") or None,
@@ -84,6 +92,22 @@ class Config:
             fallback=env.get("SYSPROMPT_FALLBACK") or None,
             log_level=level,
         )
+
+
+def _roots(setting: str, work: str) -> tuple[str, ...]:
+    """The roots ``SYSPROMPT_ROOTS`` names (``:``-separated absolute directories), or
+    ``work`` alone when it names none; ``work`` must lie inside one of them."""
+    named = [part for part in setting.split(os.pathsep) if part.strip()]
+    if not named:
+        return (work,)
+    for root in named:
+        if not os.path.isabs(root) or not os.path.isdir(root):
+            raise ConfigError(f"SYSPROMPT_ROOTS: {root!r} is not an absolute path to a directory")
+    roots = tuple(os.path.normpath(root) for root in named)
+    real = os.path.realpath(work)
+    if not any(is_inside(real, root) for root in real_roots(roots)):
+        raise ConfigError(f"SYSPROMPT_CWD {work!r} is outside SYSPROMPT_ROOTS ({', '.join(roots)})")
+    return roots
 
 
 async def serve(config: Config) -> None:
@@ -106,8 +130,9 @@ async def serve(config: Config) -> None:
         label=config.label,
         cache_dir=config.cache_dir,
         fallback=config.fallback,
+        allowed_roots=config.roots or (config.cwd,),
     )
-    backend = ClientBackend(client, cwd=config.cwd)
+    backend = ClientBackend(client, cwd=config.cwd, roots=config.roots or (config.cwd,))
     changes = PromptChanges()
     server = build_server(backend, write=config.write, changes=changes)
     options = initialization_options(server, changes=changes)

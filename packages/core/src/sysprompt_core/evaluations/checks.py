@@ -39,16 +39,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.validators
-import referencing.exceptions
-import regex
-
 from sysprompt_core._json import json_type
 from sysprompt_core.errors import InvalidCheck
 from sysprompt_core.evaluations.answers import Answer
 from sysprompt_core.evaluations.keys import canonical_json
+from sysprompt_core.extras import extra_missing
 from sysprompt_core.limits import (
     EVAL_CHECK_TEXT_MAX_CHARS,
     EVAL_CHECKS_MAX_COUNT,
@@ -57,6 +52,15 @@ from sysprompt_core.limits import (
     EVAL_SCHEMA_MAX_BYTES,
     EVAL_SCHEMA_TIMEOUT,
 )
+
+try:
+    import jsonschema
+    import jsonschema.exceptions
+    import jsonschema.validators
+    import referencing.exceptions
+    import regex
+except ModuleNotFoundError as missing:  # an agent host's install: no [evaluations]
+    raise extra_missing("evaluations", missing) from missing
 
 __all__ = [
     "CHECK_TYPES",
