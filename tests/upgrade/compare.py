@@ -20,6 +20,15 @@ from typing import Any, Literal
 Kind = Literal["volatile", "added", "changed"]
 
 
+class _Any:
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY: Any = _Any()
+"""A :class:`Difference` that allows any value."""
+
+
 @dataclass(frozen=True)
 class Difference:
     """A difference allowed between the recorded and the replayed answers.
@@ -34,12 +43,16 @@ class Difference:
       secret's);
     * ``added`` — absent from the recording, present now (a new field; rows added);
     * ``changed`` — anything, a change the upgrade makes on purpose; ``why`` says which.
+
+    ``value``, when given, is the only value allowed there now (an added field's,
+    ``"prompt": "default"``).
     """
 
     where: str
     path: str
     kind: Kind
     why: str
+    value: Any = ANY
 
 
 _KEPT = "3029283: construct and compact keep the frozen context for the fields left out"
@@ -67,8 +80,13 @@ DIFFERENCES: tuple[Difference, ...] = (
         )
         for field in ("model", "sha256")
     ),
-    # --- Added by the upgrade (named prompts). ---
-    # --- Changed by the upgrade (named prompts). ---
+    # --- Added by the upgrade. ---
+    # migrate's post_migrate adds the content type and permissions of every new model.
+    Difference("rows:django_content_type", "+", "added", "the content types of new models"),
+    Difference("rows:auth_permission", "+", "added", "the permissions of new models"),
+    # For example, a new field every conversation answer carries:
+    # Difference("*", "json/**/prompt", "added", "named prompts", value="default"),
+    # --- Changed by the upgrade. ---
 )
 """Every difference the comparison accepts, with why. Keep it short and exact: an
 entry here is a promise that today's clients do not mind."""
@@ -89,14 +107,19 @@ def _segments(pattern: list[str], path: list[str]) -> bool:
 
 
 def allowed(
-    name: str, path: Sequence[str], kind: Kind, table: Sequence[Difference] = DIFFERENCES
+    name: str,
+    path: Sequence[str],
+    kind: Kind,
+    table: Sequence[Difference] = DIFFERENCES,
+    value: Any = ANY,
 ) -> bool:
-    """Whether a difference of ``kind`` at ``path`` of exchange ``name`` is in ``table``
-    (``changed`` entries allow every kind)."""
+    """Whether a difference of ``kind`` at ``path`` of exchange ``name``, ``value`` now,
+    is in ``table`` (``changed`` entries allow every kind)."""
     return any(
         fnmatchcase(name, entry.where)
         and _matches(entry.path, path)
         and entry.kind in (kind, "changed")
+        and (entry.value is ANY or entry.value == value)
         for entry in table
     )
 
@@ -166,7 +189,7 @@ def differences(
     for before, after in zip(recorded, replayed, strict=True):
         name = before["name"]
         for path, kind, old, new in _walk(before["answer"], after["answer"], ()):
-            if not allowed(name, path, kind, table):
+            if not allowed(name, path, kind, table, new):
                 where = "/".join(path) or "(the answer)"
                 found.append(f"{name}: {where}: {_shown(old)} → {_shown(new)}")
     return found

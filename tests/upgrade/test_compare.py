@@ -15,6 +15,7 @@ TABLE = (
     Difference("list", "json/**/label", "changed", "renamed on purpose"),
     Difference("rows:things", "+", "added", "new rows"),
     Difference("rows:labels", "protected", "changed", "moved elsewhere"),
+    Difference("get_named", "json/**/prompt", "added", "a new field", value="default"),
 )
 
 
@@ -42,6 +43,13 @@ def answered(name: str, body: Any) -> list[dict[str, Any]]:
         ("get_text", {"t": '{"a": 1, "b": 2}'}, {"t": '{"b": 2, "a": 1}'}, []),
         ("get_text", {"t": '{"a": 1}'}, {"t": '{"a": 2}'}, ["get_text: json/t/(json)/a: 1 → 2"]),
         ("get_text", {"t": "one"}, {"t": "two"}, ['get_text: json/t: "one" → "two"']),
+        ("get_named", {"a": [{}]}, {"a": [{"prompt": "default"}]}, []),
+        (
+            "get_named",
+            {"a": [{}]},
+            {"a": [{"prompt": "other"}]},
+            ['get_named: json/a/0/prompt: (absent) → "other"'],
+        ),
     ],
 )
 def test_differences_reports_what_the_table_does_not_allow(
