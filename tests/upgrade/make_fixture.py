@@ -44,6 +44,7 @@ import dataclasses
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -109,14 +110,17 @@ def main(argv: list[str]) -> None:
     import django
 
     django.setup()
-    api = fill()
-    out.mkdir(parents=True, exist_ok=True)
-    dumped = dump()
-    tables_filled_check(dumped)
-    (out / "rows.json").write_text(lines(dumped))
-    recorded = record(api)
-    (out / "answers.json").write_text(lines(recorded))
-    fixture_check(out, folder)
+    try:
+        api = fill()
+        out.mkdir(parents=True, exist_ok=True)
+        dumped = dump()
+        tables_filled_check(dumped)
+        (out / "rows.json").write_text(lines(dumped))
+        recorded = record(api)
+        (out / "answers.json").write_text(lines(recorded))
+        fixture_check(out, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     print(f"fixture written to {out}")
 
 
