@@ -223,15 +223,20 @@ class GateNotPassed(SyspromptError):
     missing; nothing was changed. A publisher may force it with a message."""
 
     def __init__(self, label: str, suite: str, reasons: list[str]) -> None:
-        super().__init__(
-            f"Label {label!r} is gated by suite {suite!r}: "
-            + "; ".join(reasons)
-            + ". Start a run of the suite with the release as candidate and the label as "
-            'baseline, or (a publisher) move it anyway with "force": true and a message.'
-        )
         self.label = label
         self.suite = suite
         self.reasons = reasons
+        super().__init__(self.said('"force": true'))
+
+    def said(self, force: str) -> str:
+        """The refusal, naming how a publisher forces the move: ``force`` is the API's
+        field or the editor's checkbox."""
+        return (
+            f"Label {self.label!r} is gated by suite {self.suite!r}: "
+            + "; ".join(self.reasons)
+            + ". Start a run of the suite with the release as candidate and the label as "
+            f"baseline, or (a publisher) move it anyway with {force} and a message."
+        )
 
 
 class TestContextNotFound(SyspromptError):

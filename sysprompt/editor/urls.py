@@ -145,6 +145,11 @@ urlpatterns = [
     path("releases/labels/", releases.LabelSetView.as_view(), name="releases-label-set"),
     path("releases/labels/<str:name>/", releases.LabelView.as_view(), name="releases-label"),
     path(
+        "releases/labels/<str:name>/gate",
+        releases.LabelGateView.as_view(),
+        name="releases-label-gate",
+    ),
+    path(
         "releases/labels/<str:name>/rollback",
         releases.LabelRollbackView.as_view(),
         name="releases-label-rollback",
