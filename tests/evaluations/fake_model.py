@@ -18,7 +18,8 @@ the answer ÷ 4, at least 1 each.
 call; ``{"script": [{"status": 500}, {"status": 429, "retry_after": 1}, …]}`` queues
 failures answered, one each, to the next calls before normal answers resume
 (``"echo_key": true`` puts the key the call sent into the error's message, as some
-providers do).
+providers do; ``"key_chars": N`` only its first N characters, ``"pad": N`` N characters
+of text before it).
 ``GET /_requests`` lists every call received: path, JSON body, the ``Authorization`` or
 ``x-api-key`` header's presence, when it started and ended (``time.monotonic()`` of this
 process), and the status answered. ``POST /_reset`` clears the record and the script;
@@ -220,7 +221,9 @@ def handler(state: State) -> type[BaseHTTPRequestHandler]:
                 message = f"scripted {status}"
                 if step.get("echo_key"):
                     key = self.headers.get("Authorization") or self.headers.get("x-api-key") or ""
-                    message = f"Incorrect API key provided: {key.removeprefix('Bearer ')}"
+                    key = key.removeprefix("Bearer ")[: step.get("key_chars")]
+                    pad = "x" * int(step.get("pad", 0))
+                    message = f"Incorrect API key provided: {pad}{key}"
                 answer: object = {
                     "type": "error",
                     "error": {"type": "fake_error", "message": message},

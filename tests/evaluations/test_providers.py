@@ -161,6 +161,39 @@ def test_provider_error_never_holds_the_key(
     assert str(refused.value) == "model m: the provider refused the key (HTTP 401)"
 
 
+KEY = "sk-proj-" + "0123456789abcdefABCDEFghijklmnopqrstuv"  # 46 characters
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "step",
+    [
+        {"pad": 447},  # the key straddles the 500th character of the provider's message
+        {"pad": 10, "key_chars": 20},  # a provider quoting the key's start
+        {"pad": 0, "key_chars": 8},
+    ],
+    ids=["straddling-the-cut", "first-20", "first-8"],
+)
+def test_provider_error_holds_no_part_of_the_key(
+    providers: Providers,
+    fake: FakeModel,
+    kind: str,
+    step: dict[str, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FAKE_KEY", KEY)
+    fake.control(script=[{"status": 400, "echo_key": True, **step}])
+
+    with pytest.raises(ProviderError) as failed:
+        providers(endpoint(fake, kind, api_key_env="FAKE_KEY")).complete(Call(SYSTEM, CONVERSATION))
+
+    said = str(failed.value)
+    pieces = {KEY[start : start + 8] for start in range(len(KEY) - 7)}
+    assert not [piece for piece in pieces if piece in said], said
+    assert "Incorrect API key provided: " in said and "[key]" in said
+    assert len(said) <= 600
+
+
 def test_provider_missing_key_variable_is_said_without_a_call(
     providers: Providers, fake: FakeModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
