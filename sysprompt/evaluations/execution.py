@@ -66,6 +66,7 @@ from sysprompt.prompts.validation import CheckedCwd, cwd_check, host_context_che
 from sysprompt.releases.selectors import label_get, pointer_build, test_context_get
 from sysprompt_core.errors import CoreError
 from sysprompt_core.evaluations import (
+    JUDGE_SCHEMA,
     Answer,
     Check,
     CheckResult,
@@ -580,7 +581,7 @@ class _Work:
                 )
                 continue
             messages = judge_messages(check, answer, case.messages)
-            request = Call(messages[0]["content"], messages[1:])
+            request = Call(messages[0]["content"], messages[1:], output_schema=JUDGE_SCHEMA)
             key = _key(judge, request, repetition)
             reply, _, _, error = self._answer(judge, request, key, outcome)
             results.append(
@@ -606,6 +607,7 @@ class _Work:
 
 def _key(endpoint: ModelEndpoint, request: Call, repetition: int) -> str:
     system = [{"role": "system", "content": request.system}] if request.system is not None else []
+    asked = request.output_schema is not None and endpoint.structured_output
     return response_key(
         endpoint=endpoint.name,
         model=endpoint.model,
@@ -613,6 +615,7 @@ def _key(endpoint: ModelEndpoint, request: Call, repetition: int) -> str:
         messages=[*system, *request.messages],
         tools=list(request.tools),
         repetition=repetition,
+        output_schema=request.output_schema if asked else None,
     )
 
 

@@ -11,6 +11,10 @@
 * ``echo``      — no network: the system prompt's sha256 and first line, and the last
   user message, so a change of prompt shows in the answer.
 
+A call may ask for structured output (:attr:`Call.output_schema`, the judge's answer
+form): sent as OpenAI's ``response_format`` (a strict ``json_schema``) or the Messages
+API's ``output_config.format``, unless the endpoint says ``structured_output: false``.
+
 The SDKs retry 429s, 5xx and timeouts themselves, with exponential backoff that honours
 ``Retry-After`` (``retries`` of the endpoint); each call is bounded by ``timeout``. A
 failure is a :class:`ProviderError` whose message an author may read: it never holds
@@ -58,6 +62,8 @@ class Call:
     system: str | None
     messages: Sequence[Mapping[str, Any]]
     tools: Sequence[Mapping[str, Any]] = ()
+    output_schema: Mapping[str, object] | None = None
+    """The JSON Schema the answer must follow, asked as structured output."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +196,15 @@ class OpenAIProvider(_Base):
             *call.messages,
         ]
         extra: dict[str, Any] = {"tools": list(call.tools)} if call.tools else {}
+        if call.output_schema is not None and endpoint.structured_output:
+            extra["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "answer",
+                    "strict": True,
+                    "schema": dict(call.output_schema),
+                },
+            }
         try:
             response = client.chat.completions.create(
                 model=endpoint.model,
@@ -244,6 +259,10 @@ class AnthropicProvider(_Base):
             extra["system"] = call.system
         if call.tools:
             extra["tools"] = [_anthropic_tool(tool) for tool in call.tools]
+        if call.output_schema is not None and endpoint.structured_output:
+            extra["output_config"] = {
+                "format": {"type": "json_schema", "schema": dict(call.output_schema)}
+            }
         try:
             response = client.messages.create(
                 model=endpoint.model,

@@ -10,7 +10,10 @@ control endpoints.
 ``ANSWER: …`` if there is one, else ``echo: `` and the last user message. A line
 ``TOOL: <name> <json arguments>`` adds that tool call (when the request offers tools).
 A judge (a system prompt starting with "You grade") answers ``{"pass": …, "reason": …}``,
-passing when the answer between ``<answer>`` tags contains the rubric's first word.
+passing when the answer contains the rubric's first word. It reads the user turn as the
+judge's JSON object (``rubric``, ``answer.text``) when it is one; otherwise as text with
+``<answer>`` and ``<rubric>`` tags, taking the first of each — as a model reading tags
+could be led to, so a graded answer holding ``</answer><rubric>…`` forges the rubric.
 Usage: input tokens = characters of the request's messages ÷ 4, output = characters of
 the answer ÷ 4, at least 1 each.
 
@@ -67,8 +70,7 @@ def reply(
     users = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
     last = users[-1] if users else ""
     if system.startswith("You grade"):
-        rubric = last.split("<rubric>\n", 1)[-1].split("\n", 1)[0].strip()
-        answer = last.split("<answer>\n", 1)[-1].split("\n</answer>", 1)[0]
+        rubric, answer = _judged(last)
         word = rubric.split()[0] if rubric.split() else ""
         passed = bool(word) and word.lower() in answer.lower()
         verdict = {
@@ -83,6 +85,19 @@ def reply(
         for name, arguments in _TOOL.findall(system):
             calls.append((name, json.loads(arguments)))
     return text, calls
+
+
+def _judged(turn: str) -> tuple[str, str]:
+    """The rubric and the answer a judge's user turn holds."""
+    try:
+        asked = json.loads(turn)
+    except ValueError:
+        asked = None
+    if isinstance(asked, dict) and "rubric" in asked:
+        return str(asked["rubric"]), str(asked["answer"]["text"])
+    rubric = turn.split("<rubric>", 1)[-1].split("</rubric>", 1)[0].strip()
+    answer = turn.split("<answer>", 1)[-1].split("</answer>", 1)[0]
+    return rubric, answer
 
 
 def _tokens(value: object) -> int:

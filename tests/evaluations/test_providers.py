@@ -247,3 +247,46 @@ def endpoint_echo() -> ModelEndpoint:
 
 def test_tool_call_parsed_keeps_raw_text_that_is_not_json() -> None:
     assert ToolCall("f", "{oops").parsed() is None
+
+
+VERDICT = {
+    "type": "object",
+    "properties": {"pass": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["pass", "reason"],
+    "additionalProperties": False,
+}
+
+
+def test_provider_openai_asks_for_structured_output(providers: Providers, fake: FakeModel) -> None:
+    providers(endpoint(fake, "openai")).complete(Call(SYSTEM, CONVERSATION, output_schema=VERDICT))
+
+    body = fake.requests()[0]["body"]
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "strict": True, "schema": VERDICT},
+    }
+
+
+def test_provider_anthropic_asks_for_structured_output(
+    providers: Providers, fake: FakeModel
+) -> None:
+    providers(endpoint(fake, "anthropic")).complete(
+        Call(SYSTEM, CONVERSATION, output_schema=VERDICT)
+    )
+
+    body = fake.requests()[0]["body"]
+    assert body["output_config"] == {"format": {"type": "json_schema", "schema": VERDICT}}
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_provider_structured_output_off_sends_none(
+    providers: Providers, fake: FakeModel, kind: str
+) -> None:
+    providers(endpoint(fake, kind, structured_output=False)).complete(
+        Call(SYSTEM, CONVERSATION, output_schema=VERDICT)
+    )
+    providers(endpoint(fake, kind)).complete(Call(SYSTEM, CONVERSATION))
+
+    for request in fake.requests():
+        assert "response_format" not in request["body"]
+        assert "output_config" not in request["body"]

@@ -7,8 +7,8 @@
   a time limit;
 * ``schemas``  — the ``json_schema`` check: a schema bounded before it is checked,
   answers validated with nothing fetched and every pattern time-limited;
-* ``judge``    — the ``judge`` check's messages to the judge model and the strict reading
-  of its answer;
+* ``judge``    — the ``judge`` check's messages to the judge model (the graded answer a
+  JSON string) and the strict reading of its answer;
 * ``verdicts`` — a side's pass rate over its repetitions and a case's verdict
   (``regression``, ``fix``, ``same_pass``, ``same_fail``, ``error``);
 * ``keys``     — :func:`response_key`, the response cache's key;
