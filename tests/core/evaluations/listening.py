@@ -4,7 +4,9 @@ point 1): what a test needs to prove that nothing is."""
 from __future__ import annotations
 
 import json
+import os
 import socket
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,10 +61,27 @@ class Listener:
         self.socket.close()
 
 
+OPENED: list[str] = []
+"""Every opening of a :func:`secret_file` seen in this process (by an audit hook)."""
+_WATCHED: set[str] = set()
+
+
+def _opened(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
+        path = os.fsdecode(args[0])
+        if path in _WATCHED:
+            OPENED.append(path)
+
+
+sys.addaudithook(_opened)  # audit hooks stay for the process: this one only records
+
+
 def secret_file(folder: Path) -> str:
-    """The ``file:`` URI of a file outside every root, holding :data:`DOCUMENT`."""
+    """The ``file:`` URI of a file outside every root, holding :data:`DOCUMENT`; any
+    opening of it in this process is recorded in :data:`OPENED`."""
     path = folder / "outside.json"
     path.write_text(json.dumps(DOCUMENT))
+    _WATCHED.add(str(path))
     return path.as_uri()
 
 

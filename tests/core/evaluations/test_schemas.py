@@ -23,7 +23,7 @@ import pytest
 
 from sysprompt_core.evaluations import Answer, InvalidCheck, parse_check, parse_checks, run_check
 from sysprompt_core.evaluations.schemas import BoundedSchema, schema_outcome
-from tests.core.evaluations.listening import SECRET, Listener, id_trick, secret_file
+from tests.core.evaluations.listening import OPENED, SECRET, Listener, id_trick, secret_file
 
 
 @pytest.fixture
@@ -54,6 +54,7 @@ def test_schema_id_trick_is_refused_and_nothing_is_fetched(listener: Listener, s
         assert caught.value.field == "checks[0].schema"
         assert "at x-hidden/properties/a/$id: only the root may have an $id" in str(caught.value)
     assert listener.connections == []
+    assert OPENED == []
 
 
 @pytest.mark.parametrize("where", ["http", "file", "silent"])
@@ -67,6 +68,7 @@ def test_schema_outcome_resolves_nothing_outside_the_schema(
     outcome = schema_outcome(BoundedSchema(id_trick(uri)), {"a": "x"})
 
     assert listener.connections == [] and silent.connections == []
+    assert OPENED == []
     assert outcome.error is True and outcome.passed is False
     assert "could not be resolved" in outcome.reason and "nothing is fetched" in outcome.reason
     assert SECRET not in outcome.reason
