@@ -10,7 +10,9 @@ The pipeline of :func:`run_execute` (what a worker does with a run)::
       repetition — or, when both sides' prompts and models are the same, one call
       ("both") that serves both
     ──claim calls (a lease: claimed_by, claimed_until, renewed while they run)──▶
-      per call: the response cache (unless ``fresh``) or the model (at most
+      per call: the case's checks parsed as when a case is saved (a case whose stored
+      checks are refused now is an error, with no model call; the last CHECKS_KEPT
+      cases' kept), the response cache (unless ``fresh``) or the model (at most
       ``max_concurrency`` calls to one model at a time in this process), then the
       checks (a judge is one more model call, cached alike); saved at once
     ──when no call is left──▶ verdicts per case, the summary, ``finished`` and the
@@ -32,6 +34,7 @@ import socket
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -63,9 +66,11 @@ from sysprompt.prompts.validation import CheckedCwd, cwd_check, host_context_che
 from sysprompt.releases.selectors import label_get, pointer_build, test_context_get
 from sysprompt_core.errors import CoreError
 from sysprompt_core.evaluations import (
+    JUDGE_SCHEMA,
     Answer,
     Check,
     CheckResult,
+    InvalidCheck,
     JudgeCheck,
     ToolCall,
     judge_messages,
@@ -81,6 +86,9 @@ logger = logging.getLogger("sysprompt.evaluations")
 PREPARE_CHUNK = 25
 """Cases rendered and stored per transaction while a run is prepared (small, so the
 first calls start soon; the calls of a chunk run while the next one renders)."""
+CHECKS_KEPT = 16
+"""The cases whose parsed checks (their patterns compiled) a worker keeps at once: the
+calls of one case are claimed together, and a case's patterns may take a few MB."""
 
 
 def worker_name() -> str:
@@ -319,7 +327,7 @@ class _Work:
         self.lock = threading.Lock()
         self.limits: dict[str, threading.Semaphore] = {}
         self.providers: dict[str, Provider] = {}
-        self.checks: dict[int, tuple[Check, ...]] = {}
+        self.checks: OrderedDict[int, tuple[Check, ...] | str] = OrderedDict()
         self.wrappers: list[Any] = []
         self.concurrency = sum(
             self.endpoints[name].max_concurrency
@@ -447,7 +455,11 @@ class _Work:
             endpoint, _, key = keyed[call.pk]
             hit = hits.get(key)
             checks = self._parsed(call.run_case)
-            if hit is None or any(isinstance(check, JudgeCheck) for check in checks):
+            if (
+                hit is None
+                or isinstance(checks, str)
+                or any(isinstance(check, JudgeCheck) for check in checks)
+            ):
                 continue
             answer = _answer_of(hit)
             results = [run_check(check, answer) for check in checks]
@@ -480,21 +492,39 @@ class _Work:
                 self.limits[endpoint.name] = threading.Semaphore(endpoint.max_concurrency)
             return self.providers[endpoint.name], self.limits[endpoint.name]
 
-    def _parsed(self, case: RunCase) -> tuple[Check, ...]:
-        if case.pk not in self.checks:
-            self.checks[case.pk] = parse_checks(case.checks)
-        return self.checks[case.pk]
+    def _parsed(self, case: RunCase) -> tuple[Check, ...] | str:
+        """The case's checks, parsed as a case is when it is saved; the error when the
+        checks stored (by an older version) are refused now. The last CHECKS_KEPT
+        cases' are kept."""
+        with self.lock:
+            if case.pk in self.checks:
+                self.checks.move_to_end(case.pk)
+                return self.checks[case.pk]
+        parsed: tuple[Check, ...] | str
+        try:
+            parsed = parse_checks(case.checks)
+        except InvalidCheck as error:
+            parsed = f"{error.field}: {error.message}"
+        with self.lock:
+            self.checks[case.pk] = parsed
+            while len(self.checks) > CHECKS_KEPT:
+                self.checks.popitem(last=False)
+        return parsed
 
     def _do(self, call: RunCall) -> _Outcome:
         """Answer and check ``call`` (in a pool thread: it reads, never writes; the
         coordinating thread saves the outcome as soon as it is done, so a process has one
         writer — SQLite's writers would wait for each other)."""
         outcome = _Outcome(call)
+        checks = self._parsed(call.run_case)
+        if isinstance(checks, str):  # no model call for a case that cannot be checked
+            _fill(call, Answer(""), None, False, [], f"the checks are refused: {checks}")
+            return outcome
         endpoint, request, key = self._request(call)
         answer, completion, cached, error = self._answer(endpoint, request, key, outcome)
         results: list[CheckResult] = []
         if error is None:
-            results = self._check(call.run_case, answer, endpoint, call.repetition, outcome)
+            results = self._check(checks, call.run_case, answer, endpoint, call.repetition, outcome)
             judged = [result.reason for result in results if result.error]
             error = judged[0] if judged else None
         _fill(call, answer, completion, cached, results, error)
@@ -532,6 +562,7 @@ class _Work:
 
     def _check(
         self,
+        checks: Sequence[Check],
         case: RunCase,
         answer: Answer,
         endpoint: ModelEndpoint,
@@ -539,7 +570,7 @@ class _Work:
         outcome: _Outcome,
     ) -> list[CheckResult]:
         results = []
-        for check in self._parsed(case):
+        for check in checks:
             if not isinstance(check, JudgeCheck):
                 results.append(run_check(check, answer))
                 continue
@@ -550,7 +581,7 @@ class _Work:
                 )
                 continue
             messages = judge_messages(check, answer, case.messages)
-            request = Call(messages[0]["content"], messages[1:])
+            request = Call(messages[0]["content"], messages[1:], output_schema=JUDGE_SCHEMA)
             key = _key(judge, request, repetition)
             reply, _, _, error = self._answer(judge, request, key, outcome)
             results.append(
@@ -576,6 +607,7 @@ class _Work:
 
 def _key(endpoint: ModelEndpoint, request: Call, repetition: int) -> str:
     system = [{"role": "system", "content": request.system}] if request.system is not None else []
+    asked = request.output_schema is not None and endpoint.structured_output
     return response_key(
         endpoint=endpoint.name,
         model=endpoint.model,
@@ -583,6 +615,7 @@ def _key(endpoint: ModelEndpoint, request: Call, repetition: int) -> str:
         messages=[*system, *request.messages],
         tools=list(request.tools),
         repetition=repetition,
+        output_schema=request.output_schema if asked else None,
     )
 
 

@@ -60,6 +60,10 @@ def test_endpoints_parse_prices_give_a_cost() -> None:
         ),
         ({"m": {"kind": "openai", "model": "x", "params": {"max_tokens": 0}}}, "whole number ≥ 1"),
         ({"m": {"kind": "openai", "model": "x", "price_input": -1}}, "price per million"),
+        (
+            {"m": {"kind": "openai", "model": "x", "structured_output": "no"}},
+            "['MODELS.m.structured_output'] must be true or false",
+        ),
     ],
 )
 def test_endpoints_parse_refuses_naming_the_entry(models: object, words: str) -> None:

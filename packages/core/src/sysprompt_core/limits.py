@@ -108,11 +108,32 @@ EVAL_CHECKS_MAX_COUNT = 50
 EVAL_CHECK_TEXT_MAX_CHARS = 10_000
 """The longest ``value`` of a text check (``contains``, ``equals``…) or judge ``rubric``."""
 EVAL_PATTERN_MAX_CHARS = 1_000
-"""The longest ``regex`` check pattern, in characters."""
+"""The longest pattern, in characters: a ``regex`` check's, and each one a
+``json_schema`` check's schema holds (``pattern``, the keys of ``patternProperties``)."""
+EVAL_PATTERN_MAX_REPEAT = 1_000
+"""The largest count a pattern's counted repeat (``{m,n}``) or fuzzy limit (``{e<=n}``)
+may give; ``+`` and ``*`` are open-ended."""
+EVAL_PATTERN_MAX_DEPTH = 20
+"""How deep a pattern may nest groups, alternatives and repeats."""
+EVAL_PATTERN_MAX_SIZE = 5_000
+"""The largest pattern, in parts of its parse tree counted once per repetition of the
+repeats around them (what the ``regex`` module builds when it compiles: measured, at
+most 300 bytes and 2 µs a part). 5,000 parts: at most 1.5 MB and 10 ms to compile, while
+``a{4294967294}`` would ask for 20 GB."""
+EVAL_CASE_PATTERNS_MAX_SIZE = 20_000
+"""The patterns of one case's checks together, in the same parts (at most 6 MB)."""
 EVAL_PATTERN_TIMEOUT = 0.25
 """Seconds one ``regex`` check (or a JSON schema's ``pattern``) may take on one answer;
 past it the check fails and says so, so an author's pattern never hangs a worker."""
 EVAL_SCHEMA_MAX_BYTES = 65_536
 """The largest ``json_schema`` check schema, in bytes of canonical JSON."""
+EVAL_SCHEMA_MAX_NODES = 1_000
+"""The most JSON values (objects, arrays, strings, numbers…) one schema may hold:
+checking a schema against JSON Schema's own takes about half a millisecond per
+subschema."""
+EVAL_CASE_SCHEMA_MAX_NODES = 2_000
+"""The most JSON values the schemas of one case's checks may hold together."""
+EVAL_SCHEMA_MAX_DEPTH = 32
+"""How deep a schema may nest objects and arrays."""
 EVAL_SCHEMA_TIMEOUT = 1.0
 """Seconds checking one answer against one JSON schema may take."""
