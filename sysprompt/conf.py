@@ -31,7 +31,7 @@ from sysprompt_core.limits import (
     DEFAULT_MAX_TEMPLATE_BYTES,
     DEFAULT_PARSE_CACHE_BYTES,
 )
-from sysprompt_core.tokens import encoding_for, ratio_for
+from sysprompt_core.tokens import ratio_for
 from sysprompt_core.variables import SERVER_RESOLVES_CHOICES, ResolverOptions
 
 DEFAULT_TEMPLATE = (
@@ -431,11 +431,6 @@ def _token_ratios(value: object) -> dict[str, float]:
         name = provider.strip().lower() if isinstance(provider, str) else ""
         if not name:
             raise _wrong("TOKEN_RATIOS", "keyed by provider names", provider)
-        if encoding_for(name, None)[1]:
-            raise ImproperlyConfigured(
-                f"settings.SYSPROMPT['TOKEN_RATIOS'][{provider!r}]: {name} is counted exactly "
-                "with OpenAI's tokenizer; a ratio for it would never be used."
-            )
         if name in ratios:
             raise ImproperlyConfigured(
                 f"settings.SYSPROMPT['TOKEN_RATIOS'] names {name!r} twice (in another case)."

@@ -26,6 +26,7 @@ from sysprompt.conf import (
     resolver_options,
 )
 from sysprompt.prompts.checks import check_app_settings, check_git_confinement
+from sysprompt.prompts.token_counts import count_tokens
 from sysprompt_core.sandbox import landlock_status
 from sysprompt_core.variables import ResolverOptions
 
@@ -193,6 +194,21 @@ def test_app_settings_token_ratios_by_provider_in_any_case(settings: Settings) -
     assert app_settings().token_ratios == {}
 
 
+def test_app_settings_token_ratio_for_openai_calibrates_its_other_models(
+    settings: Settings,
+) -> None:
+    """A model behind an OpenAI-compatible endpoint that is not OpenAI's is an estimate:
+    the ratio for "openai" calibrates it; OpenAI's own models stay exact."""
+    settings.SYSPROMPT = {"TOKEN_RATIOS": {"openai": 1.1}}
+
+    assert app_settings().token_ratio("openai") == 1.1
+    qwen = count_tokens("Hello there, reader", provider="openai", model="qwen3")
+    gpt = count_tokens("Hello there, reader", provider="openai", model="gpt-4o")
+    assert gpt.tokens is not None
+    assert (qwen.exact, qwen.ratio, qwen.tokens) == (False, 1.1, round(gpt.tokens * 1.1))
+    assert (gpt.exact, gpt.ratio) == (True, None)
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -207,7 +223,6 @@ def test_app_settings_token_ratios_by_provider_in_any_case(settings: Settings) -
         ({"google": math.nan}, r"\['TOKEN_RATIOS'\]\['google'\] must be a number"),
         ({"google": True}, r"\['TOKEN_RATIOS'\]\['google'\] must be a number"),
         ({"": 1.2}, r"\['TOKEN_RATIOS'\] must be keyed by provider names"),
-        ({"openai": 1.1}, r"\['TOKEN_RATIOS'\]\['openai'\]: openai is counted exactly"),
         ({"Google": 1.1, "google": 1.2}, r"\['TOKEN_RATIOS'\] names 'google' twice"),
     ],
 )
