@@ -74,6 +74,7 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("GIT_WORKERS", 4, "git_workers", 4),
         ("GIT_QUEUE_TIMEOUT", 30, "git_queue_timeout", 30.0),
         ("GIT_MEMORY_LIMIT", 268_435_456, "git_memory_limit", 268_435_456),
+        ("GIT_RECYCLE_BYTES", 4_194_304, "git_recycle_bytes", 4_194_304),
         ("GIT_LANDLOCK", False, "git_landlock", False),
         ("GIT_ALLOW_UNCONFINED", True, "git_allow_unconfined", True),
         ("MAX_FILE_BYTES", 10, "max_file_bytes", 10),
@@ -116,7 +117,8 @@ def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
         "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, EVAL_CLAIM_SECONDS, "
         "EVAL_DEFAULT_MODEL, EVAL_MAX_OUTPUT_CHARS, EVAL_TASKS_QUEUE, GIT_ALLOW_UNCONFINED, "
         "GIT_LANDLOCK, "
-        "GIT_MEMORY_LIMIT, GIT_QUEUE_TIMEOUT, GIT_TIMEOUT, GIT_WORKERS, MAX_FILE_BYTES, "
+        "GIT_MEMORY_LIMIT, GIT_QUEUE_TIMEOUT, GIT_RECYCLE_BYTES, GIT_TIMEOUT, GIT_WORKERS, "
+        "MAX_FILE_BYTES, "
         "MAX_PROMPT_BYTES, MAX_READ_BYTES, MAX_TEMPLATE_BYTES, MCP_WRITE, MODELS, "
         "PARSE_CACHE_BYTES, SERVER_RESOLVES, TASKS_QUEUE, TOKEN_RATIOS, "
         "WEBHOOK_ALLOW_HTTP_HOSTS" in message
@@ -152,6 +154,7 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("GIT_WORKERS", 1.5),
         ("GIT_MEMORY_LIMIT", 0),
         ("GIT_MEMORY_LIMIT", "512M"),
+        ("GIT_RECYCLE_BYTES", 0),
         ("GIT_LANDLOCK", "false"),
         ("GIT_LANDLOCK", 0),
         ("GIT_ALLOW_UNCONFINED", "true"),
