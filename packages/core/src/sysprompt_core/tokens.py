@@ -285,16 +285,38 @@ character class's contents; not Python's ``str.isspace``, which adds ``\\x1c``â€
 _LINE_BREAKS = "\r\n"
 
 
-@functools.cache
-def _long_runs(run: int) -> re.Pattern[str]:
-    return re.compile(f"[{_WHITESPACE}]{{{run + 1},}}")
+_SPACE = re.compile(f"[{_WHITESPACE}]")
+_SPACES = re.compile(f"[{_WHITESPACE}]*")
+
+
+def _is_space(char: str) -> bool:
+    return _SPACE.match(char) is not None
+
+
+def _long_runs(text: str, run: int) -> list[tuple[int, int]]:
+    """Where ``text`` has runs of whitespace longer than ``run``, as (start, end). Every
+    ``run``-th character is looked at (such a run holds one), and a run found there is
+    followed both ways: a text without one costs a lookup every ``run`` characters,
+    not a scan."""
+    spans: list[tuple[int, int]] = []
+    end = 0
+    for at in range(0, len(text), run):
+        if at < end or not _is_space(text[at]):
+            continue
+        spaces = _SPACES.match(text, at)
+        end = at if spaces is None else spaces.end()
+        start = at  # at most ``run`` back: the character ``run`` before was looked at
+        while start > 0 and _is_space(text[start - 1]):
+            start -= 1
+        if end - start > run:
+            spans.append((start, end))
+    return spans
 
 
 def _run_cuts(text: str, run: int) -> list[int]:
     """Where runs of whitespace longer than ``run`` are cut (see :func:`chunks`)."""
     cuts: list[int] = []
-    for found in _long_runs(run).finditer(text):
-        start, end = found.span()
+    for start, end in _long_runs(text, run):
         last_break = max(text.rfind(c, start, end) for c in _LINE_BREAKS)
         tail = start if last_break < 0 else last_break + 1
         if end - tail <= run:
@@ -400,18 +422,11 @@ def _inside_run(left: str, right: str) -> bool:
     )
 
 
-_SPACE = re.compile(f"[{_WHITESPACE}]")
-
-
 def _merges(name: Encoding, before: _Counted, after: _Counted) -> bool:
     """Whether BPE would merge tokens across a cut inside a piece, between parts
     counted ``before`` and ``after``."""
     last, first = before[2], after[1]
     return last is not None and first is not None and not _apart(name, last, first)
-
-
-def _is_space(char: str) -> bool:
-    return _SPACE.match(char) is not None
 
 
 class TokenCounter:
