@@ -350,6 +350,7 @@ def _sysprompt() -> dict[str, Any]:
         "GIT_WORKERS": env_int("SYSPROMPT_GIT_WORKERS"),
         "GIT_QUEUE_TIMEOUT": env_float("SYSPROMPT_GIT_QUEUE_TIMEOUT"),
         "GIT_MEMORY_LIMIT": env_int("SYSPROMPT_GIT_MEMORY_LIMIT"),
+        "GIT_RECYCLE_BYTES": env_int("SYSPROMPT_GIT_RECYCLE_BYTES"),
         "GIT_LANDLOCK": (
             env_bool("SYSPROMPT_GIT_LANDLOCK", True)
             if "SYSPROMPT_GIT_LANDLOCK" in os.environ

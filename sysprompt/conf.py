@@ -23,6 +23,7 @@ from sysprompt.model_endpoints import ECHO, ModelEndpoint, endpoints_parse
 from sysprompt_core.limits import (
     DEFAULT_GIT_MEMORY_LIMIT,
     DEFAULT_GIT_QUEUE_TIMEOUT,
+    DEFAULT_GIT_RECYCLE_BYTES,
     DEFAULT_GIT_TIMEOUT,
     DEFAULT_GIT_WORKERS,
     DEFAULT_MAX_FILE_BYTES,
@@ -31,7 +32,7 @@ from sysprompt_core.limits import (
     DEFAULT_MAX_TEMPLATE_BYTES,
     DEFAULT_PARSE_CACHE_BYTES,
 )
-from sysprompt_core.tokens import encoding_for, ratio_for
+from sysprompt_core.tokens import ratio_for
 from sysprompt_core.variables import SERVER_RESOLVES_CHOICES, ResolverOptions
 
 DEFAULT_TEMPLATE = (
@@ -88,6 +89,7 @@ KEYS = (
     "GIT_LANDLOCK",
     "GIT_MEMORY_LIMIT",
     "GIT_QUEUE_TIMEOUT",
+    "GIT_RECYCLE_BYTES",
     "GIT_TIMEOUT",
     "GIT_WORKERS",
     "MAX_FILE_BYTES",
@@ -148,6 +150,9 @@ class AppSettings:
     are "busy"; the read's own ``git_timeout`` starts after."""
     git_memory_limit: int = DEFAULT_GIT_MEMORY_LIMIT
     """The address space of one git reader process, in bytes (``RLIMIT_AS``)."""
+    git_recycle_bytes: int = DEFAULT_GIT_RECYCLE_BYTES
+    """How much more resident memory than at its start a git reader may hold after a
+    read, in bytes; one holding more is replaced."""
     git_landlock: bool = True
     """Whether git readers confine themselves with Landlock (off: to try what a host
     without Landlock does: they then read nothing unless ``git_allow_unconfined``)."""
@@ -238,6 +243,9 @@ def app_settings() -> AppSettings:
         git_memory_limit=_positive_int(
             "GIT_MEMORY_LIMIT", raw.get("GIT_MEMORY_LIMIT", DEFAULT_GIT_MEMORY_LIMIT)
         ),
+        git_recycle_bytes=_positive_int(
+            "GIT_RECYCLE_BYTES", raw.get("GIT_RECYCLE_BYTES", DEFAULT_GIT_RECYCLE_BYTES)
+        ),
         git_landlock=_boolean("GIT_LANDLOCK", raw.get("GIT_LANDLOCK", True)),
         git_allow_unconfined=_boolean(
             "GIT_ALLOW_UNCONFINED", raw.get("GIT_ALLOW_UNCONFINED", False)
@@ -286,6 +294,7 @@ def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
         git_workers=conf.git_workers,
         git_queue_timeout=conf.git_queue_timeout,
         git_memory_limit=conf.git_memory_limit,
+        git_recycle_bytes=conf.git_recycle_bytes,
         git_landlock=conf.git_landlock,
         git_allow_unconfined=conf.git_allow_unconfined,
     )
@@ -431,11 +440,6 @@ def _token_ratios(value: object) -> dict[str, float]:
         name = provider.strip().lower() if isinstance(provider, str) else ""
         if not name:
             raise _wrong("TOKEN_RATIOS", "keyed by provider names", provider)
-        if encoding_for(name, None)[1]:
-            raise ImproperlyConfigured(
-                f"settings.SYSPROMPT['TOKEN_RATIOS'][{provider!r}]: {name} is counted exactly "
-                "with OpenAI's tokenizer; a ratio for it would never be used."
-            )
         if name in ratios:
             raise ImproperlyConfigured(
                 f"settings.SYSPROMPT['TOKEN_RATIOS'] names {name!r} twice (in another case)."

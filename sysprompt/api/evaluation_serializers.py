@@ -304,14 +304,22 @@ class CheckResultOutputSerializer(serializers.Serializer[Any]):
 @extend_schema_serializer(component_name="TokenCounts")
 class TokenCountsOutputSerializer(serializers.Serializer[Any]):
     prompt_tokens = serializers.IntegerField(
-        allow_null=True, help_text="The side's system prompt, counted; null when not rendered."
+        allow_null=True,
+        help_text=(
+            "The side's system prompt, counted; null when not rendered, or when it could "
+            "not be counted (error)."
+        ),
     )
     output_tokens = serializers.ListField(
-        child=serializers.IntegerField(), help_text="Each answer counted, one per repetition."
+        child=serializers.IntegerField(allow_null=True),
+        help_text="Each answer counted, one per repetition (null: it could not be counted).",
     )
     exact = serializers.BooleanField(
         help_text="Whether the counts are the model's own tokenizer's (OpenAI's models); "
         "else an estimate (o200k_base)."
+    )
+    error = serializers.CharField(
+        allow_null=True, help_text="null, or why a text of the side could not be counted."
     )
 
 

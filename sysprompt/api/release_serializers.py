@@ -466,14 +466,27 @@ class ImpactContextOutputSerializer(serializers.Serializer[Any]):
     chars_before = serializers.IntegerField(min_value=0)
     chars_after = serializers.IntegerField(min_value=0)
     tokens_before = serializers.IntegerField(
-        min_value=0, help_text="The prompt before, in tokens for the context's provider and model."
+        min_value=0,
+        allow_null=True,
+        help_text=(
+            "The prompt before, in tokens for the context's provider and model; null "
+            "when it could not be counted (tokens_error)."
+        ),
     )
-    tokens_after = serializers.IntegerField(min_value=0, help_text="The prompt after, likewise.")
+    tokens_after = serializers.IntegerField(
+        min_value=0, allow_null=True, help_text="The prompt after, likewise."
+    )
     tokens_exact = serializers.BooleanField(
         help_text=(
-            "true: the counts are exact (an OpenAI model); false: an estimate (the "
-            "provider has no public offline tokenizer; counted with o200k_base)."
+            "true: the counts are exact (one of OpenAI's models); false: an estimate "
+            "(any other model; counted with o200k_base)."
         )
+    )
+    tokens_error = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "null, or why a prompt could not be counted; the report is answered all the same."
+        ),
     )
     shared_prefix_before = serializers.IntegerField(min_value=0)
     shared_prefix_after = serializers.IntegerField(min_value=0)

@@ -321,6 +321,7 @@ def _row_data(row: ContextRow) -> dict[str, Any]:
         "tokens_before": impact.tokens_before,
         "tokens_after": impact.tokens_after,
         "tokens_exact": impact.tokens_exact,
+        "tokens_error": impact.tokens_error,
         "shared_prefix_before": impact.shared_prefix_before,
         "shared_prefix_after": impact.shared_prefix_after,
         "prefix_changed": impact.prefix_changed,

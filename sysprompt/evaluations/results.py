@@ -63,6 +63,7 @@ def case_result(case: RunCase) -> dict[str, Any]:
             "prompt_tokens": counts.prompt.tokens if counts.prompt else None,
             "output_tokens": [counted.tokens for counted in counts.outputs],
             "exact": counts.exact,
+            "error": counts.failure,
         }
     return {
         "case": case.case_name,
@@ -102,6 +103,12 @@ class SideCounts:
     prompt: TokenCount | None
     outputs: list[TokenCount]
     exact: bool
+
+    @property
+    def failure(self) -> str | None:
+        """Why the prompt or an answer could not be counted (its count is then None)."""
+        counts = [self.prompt, *self.outputs]
+        return next((c.failure for c in counts if c is not None and c.failure), None)
 
 
 def side_counts(case: RunCase, side: str, calls: list[RunCall]) -> SideCounts:

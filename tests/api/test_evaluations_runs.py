@@ -184,6 +184,7 @@ def test_results_order_regressions_errors_fixes_then_the_rest(
         "prompt_tokens": count(prompt, provider="echo", model="echo").tokens,
         "output_tokens": [count(reg["candidate"]["outputs"][0]).tokens],
         "exact": False,
+        "error": None,
     }
     assert reg["candidate"]["counted"]["prompt_tokens"] > 0
     assert results[1]["error"]
@@ -192,6 +193,7 @@ def test_results_order_regressions_errors_fixes_then_the_rest(
         "prompt_tokens": None,
         "output_tokens": [],
         "exact": False,
+        "error": None,
     }
 
     # Paged like every list: one case a page, in the same order, back and forth.

@@ -33,6 +33,13 @@ DEFAULT_GIT_MEMORY_LIMIT = 512 * 1_048_576
 (``SYSPROMPT_GIT_MEMORY_LIMIT``, ``RLIMIT_AS``): a read that needs more ends with its
 values missing, and the worker is replaced. An idle worker uses about 60 MB of it; the
 status of a repository of 100,000 files about 100 MB more."""
+DEFAULT_GIT_RECYCLE_BYTES = 8 * 1_048_576
+"""How much more resident memory than when it said it was ready a git worker may hold
+after a read (``SYSPROMPT_GIT_RECYCLE_BYTES``): one that holds more — read from
+``/proc`` by its pool as the read ends — is killed, which frees all it held at once,
+and a fresh one is started in the background. A small repository's read leaves about
+2 MB behind; a large status up to 32 MB, kept by the allocator, which a worker kept
+until its next read."""
 DEFAULT_MAX_FILE_BYTES = 1_048_576
 """The largest file ``file:`` reads, and the largest ``git:status``
 (``SYSPROMPT_MAX_FILE_BYTES``)."""
