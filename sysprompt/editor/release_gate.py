@@ -123,7 +123,7 @@ def gate_run_start(request: HttpRequest) -> HttpResponse:
         )
     except errors.InvalidInput as error:
         messages.error(request, error.message)
-    except (errors.LabelNotFound, errors.SuiteNotFound) as error:
+    except (errors.LabelNotFound, errors.SuiteNotFound, errors.RunRefused) as error:
         messages.error(request, str(error))
     else:
         messages.success(request, f"Run {run.pk} of suite {run.suite_name} started.")

@@ -12,7 +12,8 @@ The pipeline of :func:`run_execute` (what a worker does with a run)::
     ──claim calls (a lease: claimed_by, claimed_until, renewed while they run)──▶
       per call: the response cache (unless ``fresh``) or the model (at most
       ``max_concurrency`` calls to one model at a time in this process), then the
-      checks (a judge is one more model call, cached alike); saved at once
+      checks (a judge is one more model call, cached alike); saved at once, what its
+      model calls cost added to the run's ``spent``
     ──when no call is left──▶ verdicts per case, the summary, ``finished`` and the
       ``evaluation.finished`` webhook
 
@@ -21,7 +22,10 @@ ran out — a worker that died), so each call is done once; the last to find not
 left finishes the run (one conditional update decides who). A worker killed mid-run
 loses at most its calls in flight: their leases run out and another worker (or the
 same, started again) takes them. ``cancel`` is seen between claims and within half a
-second while calls are in flight.
+second while calls are in flight. With ``EVAL_DAILY_BUDGET`` a worker looks at the
+day's spending before its first claim and every ``BUDGET_LOOK_SECONDS``: once the
+day's runs have spent it, it claims no more and fails the run, saying why, when its
+calls in flight are saved.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from django.utils import timezone
 from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, LabelNotFound, ReleaseNotFound, SyspromptError
 from sysprompt.evaluations.models import CachedResponse, Case, Run, RunCall, RunCase
+from sysprompt.evaluations.planning import spent_today
 from sysprompt.evaluations.providers import (
     Call,
     Completion,
@@ -78,6 +83,8 @@ from sysprompt_core.releases import LATEST, Pointer, Split, choose_arm
 
 logger = logging.getLogger("sysprompt.evaluations")
 
+BUDGET_LOOK_SECONDS = 2.0
+"""How often a worker compares today's spending with ``EVAL_DAILY_BUDGET``."""
 PREPARE_CHUNK = 25
 """Cases rendered and stored per transaction while a run is prepared (small, so the
 first calls start soon; the calls of a chunk run while the next one renders)."""
@@ -316,6 +323,10 @@ class _Work:
         self.endpoints = conf.models
         self.max_output = conf.eval_max_output_chars
         self.claim = timedelta(seconds=conf.eval_claim_seconds)
+        self.budget = conf.eval_daily_budget
+        self.halted = ""
+        """Why this worker stops claiming and fails the run once its calls in flight are
+        saved (the day's budget spent)."""
         self.lock = threading.Lock()
         self.limits: dict[str, threading.Semaphore] = {}
         self.providers: dict[str, Provider] = {}
@@ -330,14 +341,20 @@ class _Work:
         pool = ThreadPoolExecutor(max_workers=min(64, self.concurrency))
         running: dict[Future[_Outcome], int] = {}
         renewed = looked = time.monotonic()
+        budgeted = -BUDGET_LOOK_SECONDS  # looked at before the first claim
         try:
             while True:
+                going = not self.stop.is_set() and not self.halted
                 if time.monotonic() - looked > 0.5 or not running:
                     looked = time.monotonic()
                     if self._cancelled():
                         pool.shutdown(wait=False, cancel_futures=True)
                         return self._cancel()
-                if not self.preparer.done and not self.stop.is_set():
+                if going and time.monotonic() - budgeted >= BUDGET_LOOK_SECONDS:
+                    budgeted = time.monotonic()
+                    self.halted = self._over_budget()
+                    going = not self.halted
+                if not self.preparer.done and going:
                     try:
                         self.preparer.step()
                     except Exception as error:  # the run says why; the worker goes on
@@ -346,18 +363,21 @@ class _Work:
                         _fail(self.run.pk, f"the run could not be prepared: {error}")
                         return "failed"
                 room = self.concurrency * 2 - len(running)
-                if room > 0 and not self.stop.is_set():
+                if room > 0 and going:
                     calls = self._claim(room)
                     cached = self._from_cache(calls)
-                    self._counted(len(cached))
+                    self._counted(len(cached), 0.0)
                     for call in calls:
                         if call.pk not in cached:
                             running[pool.submit(self._do_in_thread, call)] = call.pk
                     if cached and not running:
                         continue
-                if not running and not self.preparer.done and not self.stop.is_set():
+                if not running and not self.preparer.done and going:
                     continue
                 if not running:
+                    if self.halted:
+                        _fail(self.run.pk, self.halted)
+                        return "failed"
                     if self.preparer.done and self._left() == 0:
                         return self._finish()
                     return "running"  # stopping, or others hold the rest
@@ -366,7 +386,7 @@ class _Work:
                 for future in finished:
                     running.pop(future)
                     outcomes.append(future.result())
-                self._counted(_saved(outcomes))
+                self._counted(_saved(outcomes), sum(outcome.spent for outcome in outcomes))
                 if time.monotonic() - renewed > self.claim.total_seconds() / 3:
                     self._renew(running.values())
                     renewed = time.monotonic()
@@ -378,9 +398,23 @@ class _Work:
                 wrapper.close()
                 wrapper.dec_thread_sharing()
 
-    def _counted(self, saved: int) -> None:
-        if saved:
-            Run.objects.filter(pk=self.run.pk).update(done=F("done") + saved)
+    def _counted(self, saved: int, spent: float) -> None:
+        if saved or spent:
+            Run.objects.filter(pk=self.run.pk).update(
+                done=F("done") + saved, spent=F("spent") + spent
+            )
+
+    def _over_budget(self) -> str:
+        """Why the run must stop for the day's budget (empty: it need not)."""
+        if self.budget is None:
+            return ""
+        spent = spent_today()
+        if spent < self.budget:
+            return ""
+        return (
+            f"the daily budget of {self.budget:,.4f} (SYSPROMPT_EVAL_DAILY_BUDGET) was spent: "
+            f"today's runs spent {spent:,.4f}; the run stopped making calls"
+        )
 
     def _cancelled(self) -> bool:
         return bool(
@@ -514,6 +548,9 @@ class _Work:
                 completion = provider.complete(request)
         except ProviderError as error:
             return Answer(""), None, False, str(error)
+        outcome.spent += (
+            endpoint.cost(completion.input_tokens or 0, completion.output_tokens or 0) or 0.0
+        )
         answer = Answer(completion.answer.text[: self.max_output], completion.answer.tool_calls)
         completion = Completion(
             answer, completion.input_tokens, completion.output_tokens, completion.ms
@@ -614,6 +651,8 @@ class _Outcome:
 
     call: RunCall
     cache: list[CachedResponse] = field(default_factory=list)
+    spent: float = 0.0
+    """What the model calls made for it cost (judges included), at the models' prices."""
 
 
 def _saved(outcomes: Sequence[_Outcome]) -> int:

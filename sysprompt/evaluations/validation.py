@@ -272,7 +272,8 @@ def repeat_valid(value: object) -> int:
 
 
 def model_valid(value: object, field: str) -> str:
-    """A configured model's name (``None``: the default, ``EVAL_DEFAULT_MODEL``)."""
+    """A configured model's name (``None``: the default, ``EVAL_DEFAULT_MODEL`` — else
+    the first real model configured, else ``echo``)."""
     conf = app_settings()
     if value is None:
         return conf.eval_default_model
