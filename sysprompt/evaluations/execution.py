@@ -9,7 +9,8 @@ The pipeline of :func:`run_execute` (what a worker does with a run)::
       with the case's turns, tools and checks as they were; one RunCall per side and
       repetition — or, when both sides' prompts and models are the same, one call
       ("both") that serves both
-    ──claim calls (a lease: claimed_by, claimed_until, renewed while they run)──▶
+    ──claim calls (a lease: claimed_by, claimed_until, renewed by a thread of the
+      worker's own while it holds them)──▶
       per call: the response cache (unless ``fresh``) or the model (at most
       ``max_concurrency`` calls to one model at a time in this process), then the
       checks (a judge is one more model call, cached alike); saved at once, what its
@@ -21,7 +22,8 @@ Several workers may work on one run: each claims calls no one holds (or whose le
 ran out — a worker that died), so each call is done once; the last to find nothing
 left finishes the run (one conditional update decides who). A worker killed mid-run
 loses at most its calls in flight: their leases run out and another worker (or the
-same, started again) takes them. ``cancel`` is seen between claims and within half a
+same, started again) takes them, logging each call it takes up with whose lease ran
+out and when. ``cancel`` is seen between claims and within half a
 second while calls are in flight. With ``EVAL_DAILY_BUDGET`` a worker looks at the
 day's spending before its first claim and every ``BUDGET_LOOK_SECONDS``: once the
 day's runs have spent it, it claims no more and fails the run, saying why, when its
@@ -39,7 +41,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
@@ -312,6 +314,55 @@ def _store(run: Run, start: int, chunk: Sequence[Case], rendered: Sequence[_Rend
 # --- Working: claim calls, do them, save each at once.
 
 
+class _Leases:
+    """The calls this worker holds, their leases renewed every third of the claim by a
+    thread of their own: however long the coordinating thread is held up (rendering a
+    chunk, checking cached answers, waiting for the database), a call being made keeps
+    its lease, so no other worker makes it again."""
+
+    def __init__(self, run_id: int, worker: str, claim: timedelta) -> None:
+        self.run_id = run_id
+        self.worker = worker
+        self.claim = claim
+        self.held: set[int] = set()
+        self.lock = threading.Lock()
+        self.closing = threading.Event()
+        self.thread = threading.Thread(
+            target=self._renewing, name=f"evaluation-{run_id}-leases", daemon=True
+        )
+        self.thread.start()
+
+    def hold(self, ids: Iterable[int]) -> None:
+        with self.lock:
+            self.held.update(ids)
+
+    def let_go(self, ids: Iterable[int]) -> None:
+        with self.lock:
+            self.held.difference_update(ids)
+
+    def renew(self) -> None:
+        with self.lock:
+            ids = list(self.held)
+        if ids:
+            RunCall.objects.filter(id__in=ids, claimed_by=self.worker, done=False).update(
+                claimed_until=timezone.now() + self.claim
+            )
+
+    def _renewing(self) -> None:
+        try:
+            while not self.closing.wait(self.claim.total_seconds() / 3):
+                try:
+                    self.renew()
+                except Exception:  # the database away for a moment: the next beat tries
+                    logger.exception("evaluation %s: renewing leases failed", self.run_id)
+        finally:
+            connections[DEFAULT_DB_ALIAS].close()  # this thread's own
+
+    def close(self) -> None:
+        self.closing.set()
+        self.thread.join()
+
+
 class _Work:
     def __init__(self, preparer: _Preparer, worker: str, stop: threading.Event) -> None:
         run = preparer.run
@@ -340,7 +391,8 @@ class _Work:
     def work(self) -> str:
         pool = ThreadPoolExecutor(max_workers=min(64, self.concurrency))
         running: dict[Future[_Outcome], int] = {}
-        renewed = looked = time.monotonic()
+        leases = _Leases(self.run.pk, self.worker, self.claim)
+        looked = time.monotonic()
         budgeted = -BUDGET_LOOK_SECONDS  # looked at before the first claim
         try:
             while True:
@@ -365,7 +417,9 @@ class _Work:
                 room = self.concurrency * 2 - len(running)
                 if room > 0 and going:
                     calls = self._claim(room)
+                    leases.hold(call.pk for call in calls)
                     cached = self._from_cache(calls)
+                    leases.let_go(cached)
                     self._counted(len(cached), 0.0)
                     for call in calls:
                         if call.pk not in cached:
@@ -387,11 +441,10 @@ class _Work:
                     running.pop(future)
                     outcomes.append(future.result())
                 self._counted(_saved(outcomes), sum(outcome.spent for outcome in outcomes))
-                if time.monotonic() - renewed > self.claim.total_seconds() / 3:
-                    self._renew(running.values())
-                    renewed = time.monotonic()
+                leases.let_go(outcome.call.pk for outcome in outcomes)
         finally:
             pool.shutdown(wait=True)
+            leases.close()
             for provider in self.providers.values():
                 provider.close()
             for wrapper in self.wrappers:
@@ -431,25 +484,43 @@ class _Work:
         now = timezone.now()
         free = Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
         with transaction.atomic():
-            ids = list(
+            found = list(
                 RunCall.objects.filter(free, run=self.run, done=False)
                 .order_by("id")
-                .values_list("id", flat=True)[:count]
+                .values_list("id", "claimed_by", "claimed_until")[:count]
             )
-            if not ids:
+            if not found:
                 return []
+            ids = [row[0] for row in found]
             RunCall.objects.filter(free, id__in=ids, done=False).update(
                 claimed_by=self.worker, claimed_until=now + self.claim
             )
-        return list(
+        claimed = list(
             RunCall.objects.filter(id__in=ids, claimed_by=self.worker, done=False).select_related(
                 "run_case"
             )
         )
+        before = {row[0]: (row[1], row[2]) for row in found}
+        for call in claimed:
+            holder, until = before[call.pk]
+            if holder and until is not None:
+                self._taken_again(call, holder, until)
+        return claimed
 
-    def _renew(self, ids: Iterable[int]) -> None:
-        RunCall.objects.filter(id__in=list(ids), claimed_by=self.worker, done=False).update(
-            claimed_until=timezone.now() + self.claim
+    def _taken_again(self, call: RunCall, holder: str, until: datetime) -> None:
+        """Log a call another worker claimed and did not save, as this one takes it up."""
+        logger.warning(
+            "evaluation %s: call %s (case %s, %s, repetition %s) is made again by %s: "
+            "worker %s's lease ran out at %s before it saved the call (it died, or was held "
+            "up longer than SYSPROMPT_EVAL_CLAIM_SECONDS)",
+            self.run.pk,
+            call.pk,
+            call.run_case.case_name,
+            call.side,
+            call.repetition,
+            self.worker,
+            holder,
+            until.isoformat(),
         )
 
     def _left(self) -> int:
