@@ -384,6 +384,9 @@ def _sysprompt() -> dict[str, Any]:
         "EVAL_CLAIM_SECONDS": env_float("SYSPROMPT_EVAL_CLAIM_SECONDS"),
         "EVAL_DEFAULT_MODEL": os.environ.get("SYSPROMPT_EVAL_DEFAULT_MODEL"),
         "EVAL_MAX_OUTPUT_CHARS": env_int("SYSPROMPT_EVAL_MAX_OUTPUT_CHARS"),
+        "EVAL_MAX_CALLS_PER_RUN": env_int("SYSPROMPT_EVAL_MAX_CALLS_PER_RUN"),
+        "EVAL_MAX_RUNS_PER_USER": env_int("SYSPROMPT_EVAL_MAX_RUNS_PER_USER"),
+        "EVAL_DAILY_BUDGET": env_float("SYSPROMPT_EVAL_DAILY_BUDGET"),
         "EVAL_TASKS_QUEUE": os.environ.get("SYSPROMPT_EVAL_TASKS_QUEUE"),
     }
     return {key: value for key, value in values.items() if value is not None}

@@ -274,3 +274,14 @@ class EvaluationNotFound(SyspromptError):
     def __init__(self, run_id: int) -> None:
         super().__init__(f"There is no evaluation {run_id}; GET /api/evaluations lists them.")
         self.run_id = run_id
+
+
+class RunRefused(SyspromptError):
+    """A run a limit refuses as it starts (the API's 429): the user has as many runs
+    going as ``EVAL_MAX_RUNS_PER_USER`` allows, or the day's ``EVAL_DAILY_BUDGET``
+    would be passed; nothing was stored. ``retry_after``: seconds until it may pass
+    (None: when a run ends)."""
+
+    def __init__(self, message: str, *, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -181,7 +181,7 @@ def gate_run_start(request: HttpRequest) -> HttpResponse:
         ]
     except errors.InvalidInput as error:
         messages.error(request, error.message)
-    except (errors.LabelNotFound, errors.SuiteNotFound) as error:
+    except (errors.LabelNotFound, errors.SuiteNotFound, errors.RunRefused) as error:
         messages.error(request, str(error))
     else:
         started = ", ".join(f"run {run.pk} on {run.candidate_model}" for run in runs)

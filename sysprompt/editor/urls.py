@@ -203,6 +203,11 @@ urlpatterns = [
         name="evaluations-run-start",
     ),
     path(
+        "evaluations/suites/<str:name>/plan",
+        evaluations.RunPlanView.as_view(),
+        name="evaluations-run-plan",
+    ),
+    path(
         "evaluations/suites/<str:name>/cases/new",
         evaluations.CaseNewView.as_view(),
         name="evaluations-case-new",

@@ -86,6 +86,11 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("MAX_READ_BYTES", 4096, "max_read_bytes", 4096),
         ("PARSE_CACHE_BYTES", 65536, "parse_cache_bytes", 65536),
         ("COMPACTION_INSTRUCTIONS", "Summarise.", "compaction_instructions", "Summarise."),
+        ("EVAL_MAX_CALLS_PER_RUN", 50, "eval_max_calls_per_run", 50),
+        ("EVAL_MAX_RUNS_PER_USER", 1, "eval_max_runs_per_user", 1),
+        ("EVAL_DAILY_BUDGET", 5, "eval_daily_budget", 5.0),
+        ("EVAL_DAILY_BUDGET", 0.25, "eval_daily_budget", 0.25),
+        ("EVAL_DAILY_BUDGET", None, "eval_daily_budget", None),
     ],
 )
 def test_app_settings_override_when_set(
@@ -115,7 +120,8 @@ def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
     assert "Did you mean 'GIT_TIMEOUT'?" in message
     assert (
         "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, EVAL_CLAIM_SECONDS, "
-        "EVAL_DEFAULT_MODEL, EVAL_MAX_OUTPUT_CHARS, EVAL_TASKS_QUEUE, GIT_ALLOW_UNCONFINED, "
+        "EVAL_DAILY_BUDGET, EVAL_DEFAULT_MODEL, EVAL_MAX_CALLS_PER_RUN, EVAL_MAX_OUTPUT_CHARS, "
+        "EVAL_MAX_RUNS_PER_USER, EVAL_TASKS_QUEUE, GIT_ALLOW_UNCONFINED, "
         "GIT_LANDLOCK, "
         "GIT_MEMORY_LIMIT, GIT_QUEUE_TIMEOUT, GIT_RECYCLE_BYTES, GIT_TIMEOUT, GIT_WORKERS, "
         "MAX_FILE_BYTES, "
@@ -177,6 +183,15 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("PARSE_CACHE_BYTES", 0),
         ("PARSE_CACHE_BYTES", "32MiB"),
         ("COMPACTION_INSTRUCTIONS", None),
+        ("EVAL_MAX_CALLS_PER_RUN", 0),
+        ("EVAL_MAX_CALLS_PER_RUN", "1000"),
+        ("EVAL_MAX_RUNS_PER_USER", 0),
+        ("EVAL_MAX_RUNS_PER_USER", 1.5),
+        ("EVAL_DAILY_BUDGET", 0),
+        ("EVAL_DAILY_BUDGET", -2.0),
+        ("EVAL_DAILY_BUDGET", "10"),
+        ("EVAL_DAILY_BUDGET", True),
+        ("EVAL_DAILY_BUDGET", math.inf),
     ],
 )
 def test_app_settings_wrong_type_is_refused(settings: Settings, key: str, value: object) -> None:
@@ -484,6 +499,9 @@ def test_settings_defaults_when_environment_empty() -> None:
         ({"SYSPROMPT_GIT_ALLOW_UNCONFINED": "true"}, "GIT_ALLOW_UNCONFINED", True),
         ({"SYSPROMPT_GIT_ALLOW_UNCONFINED": "0"}, "GIT_ALLOW_UNCONFINED", False),
         ({"SYSPROMPT_PARSE_CACHE_BYTES": "1048576"}, "PARSE_CACHE_BYTES", 1_048_576),
+        ({"SYSPROMPT_EVAL_MAX_CALLS_PER_RUN": "200"}, "EVAL_MAX_CALLS_PER_RUN", 200),
+        ({"SYSPROMPT_EVAL_MAX_RUNS_PER_USER": "3"}, "EVAL_MAX_RUNS_PER_USER", 3),
+        ({"SYSPROMPT_EVAL_DAILY_BUDGET": "12.5"}, "EVAL_DAILY_BUDGET", 12.5),
         (
             {"SYSPROMPT_TOKEN_RATIOS": '{"anthropic": 1.18, "google": 0.9}'},
             "TOKEN_RATIOS",

@@ -80,12 +80,20 @@ def test_endpoints_parse_never_shows_a_key_given_as_variable_name() -> None:
     assert "sk-live-secret" not in str(caught.value)
 
 
+OPENAI = {"kind": "openai", "model": "gpt-4.1-mini"}
+ANTHROPIC = {"kind": "anthropic", "model": "claude-sonnet-4-5"}
+
+
 @pytest.mark.parametrize(
     ("models", "default", "expected"),
     [
         ({}, None, "echo"),
-        ({"a": {"kind": "echo"}, "b": {"kind": "echo"}}, None, "a"),
+        ({"a": {"kind": "echo"}, "b": {"kind": "echo"}}, None, "echo"),  # no real model
         ({"a": {"kind": "echo"}}, "echo", "echo"),
+        ({"a": {"kind": "echo"}, "gpt": OPENAI, "claude": ANTHROPIC}, None, "gpt"),
+        ({"claude": ANTHROPIC, "gpt": OPENAI}, None, "claude"),
+        ({"claude": ANTHROPIC, "gpt": OPENAI}, "gpt", "gpt"),
+        ({"gpt": OPENAI}, "echo", "echo"),  # named: the operator's choice
     ],
 )
 def test_app_settings_default_model(

@@ -256,3 +256,17 @@ def test_run_case_that_cannot_render_is_an_error_with_the_reason(
     (gone,) = RunCase.objects.filter(run=done)
     assert gone.verdict == "error" and "outside the allowed roots" in gone.error
     assert done.total == 0 and configured.requests() == []
+
+
+def test_run_renders_a_case_whose_context_is_a_provider_and_model_alone(
+    configured: FakeModel,
+) -> None:
+    production_on_release("For [prompt:provider] [prompt:model]", then="x")
+    context = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
+    suite_with("variants", case("here", TABS, context=context))
+
+    done = finished(run("variants", {"label": "production"}, model="fake").pk)
+
+    (here,) = RunCase.objects.filter(run=done)
+    assert here.error == ""
+    assert here.baseline_prompt == "For anthropic claude-sonnet-4-5"
