@@ -1,0 +1,85 @@
+/**
+ * Where the client keeps the prompts it has been given: an LRU bounded by entries (a
+ * `Map`, whose order is insertion order: a hit moves its key to the end). A cached turn
+ * is one lookup in it.
+ */
+
+import type { PromptResult } from "./result.js";
+
+/** A cached prompt: the result every cached turn answers (the same object each time),
+ * when it goes stale (`performance.now()` milliseconds), whether a revalidation is
+ * under way, and the key parts it was asked for under. `mismatched` is the result as
+ * the last turn whose context differed got it: the same object while turns differ alike. */
+export class Entry {
+  revalidating = false;
+  mismatched: PromptResult | null = null;
+
+  constructor(
+    public result: PromptResult,
+    public staleAt: number,
+    readonly key: string,
+  ) {}
+}
+
+/** The memory cache's key of a conversation asked for under `label` and `prompt`
+ * (`null`: none asked for). */
+export function cacheKey(conversationId: string, label: string | null, prompt: string | null): string {
+  return `${conversationId}\n${label === null ? "\0" : label}\n${prompt === null ? "\0" : prompt}`;
+}
+
+/** Key → {@link Entry}, the least recently used dropped beyond `maxEntries`. */
+export class MemoryCache {
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(readonly maxEntries = 1024) {
+    if (!Number.isInteger(maxEntries) || maxEntries < 1) {
+      throw new RangeError("cacheSize must be a whole number, at least 1");
+    }
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The entry, marked as just used; `undefined` when there is none. */
+  get(key: string): Entry | undefined {
+    const entries = this.#entries;
+    const entry = entries.get(key);
+    if (entry !== undefined) {
+      entries.delete(key);
+      entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  /** The entry without marking it used. */
+  peek(key: string): Entry | undefined {
+    return this.#entries.get(key);
+  }
+
+  put(entry: Entry): void {
+    const entries = this.#entries;
+    entries.delete(entry.key);
+    entries.set(entry.key, entry);
+    while (entries.size > this.maxEntries) {
+      entries.delete(entries.keys().next().value as string);
+    }
+  }
+
+  /** Put `next` (or remove the key, for `null`) only if `old` is still the entry: a
+   * compaction that happened meanwhile is never undone. */
+  replace(old: Entry, next: Entry | null): boolean {
+    if (this.#entries.get(old.key) !== old) return false;
+    if (next === null) this.#entries.delete(old.key);
+    else this.#entries.set(old.key, next);
+    return true;
+  }
+
+  delete(key: string): boolean {
+    return this.#entries.delete(key);
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}
