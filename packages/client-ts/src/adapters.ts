@@ -32,24 +32,24 @@ function textOf(answer: PromptSource): string | Promise<string> {
   return promptText(answer) ?? "";
 }
 
+function hook<Args extends unknown[]>(getPrompt: (...args: Args) => PromptSource): (...args: Args) => string | Promise<string> {
+  return (...args) => textOf(getPrompt(...args));
+}
+
 /** The `instructions` function of an OpenAI Agents SDK `Agent`: `getPrompt(runContext,
  * agent)`'s text, `""` for no prompt (a synchronous answer stays synchronous). */
-export function agentsInstructions<TRunContext, TAgent>(
+export const agentsInstructions: <TRunContext, TAgent>(
   getPrompt: (runContext: TRunContext, agent: TAgent) => PromptSource,
-): (runContext: TRunContext, agent: TAgent) => string | Promise<string> {
-  return function sysprompt(runContext, agent) {
-    return textOf(getPrompt(runContext, agent));
-  };
-}
+) => (runContext: TRunContext, agent: TAgent) => string | Promise<string> = hook;
 
 /** `base` (default: none) with the prompt's `prompt_cache_key` in `providerData`, which
  * the Agents SDK sends with the request (Chat Completions and Responses); `base`
  * unchanged without a prompt, or when its `providerData` already has a key. */
-export function agentsModelSettings<T extends { providerData?: Record<string, unknown> }>(
+export function agentsModelSettings<T extends object = Record<string, never>>(
   prompt: Prompt,
   options: { base?: T; sharedPrefixChars?: number | null } = {},
 ): T & { providerData?: Record<string, unknown> } {
-  const base = (options.base ?? {}) as T;
+  const base = (options.base ?? {}) as T & { providerData?: Record<string, unknown> };
   const text = promptText(prompt);
   if (text === null || (base.providerData !== undefined && "prompt_cache_key" in base.providerData)) return base;
   const shared =
@@ -59,10 +59,5 @@ export function agentsModelSettings<T extends { providerData?: Record<string, un
 
 /** The `instructions` of a Mastra `Agent`: a function of Mastra's `{requestContext,
  * mastra}` giving `getPrompt(args)`'s text, `""` for no prompt. */
-export function mastraInstructions<TArgs>(
-  getPrompt: (args: TArgs) => PromptSource,
-): (args: TArgs) => string | Promise<string> {
-  return function sysprompt(args) {
-    return textOf(getPrompt(args));
-  };
-}
+export const mastraInstructions: <TArgs>(getPrompt: (args: TArgs) => PromptSource) => (args: TArgs) => string | Promise<string> =
+  hook;

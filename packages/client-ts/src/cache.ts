@@ -12,6 +12,8 @@ import type { PromptResult } from "./result.js";
  * the last turn whose context differed got it: the same object while turns differ alike. */
 export class Entry {
   revalidating = false;
+  /** The context-mismatch warning was given for this conversation. */
+  told = false;
   mismatched: PromptResult | null = null;
 
   constructor(
@@ -33,7 +35,7 @@ export class MemoryCache {
 
   constructor(readonly maxEntries = 1024) {
     if (!Number.isInteger(maxEntries) || maxEntries < 1) {
-      throw new RangeError("cacheSize must be a whole number, at least 1");
+      throw new RangeError("sysprompt: cacheSize is a whole number >= 1");
     }
   }
 
@@ -77,9 +79,5 @@ export class MemoryCache {
 
   delete(key: string): boolean {
     return this.#entries.delete(key);
-  }
-
-  clear(): void {
-    this.#entries.clear();
   }
 }

@@ -5,33 +5,28 @@
  * A turn: `systemPrompt` looks the conversation up in memory (one `Map` lookup); a hit
  * answers the same frozen object, with no request, and when it is older than `maxAge`
  * starts a revalidation in the background (`If-None-Match`: 304 keeps it, another
- * prompt replaces it, 404 forgets it). A miss is a first turn: the references (when
- * host-local values are resolved here), then `resolve`; concurrent first turns of one
+ * prompt replaces it, 404 forgets it). A miss is a first turn: `resolve`, with the
+ * host-local values of {@link Sysprompt.hostValues} (none here: the core reads no
+ * host; `@sysprompt/client/node`'s client reads them); concurrent first turns of one
  * conversation share one promise, so one request. The server unreachable, timed out or
  * 5xx with nothing cached: the fallback, kept for the conversation until `compact` or
  * `construct`. A 4xx is thrown, never hidden behind the fallback, and nothing is cached.
  */
 
 import { cacheKey, Entry, MemoryCache } from "./cache.js";
-import { errorFor, NotFound, ServerError, SyspromptError, Unavailable } from "./errors.js";
-import { hostKeys, hostResolvesFromJson, referencesFromJson } from "./references.js";
+import { errorFor, NotFound, ServerError, type SyspromptError, Unavailable } from "./errors.js";
 import {
   contextMismatch,
   makeResult,
   promptFromJson,
   withChanges,
   type CompactResult,
-  type ContextField,
   type PromptResult,
 } from "./result.js";
 import { textSha256 } from "./sha256.js";
 
 export const VERSION = "0.1.0";
-const RETRY_STATUSES = new Set([429, 502, 503, 504]);
-/** Milliseconds before the references are asked again after the server said it
- * resolves everything itself, or has no references endpoint. */
-const REFERENCES_RECHECK = 300_000;
-const REFERENCES_KEPT = 256;
+const RETRY_STATUSES = [429, 502, 503, 504];
 
 /** The context a fallback is made for. */
 export interface FallbackContext {
@@ -47,20 +42,6 @@ export interface FallbackContext {
 /** A fallback prompt: a fixed text, or a function of the conversation giving it
  * (`null`: send no system prompt). */
 export type Fallback = string | ((conversationId: string, context: FallbackContext) => string | null);
-
-/** What a host-local resolver is told about the conversation. */
-export interface HostValueContext {
-  readonly cwd: string;
-  readonly model: string | null;
-  readonly provider: string | null;
-  readonly conversationId: string;
-}
-
-/** Resolves host-local `"type:name"` keys on the host (`@sysprompt/client/node` gives one). */
-export type HostValues = (
-  keys: readonly string[],
-  context: HostValueContext,
-) => Promise<Record<string, string | null>> | Record<string, string | null>;
 
 export interface Logger {
   warn(message: string): void;
@@ -96,11 +77,6 @@ export interface SyspromptOptions {
   headers?: Record<string, string>;
   /** The `fetch` to use (default: the platform's). */
   fetch?: typeof fetch;
-  /** Resolves host-local values on the host (`@sysprompt/client/node` sets it). */
-  hostValues?: HostValues | null;
-  /** Which host-local values are resolved here and sent (with `hostValues`): `null`,
-   * those the server leaves to the host; `true`, all; `false`, none. */
-  resolveLocally?: boolean | null;
   /** Where warnings go (default: `console.warn`); `null`: nowhere. */
   logger?: Logger | null;
 }
@@ -122,7 +98,8 @@ export interface TurnOptions {
   values?: Readonly<Record<string, string | null>> | null;
 }
 
-interface Call {
+/** One API request: `retry` when it is idempotent and may be sent again. */
+export interface Call {
   method: string;
   path: string;
   retry: boolean;
@@ -131,43 +108,29 @@ interface Call {
   query?: [string, string][];
 }
 
-interface Answer {
+/** An answer, its body read. */
+export interface Answer {
   status: number;
   statusText: string;
   headers: Headers;
   text: string;
 }
 
-interface References {
-  keys: readonly string[];
-  hostResolves: ReadonlySet<string> | null;
-}
-
-const NO_REFERENCES: References = { keys: [], hostResolves: null };
-
 /** The API path of a conversation's prompt; the id is percent-encoded (`:` kept, as
  * the Python client keeps it), so no id can reach another path. */
 export function conversationPath(conversationId: string, action = ""): string {
-  const id = encodeURIComponent(conversationId).replace(/%3A/gi, ":");
-  return `/api/conversations/${id}/system-prompt${action ? `/${action}` : ""}`;
+  return `/api/conversations/${encodeURIComponent(conversationId).replace(/%3A/gi, ":")}/system-prompt${action && `/${action}`}`;
 }
 
 /** The seconds a `Retry-After` header asks for (a number or an HTTP date). */
 export function retryAfter(value: string | null): number | null {
-  if (value === null) return null;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const trimmed = value?.trim() ?? "";
+  if (/^\d+$/.test(trimmed)) return +trimmed;
   const when = Date.parse(trimmed);
-  if (Number.isNaN(when)) return null;
-  return Math.max(0, (when - Date.now()) / 1000);
-}
-
-function sleep(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+  return Number.isNaN(when) ? null : Math.max(0, (when - Date.now()) / 1000);
 }
 
 const now = (): number => performance.now();
-const CONSOLE: Logger = { warn: (message) => console.warn(message) };
 
 /** An agent host's connection to a sysprompt server. See the package's README. */
 export class Sysprompt {
@@ -175,6 +138,8 @@ export class Sysprompt {
   readonly label: string | null;
   readonly prompt: string | null;
   readonly cache: MemoryCache;
+  /** Where warnings go. */
+  protected readonly logger: Logger | null;
   readonly #fallback: Fallback | null;
   readonly #maxAge: number;
   readonly #timeout: number;
@@ -184,39 +149,31 @@ export class Sysprompt {
   readonly #maxRevalidations: number;
   readonly #headers: Record<string, string>;
   readonly #fetch: typeof fetch;
-  readonly #hostValues: HostValues | null;
-  readonly #resolveLocally: boolean | null;
-  readonly #logger: Logger | null;
   readonly #inflight = new Map<string, Promise<PromptResult>>();
   readonly #revalidations = new Set<Promise<void>>();
-  readonly #references = new Map<string, [string, References]>();
-  readonly #mismatchTold = new Set<string>();
-  #referencesMissingUntil = 0;
-  #serverResolvesAllUntil = 0;
   #closed = false;
 
   constructor(options: SyspromptOptions) {
-    if (!options || typeof options.url !== "string" || typeof options.token !== "string") {
-      throw new TypeError("new Sysprompt({url, token, ...}): url and token are strings");
+    if (typeof options?.url !== "string" || typeof options.token !== "string") {
+      throw new TypeError("sysprompt: url and token are strings");
     }
-    const maxAge = options.maxAge ?? 60;
-    const retries = options.retries ?? 2;
-    const backoff = options.backoff ?? 0.25;
-    const maxRetryWait = options.maxRetryWait ?? 10;
-    const timeout = options.timeout ?? 10;
-    if (!(maxAge >= 0 && retries >= 0 && backoff >= 0 && maxRetryWait >= 0)) {
-      throw new RangeError("maxAge, retries, backoff and maxRetryWait must not be negative");
-    }
-    if (!(timeout > 0)) throw new RangeError("timeout must be positive");
-    const maxRevalidations = options.maxRevalidations ?? 4;
-    if (!(maxRevalidations >= 1)) throw new RangeError("maxRevalidations must be at least 1");
-    if (options.resolveLocally === true && !options.hostValues) {
-      throw new TypeError("resolveLocally needs a hostValues resolver (use @sysprompt/client/node)");
+    const {
+      maxAge = 60,
+      retries = 2,
+      backoff = 0.25,
+      maxRetryWait = 10,
+      timeout = 10,
+      maxRevalidations = 4,
+      fetch: given = globalThis.fetch,
+    } = options;
+    if (![maxAge, retries, backoff, maxRetryWait].every((value) => value >= 0) || !(timeout > 0 && maxRevalidations >= 1)) {
+      throw new RangeError("sysprompt: maxAge, retries, backoff, maxRetryWait >= 0, timeout > 0, maxRevalidations >= 1");
     }
     this.url = options.url.replace(/\/+$/, "");
     this.label = options.label ?? null;
     this.prompt = options.prompt ?? null;
-    this.cache = new MemoryCache(options.cacheSize ?? 1024);
+    this.cache = new MemoryCache(options.cacheSize);
+    this.logger = options.logger === undefined ? { warn: (message) => console.warn(message) } : options.logger;
     this.#fallback = options.fallback ?? null;
     this.#maxAge = maxAge * 1000;
     this.#timeout = timeout * 1000;
@@ -224,17 +181,8 @@ export class Sysprompt {
     this.#backoff = backoff * 1000;
     this.#maxRetryWait = maxRetryWait * 1000;
     this.#maxRevalidations = maxRevalidations;
-    this.#headers = {
-      Authorization: `Token ${options.token}`,
-      Accept: "application/json",
-      ...(typeof document === "undefined" ? { "User-Agent": `sysprompt-client-ts/${VERSION}` } : {}),
-      ...options.headers,
-    };
-    const platformFetch = options.fetch ?? globalThis.fetch;
-    this.#fetch = (input, init) => platformFetch(input, init);
-    this.#hostValues = options.hostValues ?? null;
-    this.#resolveLocally = options.resolveLocally ?? null;
-    this.#logger = options.logger === undefined ? CONSOLE : options.logger;
+    this.#headers = { Authorization: `Token ${options.token}`, Accept: "application/json", ...options.headers };
+    this.#fetch = (input, init) => given(input, init);
   }
 
   // Every turn ------------------------------------------------------------------------
@@ -246,57 +194,48 @@ export class Sysprompt {
    * `label` and `prompt` (else the client's) are part of the cache's key.
    */
   systemPrompt(conversationId: string, options: TurnOptions): Promise<PromptResult> {
+    const [label, prompt, key] = this.#ask(conversationId, options);
+    const entry = this.cache.get(key);
+    if (entry) {
+      if (entry.staleAt <= now()) this.#revalidateSoon(entry);
+      return Promise.resolve(this.#forTurn(entry, options));
+    }
+    let running = this.#inflight.get(key);
+    if (!running) {
+      running = this.#resolve(conversationId, key, label, prompt, options).finally(() => this.#inflight.delete(key));
+      this.#inflight.set(key, running);
+    }
+    return running.then((result) => this.#forTurn(this.cache.peek(key) ?? new Entry(result, 0, key), options, result));
+  }
+
+  /** The label and named prompt a call asks for (its own, else the client's), and the
+   * cache's key of the conversation under them. */
+  #ask(conversationId: string, options: { label?: string | null; prompt?: string | null }): [string | null, string | null, string] {
     const label = options.label ?? this.label;
     const prompt = options.prompt ?? this.prompt;
-    const key = cacheKey(conversationId, label, prompt);
-    const entry = this.cache.get(key);
-    if (entry !== undefined) {
-      if (entry.staleAt <= now()) this.#revalidateSoon(entry);
-      return Promise.resolve(this.#forTurn(entry.result, options, entry));
-    }
-    return this.#firstTurn(conversationId, key, label, prompt, options).then((result) =>
-      this.#forTurn(result, options, null),
-    );
+    return [label, prompt, cacheKey(conversationId, label, prompt)];
   }
 
-  #forTurn(result: PromptResult, options: TurnOptions, entry: Entry | null): PromptResult {
+  /** The entry's result as this turn answers it (`first`: the first turn's own): itself
+   * when the turn's cwd, model and provider match the frozen context, else a copy naming
+   * what differs (kept on the entry, so later turns that differ alike get the same
+   * object), with one warning per cached conversation. */
+  #forTurn(entry: Entry, options: TurnOptions, first?: PromptResult): PromptResult {
+    const result = first ?? entry.result;
     const differs = contextMismatch(result, options.cwd, options.model, options.provider);
-    if (differs.length === 0) {
-      return result.contextMismatch.length === 0 ? result : withChanges(result, { contextMismatch: differs });
-    }
-    const kept = entry?.mismatched;
-    if (kept && sameFields(kept.contextMismatch, differs)) return kept;
-    const id = result.conversationId ?? "";
-    if (!this.#mismatchTold.has(id)) {
-      this.#mismatchTold.add(id);
-      if (this.#mismatchTold.size > this.cache.maxEntries) {
-        this.#mismatchTold.delete(this.#mismatchTold.values().next().value as string);
-      }
-      this.#logger?.warn(
-        `sysprompt: conversation ${JSON.stringify(id)} keeps the prompt frozen for cwd=${JSON.stringify(result.cwd)}, ` +
-          `model=${JSON.stringify(result.model)}, provider=${JSON.stringify(result.provider)}; this turn's ` +
-          `${differs.join(", ")} differ(s) and still gets it (construct or compact rebuilds it). Said once per conversation.`,
+    if (differs.length === 0) return result.contextMismatch.length ? withChanges(result, { contextMismatch: differs }) : result;
+    if (!entry.told) {
+      entry.told = true;
+      this.logger?.warn(
+        `sysprompt: conversation ${result.conversationId} keeps its prompt, frozen for another ${differs.join(", ")} (construct rebuilds it)`,
       );
     }
-    const answer = withChanges(result, { contextMismatch: differs });
-    if (entry) entry.mismatched = answer;
-    return answer;
-  }
-
-  #firstTurn(
-    conversationId: string,
-    key: string,
-    label: string | null,
-    prompt: string | null,
-    options: TurnOptions,
-  ): Promise<PromptResult> {
-    const running = this.#inflight.get(key);
-    if (running !== undefined) return running;
-    const promise = this.#resolve(conversationId, key, label, prompt, options).finally(() => {
-      this.#inflight.delete(key);
-    });
-    this.#inflight.set(key, promise);
-    return promise;
+    const kept = entry.mismatched;
+    if (first || !kept || `${kept.contextMismatch}` !== `${differs}`) {
+      const answer = withChanges(result, { contextMismatch: differs });
+      return first ? answer : (entry.mismatched = answer);
+    }
+    return kept;
   }
 
   async #resolve(
@@ -309,11 +248,24 @@ export class Sysprompt {
     let result: PromptResult;
     try {
       const body = await this.#body(conversationId, label, prompt, options);
-      const call = { method: "POST", path: conversationPath(conversationId, "resolve"), retry: true, body };
-      result = this.#prompt(this.#json(await this.#send(call)), conversationId, prompt);
+      result = this.#prompt(await this.#post(conversationId, "resolve", body, true), conversationId, prompt);
     } catch (error) {
       if (!(error instanceof ServerError)) throw error;
-      result = this.#fallbackResult(conversationId, label, prompt, options, error);
+      const fallback = this.#fallback;
+      if (fallback === null) throw error;
+      const text =
+        typeof fallback === "string"
+          ? fallback
+          : fallback(conversationId, {
+              cwd: options.cwd,
+              model: options.model ?? null,
+              provider: options.provider ?? null,
+              label,
+              prompt,
+              error,
+            });
+      this.logger?.warn(`sysprompt: conversation ${conversationId} uses the fallback prompt until compaction: ${error.message}`);
+      result = makeResult({ text, sha256: textSha256(text), isFallback: true, conversationId, prompt });
     }
     this.#install(result, key);
     return result;
@@ -324,43 +276,38 @@ export class Sysprompt {
   /** Build the prompt afresh from what the label serves now and store it in place of the
    * old one (never retried: each call stores a new prompt); later turns answer it. */
   async construct(conversationId: string, options: TurnOptions): Promise<PromptResult> {
-    const label = options.label ?? this.label;
-    const prompt = options.prompt ?? this.prompt;
-    const body = await this.#body(conversationId, label, prompt, options);
-    const call = { method: "POST", path: conversationPath(conversationId, "construct"), retry: false, body };
-    const result = this.#prompt(this.#json(await this.#send(call)), conversationId, prompt);
-    this.#install(result, cacheKey(conversationId, label, prompt));
-    return result;
+    return (await this.#build(conversationId, options, "construct"))[0];
   }
 
   /** Construct afresh for a compaction turn: the prompt of the compaction turn (with the
    * server's compaction instructions) and the new frozen prompt, which the cache takes
    * (a fallback ends here). */
   async compact(conversationId: string, options: TurnOptions): Promise<CompactResult> {
-    const label = options.label ?? this.label;
-    const prompt = options.prompt ?? this.prompt;
-    const body = await this.#body(conversationId, label, prompt, options);
-    const call = { method: "POST", path: conversationPath(conversationId, "compact"), retry: false, body };
-    const data = this.#json(await this.#send(call));
-    const frozen = this.#prompt(data, conversationId, prompt, "persisted_system_prompt");
-    const compaction = (data as Record<string, unknown>)["system_prompt"];
-    this.#install(frozen, cacheKey(conversationId, label, prompt));
-    return Object.freeze({ compactionPrompt: typeof compaction === "string" ? compaction : null, prompt: frozen });
+    const [prompt, data] = await this.#build(conversationId, options, "compact", "persisted_system_prompt");
+    const compaction = data["system_prompt"];
+    return Object.freeze({ compactionPrompt: typeof compaction === "string" ? compaction : null, prompt });
+  }
+
+  async #build(
+    conversationId: string,
+    options: TurnOptions,
+    action: string,
+    textKey?: string,
+  ): Promise<[PromptResult, Record<string, unknown>]> {
+    const [label, prompt, key] = this.#ask(conversationId, options);
+    const data = await this.#post(conversationId, action, await this.#body(conversationId, label, prompt, options));
+    const result = this.#prompt(data, conversationId, prompt, textKey);
+    this.#install(result, key);
+    return [result, data as Record<string, unknown>];
   }
 
   /** The prompt the server stores for the conversation (always a request; `NotFound`
    * when there is none). A cached entry that is not a fallback takes it. */
   async get(conversationId: string, options: { label?: string | null; prompt?: string | null } = {}): Promise<PromptResult> {
-    const label = options.label ?? this.label;
-    const prompt = options.prompt ?? this.prompt;
-    const result = this.#prompt(
-      this.#json(await this.#send({ method: "GET", path: conversationPath(conversationId), retry: true })),
-      conversationId,
-      prompt,
-    );
-    const key = cacheKey(conversationId, label, prompt);
+    const [, prompt, key] = this.#ask(conversationId, options);
+    const result = this.#prompt(await this.request({ method: "GET", path: conversationPath(conversationId), retry: true }), conversationId, prompt);
     const entry = this.cache.peek(key);
-    if (entry !== undefined && !entry.result.isFallback) {
+    if (entry && !entry.result.isFallback) {
       if (entry.result.sha256 !== result.sha256 || entry.result.text !== result.text) this.#install(result, key);
       else entry.staleAt = now() + this.#maxAge;
     }
@@ -373,12 +320,10 @@ export class Sysprompt {
     conversationId: string,
     options: { onServer?: boolean; label?: string | null; prompt?: string | null } = {},
   ): Promise<boolean> {
-    const label = options.label ?? this.label;
-    const prompt = options.prompt ?? this.prompt;
-    const had = this.cache.delete(cacheKey(conversationId, label, prompt));
+    const had = this.cache.delete(this.#ask(conversationId, options)[2]);
     if (options.onServer === false) return had;
     try {
-      this.#json(await this.#send({ method: "DELETE", path: conversationPath(conversationId), retry: true }));
+      await this.request({ method: "DELETE", path: conversationPath(conversationId), retry: true });
     } catch (error) {
       if (error instanceof NotFound) return had;
       throw error;
@@ -386,24 +331,10 @@ export class Sysprompt {
     return true;
   }
 
-  /** Every `type:name` the template the label (and named prompt) serves can reach for this
-   * provider and model (empty when the server does not offer the list). */
-  async references(
-    options: { provider?: string | null; model?: string | null; label?: string | null; prompt?: string | null } = {},
-  ): Promise<readonly string[]> {
-    const found = await this.#referencesOf(
-      options.provider ?? null,
-      options.model ?? null,
-      options.label ?? this.label,
-      options.prompt ?? this.prompt,
-    );
-    return found.keys;
-  }
-
   /** Resolves when the background revalidations under way have ended (an edge runtime
    * hands it to `waitUntil`). */
   async settled(): Promise<void> {
-    while (this.#revalidations.size > 0) await Promise.allSettled([...this.#revalidations]);
+    while (this.#revalidations.size) await Promise.allSettled([...this.#revalidations]);
   }
 
   /** Start no more revalidations, and wait for those under way. */
@@ -412,143 +343,61 @@ export class Sysprompt {
     await this.settled();
   }
 
+  /** The host-local values a build sends (`"type:name"` → text or `null`), before the
+   * caller's own `values`: none here (the core reads no host); the node entry's client
+   * resolves them. */
+  protected hostValues(
+    _conversationId: string,
+    _label: string | null,
+    _prompt: string | null,
+    _options: TurnOptions,
+  ): Promise<Record<string, string | null>> | Record<string, string | null> {
+    return {};
+  }
+
   // Requests ---------------------------------------------------------------------------
 
-  async #body(
-    conversationId: string,
-    label: string | null,
-    prompt: string | null,
-    options: TurnOptions,
-  ): Promise<Record<string, unknown>> {
-    if (!options || typeof options.cwd !== "string") throw new TypeError("cwd is required (a string)");
-    const body: Record<string, unknown> = { cwd: options.cwd };
-    if (prompt !== null) body.prompt = prompt;
-    if (label !== null) body.label = label;
-    if (options.model != null) body.model = options.model;
-    if (options.provider != null) body.provider = options.provider;
-    if (options.tools != null) body.tools = [...options.tools];
-    if (options.variables != null) body.variables = { ...options.variables };
-    if (options.override != null) {
-      body.override = typeof options.override === "string" ? options.override : { ...options.override };
-    }
-    const resolved = await this.#values(conversationId, label, prompt, options);
-    const values = { ...resolved, ...options.values };
-    if (Object.keys(values).length > 0) body.values = values;
+  async #body(conversationId: string, label: string | null, prompt: string | null, options: TurnOptions): Promise<object> {
+    if (typeof options?.cwd !== "string") throw new TypeError("sysprompt: cwd is required (a string)");
+    const body: Record<string, unknown> = { cwd: options.cwd, prompt, label };
+    for (const field of ["model", "provider", "tools", "variables", "override"] as const) body[field] = options[field];
+    const values = { ...(await this.hostValues(conversationId, label, prompt, options)), ...options.values };
+    if (Object.keys(values).length) body.values = values;
+    // `null` and `undefined` are left out (JSON.stringify drops undefined).
+    for (const field in body) body[field] ??= undefined;
     return body;
   }
 
-  async #values(
-    conversationId: string,
-    label: string | null,
-    prompt: string | null,
-    options: TurnOptions,
-  ): Promise<Record<string, string | null>> {
-    const resolver = this.#hostValues;
-    if (resolver === null || !this.#asksReferences()) return {};
-    const model = options.model ?? null;
-    const provider = options.provider ?? null;
-    const found = await this.#referencesOf(provider, model, label, prompt);
-    const keys = hostKeys(found.keys, found.hostResolves, this.#resolveLocally === true);
-    if (keys.length === 0) return {};
-    return await resolver(keys, { cwd: options.cwd, model, provider, conversationId });
+  #post(conversationId: string, action: string, body: object, retry = false): Promise<unknown> {
+    return this.request({ method: "POST", path: conversationPath(conversationId, action), retry, body });
   }
 
-  /** Whether a build asks for the references: never with `resolveLocally: false`; by
-   * default not while the server is known to resolve every host-local type itself. */
-  #asksReferences(): boolean {
-    if (this.#resolveLocally === null) return now() >= this.#serverResolvesAllUntil;
-    return this.#resolveLocally;
+  #prompt(data: unknown, conversationId: string, asked: string | null, textKey?: string): PromptResult {
+    return promptFromJson(data, conversationId, { textKey, asked });
   }
 
-  async #referencesOf(
-    provider: string | null,
-    model: string | null,
-    label: string | null,
-    prompt: string | null,
-  ): Promise<References> {
-    if (now() < this.#referencesMissingUntil) return NO_REFERENCES;
-    const query: [string, string][] = [
-      ["provider", provider ?? ""],
-      ["model", model ?? ""],
-    ];
-    if (label !== null) query.push(["label", label]);
-    if (prompt !== null) query.push(["prompt", prompt]);
-    const key = JSON.stringify(query);
-    const known = this.#references.get(key);
-    const call: Call = {
-      method: "GET",
-      path: "/api/system-prompt/references",
-      retry: true,
-      query,
-      ...(known ? { headers: { "If-None-Match": known[0] } } : {}),
-    };
-    const answer = await this.#send(call);
-    if (answer.status === 304 && known) return this.#learned(known[1]);
-    if (answer.status === 404) {
-      const message =
-        "sysprompt: the server has no /api/system-prompt/references; host-local values are not sent (asking again in 300 s)";
-      if (this.#resolveLocally) this.#logger?.warn(message);
-      else this.#logger?.info?.(message);
-      this.#referencesMissingUntil = now() + REFERENCES_RECHECK;
-      return NO_REFERENCES;
-    }
-    const data = this.#json(answer);
-    let found: References;
-    try {
-      found = { keys: referencesFromJson(data), hostResolves: hostResolvesFromJson(data) };
-    } catch (error) {
-      throw new ServerError(`unexpected references answer: ${(error as Error).message}`);
-    }
-    const etag = answer.headers.get("etag");
-    if (etag) {
-      if (this.#references.size >= REFERENCES_KEPT) this.#references.clear();
-      this.#references.set(key, [etag, found]);
-    }
-    return this.#learned(found);
+  /** One API call: the decoded answer of a success, else the typed error. */
+  protected async request(call: Call): Promise<unknown> {
+    return this.decode(await this.send(call));
   }
 
-  #learned(found: References): References {
-    if (found.hostResolves !== null && found.hostResolves.size === 0) {
-      this.#serverResolvesAllUntil = now() + REFERENCES_RECHECK;
-    }
-    return found;
-  }
-
-  #json(answer: Answer): unknown {
+  /** The decoded JSON answer of a success; the typed error of an error answer. */
+  protected decode(answer: Answer): unknown {
     let data: unknown = null;
-    if (answer.text) {
-      try {
-        data = JSON.parse(answer.text);
-      } catch {
-        if (answer.status < 400) throw new ServerError("the server's answer is not JSON", { status: answer.status });
-        data = null;
-      }
+    try {
+      data = answer.text ? JSON.parse(answer.text) : null;
+    } catch {
+      if (answer.status < 400) throw new ServerError("the server's answer is not JSON", { status: answer.status });
     }
     if (answer.status >= 400) throw errorFor(answer.status, data, answer.statusText);
     return data;
   }
 
-  #prompt(data: unknown, conversationId: string, asked: string | null, textKey = "system_prompt"): PromptResult {
-    try {
-      return promptFromJson(data, conversationId, { textKey, asked });
-    } catch (error) {
-      throw new ServerError(`unexpected answer from the server: ${(error as Error).message}`);
-    }
-  }
-
-  #delay(call: Call, attempt: number, answer: Answer | null): number | null {
-    if (!call.retry || attempt >= this.#retries) return null;
-    if (answer !== null) {
-      if (!RETRY_STATUSES.has(answer.status)) return null;
-      const asked = retryAfter(answer.headers.get("retry-after"));
-      if (asked !== null) return asked * 1000 <= this.#maxRetryWait ? asked * 1000 : null;
-    }
-    return Math.min(this.#backoff * 2 ** attempt, this.#maxRetryWait);
-  }
-
-  async #send(call: Call): Promise<Answer> {
-    let url = this.url + call.path;
-    if (call.query) url += `?${new URLSearchParams(call.query).toString()}`;
+  /** Sends `call` (again, when it is idempotent and the server could not answer it: up
+   * to `retries` times, waiting `backoff × 2ⁿ` or what `Retry-After` asks, unless that is
+   * over `maxRetryWait`); throws {@link Unavailable} when no answer came. */
+  protected async send(call: Call): Promise<Answer> {
+    const url = this.url + call.path + (call.query ? `?${new URLSearchParams(call.query)}` : "");
     const headers: Record<string, string> = { ...this.#headers, ...call.headers };
     let body: string | undefined;
     if (call.body !== undefined) {
@@ -557,74 +406,41 @@ export class Sysprompt {
     }
     for (let attempt = 0; ; attempt++) {
       let answer: Answer | null = null;
-      let failure: Unavailable | null = null;
+      let failure: unknown;
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), this.#timeout);
       try {
-        answer = await this.#request(url, call.method, headers, body);
+        const response = await this.#fetch(url, { method: call.method, headers, body, signal: controller.signal });
+        answer = { status: response.status, statusText: response.statusText, headers: response.headers, text: await response.text() };
       } catch (error) {
-        failure = error as Unavailable;
+        failure = new Unavailable(
+          controller.signal.aborted
+            ? `the sysprompt server did not answer in time (${this.#timeout / 1000} s)`
+            : `the sysprompt server could not be reached: ${((error as Error).cause as Error | undefined)?.message ?? error}`,
+        );
+      } finally {
+        clearTimeout(timer);
       }
-      const delay = this.#delay(call, attempt, answer);
+      let delay: number | null = Math.min(this.#backoff * 2 ** attempt, this.#maxRetryWait);
+      if (!call.retry || attempt >= this.#retries) delay = null;
+      else if (answer) {
+        const asked = retryAfter(answer.headers.get("retry-after"));
+        if (!RETRY_STATUSES.includes(answer.status)) delay = null;
+        else if (asked !== null) delay = asked * 1000 <= this.#maxRetryWait ? asked * 1000 : null;
+      }
       if (delay === null) {
-        if (failure !== null) throw failure;
-        return answer as Answer;
+        if (answer) return answer;
+        throw failure;
       }
-      await sleep(delay);
-    }
-  }
-
-  async #request(url: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<Answer> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.#timeout);
-    try {
-      const response = await this.#fetch(url, { method, headers, body, signal: controller.signal });
-      const text = await response.text();
-      return { status: response.status, statusText: response.statusText, headers: response.headers, text };
-    } catch (error) {
-      if (timedOut) throw new Unavailable(`the sysprompt server did not answer in time (${this.#timeout / 1000} s)`);
-      const cause = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
-      throw new Unavailable(`the sysprompt server could not be reached: ${cause}`);
-    } finally {
-      clearTimeout(timer);
+      await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
 
   // The cache --------------------------------------------------------------------------
 
-  #install(result: PromptResult, key: string): Entry {
+  #install(result: PromptResult, key: string): void {
     const cached = withChanges(result, { fromCache: true, contextMismatch: [] });
-    const entry = new Entry(cached, result.isFallback ? Infinity : now() + this.#maxAge, key);
-    this.cache.put(entry);
-    return entry;
-  }
-
-  #fallbackResult(
-    conversationId: string,
-    label: string | null,
-    prompt: string | null,
-    options: TurnOptions,
-    error: ServerError,
-  ): PromptResult {
-    const fallback = this.#fallback;
-    if (fallback === null) throw error;
-    const text =
-      typeof fallback === "string"
-        ? fallback
-        : fallback(conversationId, {
-            cwd: options.cwd,
-            model: options.model ?? null,
-            provider: options.provider ?? null,
-            label,
-            prompt,
-            error,
-          });
-    this.#logger?.warn(
-      `sysprompt: conversation ${JSON.stringify(conversationId)} uses the fallback prompt until compaction: ${error.message}`,
-    );
-    return makeResult({ text, sha256: textSha256(text), isFallback: true, conversationId, prompt });
+    this.cache.put(new Entry(cached, result.isFallback ? Infinity : now() + this.#maxAge, key));
   }
 
   // Revalidation -----------------------------------------------------------------------
@@ -639,50 +455,28 @@ export class Sysprompt {
     this.#revalidations.add(running);
   }
 
+  /** 304 or the same prompt: fresh again; another prompt replaces the entry; 404 forgets
+   * it; anything else (no answer, an error) keeps it and asks again after `maxAge`. */
   async #revalidate(entry: Entry): Promise<void> {
-    const conversationId = entry.result.conversationId as string;
-    const sha = entry.result.sha256;
-    const call: Call = {
-      method: "GET",
-      path: conversationPath(conversationId),
-      retry: false,
-      ...(sha ? { headers: { "If-None-Match": `"${sha}"` } } : {}),
-    };
-    let answer: Answer | null = null;
-    try {
-      answer = await this.#send(call);
-    } catch {
-      answer = null; // unreachable or timed out: keep the entry
-    }
-    const fresh = now() + this.#maxAge;
-    const status = answer === null ? 0 : answer.status;
+    const { conversationId, sha256, prompt } = entry.result;
+    const call: Call = { method: "GET", path: conversationPath(conversationId!), retry: false };
+    if (sha256) call.headers = { "If-None-Match": `"${sha256}"` };
+    const answer = await this.send(call).catch(() => null);
+    const status = answer?.status;
+    entry.staleAt = now() + this.#maxAge;
     if (status === 404) {
       this.cache.replace(entry, null);
-      return;
-    }
-    if (status === 200 && answer !== null) {
-      let result: PromptResult | null = null;
+    } else if (status === 200) {
       try {
-        result = promptFromJson(JSON.parse(answer.text), conversationId, {
-          fromCache: true,
-          asked: entry.result.prompt,
-        });
+        const result = promptFromJson(JSON.parse(answer!.text), conversationId!, { fromCache: true, asked: prompt });
+        if (result.sha256 !== sha256 || result.text !== entry.result.text) {
+          this.cache.replace(entry, new Entry(result, entry.staleAt, entry.key));
+        }
       } catch (error) {
-        this.#logger?.warn(`sysprompt: revalidating ${JSON.stringify(conversationId)}: ${(error as Error).message}`);
-      }
-      if (result !== null && (result.sha256 !== entry.result.sha256 || result.text !== entry.result.text)) {
-        this.cache.replace(entry, new Entry(result, fresh, entry.key));
-        return;
+        this.logger?.warn(`sysprompt: revalidating ${conversationId}: ${(error as Error).message}`);
       }
     } else if (status !== 304) {
-      this.#logger?.info?.(
-        `sysprompt: revalidating ${JSON.stringify(conversationId)} failed (${answer === null ? "no answer" : `HTTP ${status}`})`,
-      );
+      this.logger?.info?.(`sysprompt: revalidating ${conversationId} failed (${status ?? "no answer"})`);
     }
-    entry.staleAt = fresh;
   }
-}
-
-function sameFields(a: readonly ContextField[], b: readonly ContextField[]): boolean {
-  return a.length === b.length && a.every((field, index) => field === b[index]);
 }

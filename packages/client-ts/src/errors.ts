@@ -50,7 +50,10 @@ export class ServerError extends SyspromptError {}
 /** The server could not be reached, timed out, or cannot serve now (503, 429). */
 export class Unavailable extends ServerError {}
 
-type ErrorClass = new (message: string, options: { status?: number | null; body?: unknown }) => SyspromptError;
+type ErrorClass = new (
+  message: string,
+  options: { status?: number | null; body?: unknown; errors?: Record<string, string[]> },
+) => SyspromptError;
 
 const BY_STATUS: Record<number, ErrorClass> = {
   400: InvalidRequest,
@@ -70,23 +73,18 @@ const BY_STATUS: Record<number, ErrorClass> = {
  * JSON (`detail`, or the field errors joined) or else the reason phrase. */
 export function errorFor(status: number, body: unknown, reason = ""): SyspromptError {
   const errors: Record<string, string[]> = {};
-  let message = "";
-  if (body !== null && typeof body === "object" && !Array.isArray(body)) {
-    const detail = (body as Record<string, unknown>)["detail"];
-    if (typeof detail === "string") {
-      message = detail;
-    } else {
-      for (const [field, messages] of Object.entries(body as Record<string, unknown>)) {
-        const items = Array.isArray(messages) ? messages : [messages];
-        errors[field] = items.map((item) => (typeof item === "string" ? item : JSON.stringify(item)));
+  let message = (body as { detail?: unknown } | null)?.detail;
+  if (typeof message !== "string") {
+    if (body && typeof body === "object" && !Array.isArray(body)) {
+      for (const [field, items] of Object.entries(body)) {
+        errors[field] = [items].flat().map((item) => (typeof item === "string" ? item : JSON.stringify(item)));
       }
-      message = Object.entries(errors)
-        .map(([field, items]) => `${field}: ${items.join(" ")}`)
-        .join("; ");
     }
+    message = Object.entries(errors)
+      .map(([field, items]) => `${field}: ${items.join(" ")}`)
+      .join("; ");
   }
-  if (!message) message = reason || `HTTP ${status}`;
-  const cls = BY_STATUS[status] ?? (status >= 500 ? ServerError : SyspromptError);
-  if (cls === InvalidRequest) return new InvalidRequest(message, { status, body, errors });
-  return new cls(message, { status, body });
+  message ||= reason || `HTTP ${status}`;
+  const cls: ErrorClass = BY_STATUS[status] ?? (status >= 500 ? ServerError : SyspromptError);
+  return new cls(message as string, { status, body, errors });
 }

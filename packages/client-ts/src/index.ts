@@ -7,17 +7,17 @@
  * background; the fallback when the server cannot answer). The message functions put
  * it into a provider request where the provider caches it; the adapters hand it to the
  * OpenAI Agents SDK and Mastra. Host-local values (the working directory, its
- * repository and files) are `@sysprompt/client/node`'s.
+ * repository and files), and the references request that says which to send, are
+ * `@sysprompt/client/node`'s.
  */
 
 export {
   Sysprompt,
   VERSION,
-  conversationPath,
+  type Answer,
+  type Call,
   type Fallback,
   type FallbackContext,
-  type HostValueContext,
-  type HostValues,
   type Logger,
   type SyspromptOptions,
   type TurnOptions,
@@ -35,7 +35,6 @@ export {
   Unavailable,
 } from "./errors.js";
 export type { CompactResult, ContextField, PromptResult } from "./result.js";
-export { HOST_LOCAL_KEYS, HOST_LOCAL_TYPES, hostKeys, isHostLocal } from "./references.js";
 export {
   DEFAULT_MIN_SPLIT_CHARS,
   LOCK_KEY,

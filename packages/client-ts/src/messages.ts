@@ -21,7 +21,7 @@
  */
 
 import { hex, sha256Bytes } from "./sha256.js";
-import { codePointIndex, codePointLength, isBlank, utf8 } from "./text.js";
+import { codePointIndex, isBlank, utf8 } from "./text.js";
 
 /** The key that marks a message locked; any truthy value locks; it never reaches a provider. */
 export const LOCK_KEY = "sysprompt_locked";
@@ -66,7 +66,7 @@ export function promptText(prompt: Prompt): string | null {
   if (typeof prompt === "string") return prompt;
   const text: unknown = isRecord(prompt) ? prompt.text : undefined;
   if (text === null || typeof text === "string") return text;
-  throw new TypeError("A prompt is a string, null, or an object whose 'text' is a string or null.");
+  throw new TypeError("a prompt is a string, null, or {text}");
 }
 
 /** Whether `message` is a system message: an object whose role is `system` or `developer`. */
@@ -87,12 +87,9 @@ export function lock<T extends object>(message: T): T & { [LOCK_KEY]: true } {
 }
 
 function unmarked(message: unknown): unknown {
-  if (isRecord(message) && LOCK_KEY in message) {
-    const copy: Message = {};
-    for (const [key, value] of Object.entries(message)) if (key !== LOCK_KEY) copy[key] = value;
-    return copy;
-  }
-  return message;
+  if (!isRecord(message) || !(LOCK_KEY in message)) return message;
+  const { [LOCK_KEY]: _marker, ...rest } = message;
+  return rest;
 }
 
 /** A new array without the lock marker: a marked message is copied without it; every
@@ -103,7 +100,7 @@ export function stripMarkers<T>(messages: Iterable<T>): T[] {
 
 function checkRole(role: string): Role {
   if (role === "system" || role === "developer") return role;
-  throw new MessageError(`The prompt's role is 'system' or 'developer', not '${role}'.`);
+  throw new MessageError(`role is 'system' or 'developer', not '${role}'`);
 }
 
 /** A new array: `{role, content: text}` first, then `messages` without lock markers; with
@@ -130,9 +127,7 @@ function applyAt<T>(messages: Iterable<T>, text: string | null, options: ApplyOp
   const role = checkRole(options.role ?? "system");
   const policy = options.lockedPolicy ?? "insert";
   if (policy !== "insert" && policy !== "omit") {
-    throw new MessageError(
-      `lockedPolicy is 'insert' or 'omit' (what to do with the prompt when the first system message is locked), not '${String(policy)}'.`,
-    );
+    throw new MessageError(`lockedPolicy is 'insert' or 'omit', not '${String(policy)}'`);
   }
   const result: unknown[] = Array.from(messages);
   if (text === null) return [result, null];
@@ -165,7 +160,7 @@ function sharedChars(prompt: Prompt, explicit: number | null | undefined): numbe
   }
   if (shared === null || shared === undefined) return null;
   if (typeof shared !== "number" || !Number.isInteger(shared) || shared < 0) {
-    throw new MessageError(`sharedPrefixChars is a count of characters (0 or more), not ${String(shared)}.`);
+    throw new MessageError(`sharedPrefixChars is a count of characters (0 or more), not ${String(shared)}`);
   }
   return shared;
 }
@@ -174,7 +169,7 @@ function sharedChars(prompt: Prompt, explicit: number | null | undefined): numbe
  * all; of the whole prompt when the prefix is unknown or empty. */
 export function promptCacheKey(prompt: Prompt, sharedPrefixChars?: number | null): string {
   const text = promptText(prompt);
-  if (text === null) throw new MessageError("There is no prompt, so there is no prompt_cache_key to derive.");
+  if (text === null) throw new MessageError("no prompt, so no prompt_cache_key");
   const shared = sharedChars(prompt, sharedPrefixChars);
   const prefix = shared ? text.slice(0, codePointIndex(text, shared)) : text;
   return (PROMPT_CACHE_KEY_PREFIX + hex(sha256Bytes(utf8(prefix)))).slice(0, PROMPT_CACHE_KEY_MAX_LENGTH);
@@ -196,9 +191,7 @@ function addCacheKey(
   const option = options.promptCacheKey ?? true;
   if (typeof option === "string") {
     if (!(option.length > 0 && option.length <= PROMPT_CACHE_KEY_MAX_LENGTH)) {
-      throw new MessageError(
-        `A prompt_cache_key has 1 to ${PROMPT_CACHE_KEY_MAX_LENGTH} characters; this one has ${option.length}.`,
-      );
+      throw new MessageError(`a prompt_cache_key has 1 to 64 characters, not ${option.length}`);
     }
     request.prompt_cache_key = option;
   } else if (option && text !== null) {
@@ -253,14 +246,14 @@ export interface AnthropicTextBlock {
 export function anthropicSystemBlocks(prompt: Prompt, options: AnthropicOptions = {}): AnthropicTextBlock[] {
   const minSplit = options.minSplitChars ?? DEFAULT_MIN_SPLIT_CHARS;
   if (!(Number.isInteger(minSplit) && minSplit >= 1)) {
-    throw new MessageError(`minSplitChars is at least 1, not ${String(minSplit)}.`);
+    throw new MessageError(`minSplitChars is at least 1, not ${String(minSplit)}`);
   }
   const shared = sharedChars(prompt, options.sharedPrefixChars);
   const text = promptText(prompt);
   if (text === null || isBlank(text)) return [];
   let parts = [text];
-  if (shared !== null && minSplit <= shared && shared < codePointLength(text)) {
-    const at = codePointIndex(text, shared);
+  const at = shared === null ? text.length : codePointIndex(text, shared);
+  if (shared !== null && minSplit <= shared && at < text.length) {
     const head = text.slice(0, at);
     const tail = text.slice(at);
     if (!isBlank(head) && !isBlank(tail)) parts = [head, tail];
@@ -268,22 +261,14 @@ export function anthropicSystemBlocks(prompt: Prompt, options: AnthropicOptions 
   return parts.map((part) => ({
     type: "text" as const,
     text: part,
-    cache_control: options.ttl ? { type: "ephemeral" as const, ttl: options.ttl } : { type: "ephemeral" as const },
+    cache_control: { type: "ephemeral" as const, ...(options.ttl && { ttl: options.ttl }) },
   }));
 }
 
 function blocks(content: unknown): unknown[] {
-  if (content === null || content === undefined) return [];
   if (typeof content === "string") return isBlank(content) ? [] : [{ type: "text", text: content }];
-  if (Array.isArray(content)) {
-    const out: unknown[] = [];
-    for (const part of content) {
-      if (typeof part === "string") out.push(...blocks(part));
-      else out.push(part);
-    }
-    return out;
-  }
-  return [content];
+  if (Array.isArray(content)) return content.flatMap((part) => (typeof part === "string" ? blocks(part) : [part]));
+  return content == null ? [] : [content];
 }
 
 /** The body fields of Anthropic Messages: `system` (the prompt's blocks, then every other
@@ -296,16 +281,12 @@ export function anthropicMessages<T>(
 ): { system?: unknown[]; messages: unknown[] } {
   const text = promptText(prompt);
   const [applied, at] = applyAt(messages, text, { lockedPolicy: options.lockedPolicy ?? "insert" });
-  const system: unknown[] = [];
-  const rest: unknown[] = [];
-  applied.forEach((message, index) => {
-    if (index === at) system.push(...anthropicSystemBlocks(prompt, options));
-    else if (isSystem(message)) system.push(...blocks(message.content));
-    else rest.push(message);
-  });
+  const system = applied.flatMap((message, index) =>
+    index === at ? anthropicSystemBlocks(prompt, options) : isSystem(message) ? blocks(message.content) : [],
+  );
   const request: { system?: unknown[]; messages: unknown[] } = {} as never;
   if (system.length > 0) request.system = system;
-  request.messages = stripMarkers(rest);
+  request.messages = stripMarkers(applied.filter((message, index) => index !== at && !isSystem(message)));
   return request;
 }
 

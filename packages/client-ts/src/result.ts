@@ -3,6 +3,7 @@
  * same object every time, never a copy).
  */
 
+import { ServerError } from "./errors.js";
 import { normpath } from "./text.js";
 
 /** One of the frozen context's fields a turn may differ from. */
@@ -52,25 +53,17 @@ export interface CompactResult {
 const CONTEXT_FIELDS: readonly ContextField[] = ["cwd", "model", "provider"];
 const NONE: readonly ContextField[] = Object.freeze([]);
 
+const BLANK: Record<string, unknown> = { isFallback: false, fromCache: false };
+for (const field of "sha256 templateVersion constructedAt sharedPrefixChars label release arm prompt conversationId cwd model provider".split(" ")) {
+  BLANK[field] = null;
+}
+
 export function makeResult(fields: Partial<PromptResult> & { text: string | null }): PromptResult {
   return Object.freeze({
-    sha256: null,
-    templateVersion: null,
-    constructedAt: null,
-    sharedPrefixChars: null,
-    label: null,
-    release: null,
-    arm: null,
-    prompt: null,
-    isFallback: false,
-    fromCache: false,
-    conversationId: null,
-    cwd: null,
-    model: null,
-    provider: null,
+    ...BLANK,
     ...fields,
     contextMismatch: fields.contextMismatch ? Object.freeze([...fields.contextMismatch]) : NONE,
-  });
+  }) as PromptResult;
 }
 
 /** A copy of `result` with `changes`. */
@@ -92,22 +85,19 @@ function date(value: unknown): Date | null {
   return Number.isNaN(parsed.getTime()) ? null : parsed;
 }
 
-/** A result from a prompt answer of the API; throws `TypeError` when the answer does not
- * have that shape. */
+/** A result from a prompt answer of the API; throws {@link ServerError} when the answer
+ * does not have that shape. */
 export function promptFromJson(
   data: unknown,
   conversationId: string,
   options: { textKey?: string; fromCache?: boolean; asked?: string | null } = {},
 ): PromptResult {
   const textKey = options.textKey ?? "system_prompt";
-  if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    throw new TypeError("the answer is not a JSON object");
-  }
-  const answer = data as Record<string, unknown>;
+  const answer = (data ?? 0) as Record<string, unknown>;
   const text = answer[textKey] ?? null;
   const sha = answer["sha256"] ?? null;
-  if ((text !== null && typeof text !== "string") || (sha !== null && typeof sha !== "string")) {
-    throw new TypeError(`the answer has no valid '${textKey}' and 'sha256'`);
+  if (!data || typeof data !== "object" || Array.isArray(data) || ![text, sha].every((value) => value === null || typeof value === "string")) {
+    throw new ServerError(`unexpected answer from the server (not an object with '${textKey}' and 'sha256')`);
   }
   const mismatch = answer["context_mismatch"];
   return makeResult({
@@ -138,14 +128,9 @@ export function contextMismatch(
   model: string | null | undefined,
   provider: string | null | undefined,
 ): readonly ContextField[] {
-  if (result.cwd === null) return NONE;
-  const cwdDiffers = cwd !== result.cwd && normpath(cwd) !== result.cwd;
-  const modelDiffers = model != null && result.model !== null && model !== result.model;
-  const providerDiffers = provider != null && result.provider !== null && provider !== result.provider;
-  if (!cwdDiffers && !modelDiffers && !providerDiffers) return NONE;
-  const differs: ContextField[] = [];
-  if (cwdDiffers) differs.push("cwd");
-  if (modelDiffers) differs.push("model");
-  if (providerDiffers) differs.push("provider");
-  return differs;
+  if (result.cwd === null || (cwd === result.cwd && (model ?? result.model) === result.model && (provider ?? result.provider) === result.provider)) {
+    return NONE;
+  }
+  const given = { cwd: normpath(cwd) === result.cwd ? result.cwd : cwd, model, provider };
+  return CONTEXT_FIELDS.filter((field) => given[field] != null && result[field] !== null && given[field] !== result[field]);
 }

@@ -12,34 +12,15 @@ export function utf8(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
-/** The length of `text` in code points (a lone surrogate counts as one, as in Python). */
-export function codePointLength(text: string): number {
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) i++;
-    }
-    count++;
-  }
-  return count;
-}
-
 /** The UTF-16 index where the first `count` code points of `text` end (its length when
- * it has fewer). */
+ * it has fewer). A string iterates by code point; a lone surrogate is one, as in Python. */
 export function codePointIndex(text: string, count: number): number {
-  let i = 0;
-  for (let seen = 0; seen < count && i < text.length; seen++) {
-    const unit = text.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      i += next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
-    } else {
-      i++;
-    }
+  let index = 0;
+  for (const character of text) {
+    if (count-- <= 0) break;
+    index += character.length;
   }
-  return i;
+  return index;
 }
 
 // Python's str.isspace(): the characters str.strip() removes.
