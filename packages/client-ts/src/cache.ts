@@ -24,14 +24,17 @@ export class Entry {
 }
 
 /** The memory cache's key of a conversation asked for under `label` and `prompt`
- * (`null`: none asked for). */
+ * (`null`: none asked for): the id itself when neither is, as in the Python client (no
+ * id holds a newline, so no key of one kind is one of the other). */
 export function cacheKey(conversationId: string, label: string | null, prompt: string | null): string {
-  return `${conversationId}\n${label === null ? "\0" : label}\n${prompt === null ? "\0" : prompt}`;
+  return label === null && prompt === null ? conversationId : `${conversationId}\n${label}\n${prompt}`;
 }
 
 /** Key → {@link Entry}, the least recently used dropped beyond `maxEntries`. */
 export class MemoryCache {
   readonly #entries = new Map<string, Entry>();
+  /** The most recently used key (already last: a hit on it moves nothing). */
+  #last: string | null = null;
 
   constructor(readonly maxEntries = 1024) {
     if (!Number.isInteger(maxEntries) || maxEntries < 1) {
@@ -47,9 +50,10 @@ export class MemoryCache {
   get(key: string): Entry | undefined {
     const entries = this.#entries;
     const entry = entries.get(key);
-    if (entry !== undefined) {
+    if (entry !== undefined && this.#last !== key) {
       entries.delete(key);
       entries.set(key, entry);
+      this.#last = key;
     }
     return entry;
   }
@@ -63,6 +67,7 @@ export class MemoryCache {
     const entries = this.#entries;
     entries.delete(entry.key);
     entries.set(entry.key, entry);
+    this.#last = entry.key;
     while (entries.size > this.maxEntries) {
       entries.delete(entries.keys().next().value as string);
     }
@@ -73,7 +78,7 @@ export class MemoryCache {
   replace(old: Entry, next: Entry | null): boolean {
     if (this.#entries.get(old.key) !== old) return false;
     if (next === null) this.#entries.delete(old.key);
-    else this.#entries.set(old.key, next);
+    else this.#entries.set(old.key, next); // Map.set keeps the key's place
     return true;
   }
 

@@ -154,9 +154,6 @@ export class Sysprompt {
   #closed = false;
 
   constructor(options: SyspromptOptions) {
-    if (typeof options?.url !== "string" || typeof options.token !== "string") {
-      throw new TypeError("sysprompt: url and token are strings");
-    }
     const {
       maxAge = 60,
       retries = 2,
@@ -194,7 +191,9 @@ export class Sysprompt {
    * `label` and `prompt` (else the client's) are part of the cache's key.
    */
   systemPrompt(conversationId: string, options: TurnOptions): Promise<PromptResult> {
-    const [label, prompt, key] = this.#ask(conversationId, options);
+    const label = options.label ?? this.label;
+    const prompt = options.prompt ?? this.prompt;
+    const key = cacheKey(conversationId, label, prompt);
     const entry = this.cache.get(key);
     if (entry) {
       if (entry.staleAt <= now()) this.#revalidateSoon(entry);

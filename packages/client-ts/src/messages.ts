@@ -149,8 +149,12 @@ function applyAt<T>(messages: Iterable<T>, text: string | null, options: ApplyOp
  * first system or developer message gets the prompt as its content (its role and other
  * keys kept), or one is inserted first; a locked one is kept and the prompt inserted
  * before it (or omitted). Lock markers are kept: strip them before sending it yourself. */
-export function applySystemPrompt<T>(messages: Iterable<T>, prompt: Prompt, options: ApplyOptions = {}): unknown[] {
-  return applyAt(messages, promptText(prompt), options)[0];
+export function applySystemPrompt<T>(
+  messages: Iterable<T>,
+  prompt: Prompt,
+  options: ApplyOptions = {},
+): (T | { role: Role; content: string })[] {
+  return applyAt(messages, promptText(prompt), options)[0] as T[];
 }
 
 function sharedChars(prompt: Prompt, explicit: number | null | undefined): number | null {
@@ -205,23 +209,33 @@ export function openaiChat<T>(
   messages: Iterable<T>,
   prompt: Prompt,
   options: ApplyOptions & CacheKeyOptions = {},
-): { messages: unknown[]; prompt_cache_key?: string } {
+): { messages: (T | { role: Role; content: string })[]; prompt_cache_key?: string } {
   const text = promptText(prompt);
   const [applied, at] = applyAt(messages, text, options);
-  const request: { messages: unknown[]; prompt_cache_key?: string } = { messages: stripMarkers(applied) };
+  const request: { messages: T[]; prompt_cache_key?: string } = { messages: stripMarkers(applied as T[]) };
   addCacheKey(request, prompt, at !== null ? text : null, options);
   return request;
 }
 
 /** The body fields of OpenAI Responses: `instructions` (sent on every call: the API does
  * not carry it over), `input` as given (a list without lock markers), `prompt_cache_key`. */
+export function openaiResponses(
+  input: string,
+  prompt: Prompt,
+  options?: CacheKeyOptions,
+): { instructions?: string; input: string; prompt_cache_key?: string };
+export function openaiResponses<T>(
+  input: Iterable<T>,
+  prompt: Prompt,
+  options?: CacheKeyOptions,
+): { instructions?: string; input: T[]; prompt_cache_key?: string };
 export function openaiResponses<T>(
   input: string | Iterable<T>,
   prompt: Prompt,
   options: CacheKeyOptions = {},
-): { instructions?: string; input: string | unknown[]; prompt_cache_key?: string } {
+): { instructions?: string; input: string | T[]; prompt_cache_key?: string } {
   const text = promptText(prompt);
-  const request: { instructions?: string; input: string | unknown[]; prompt_cache_key?: string } = {} as never;
+  const request: { instructions?: string; input: string | T[]; prompt_cache_key?: string } = {} as never;
   if (text !== null) request.instructions = text;
   request.input = typeof input === "string" ? input : stripMarkers(input);
   addCacheKey(request, prompt, text, options);
@@ -278,15 +292,15 @@ export function anthropicMessages<T>(
   messages: Iterable<T>,
   prompt: Prompt,
   options: AnthropicOptions & { lockedPolicy?: LockedPolicy } = {},
-): { system?: unknown[]; messages: unknown[] } {
+): { system?: (AnthropicTextBlock | unknown)[]; messages: T[] } {
   const text = promptText(prompt);
   const [applied, at] = applyAt(messages, text, { lockedPolicy: options.lockedPolicy ?? "insert" });
   const system = applied.flatMap((message, index) =>
     index === at ? anthropicSystemBlocks(prompt, options) : isSystem(message) ? blocks(message.content) : [],
   );
-  const request: { system?: unknown[]; messages: unknown[] } = {} as never;
+  const request: { system?: unknown[]; messages: T[] } = {} as never;
   if (system.length > 0) request.system = system;
-  request.messages = stripMarkers(applied.filter((message, index) => index !== at && !isSystem(message)));
+  request.messages = stripMarkers(applied.filter((message, index) => index !== at && !isSystem(message)) as T[]);
   return request;
 }
 

@@ -3,7 +3,8 @@
  * own Agent and runner, its own OpenAI client) against a local fake OpenAI upstream,
  * whose recorded request bodies must carry the frozen prompt — as `instructions`
  * (Responses) or the system message (Chat Completions) — and the prompt_cache_key of
- * the shared prefix; and Mastra's `instructions` hook, whose signature is checked here
+ * the shared prefix; the openai SDK itself sending `openaiChat` and `openaiResponses` as
+ * they are (its types taking them); and Mastra's `instructions` hook, whose signature is checked here
  * by type (Mastra itself is not installed: see the README).
  */
 
@@ -14,12 +15,21 @@ import { after, before, describe, test } from "node:test";
 import { Agent, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } from "@openai/agents";
 import OpenAI from "openai";
 
-import { agentsInstructions, agentsModelSettings, mastraInstructions, promptCacheKey, type PromptLike } from "../src/index.js";
+import {
+  agentsInstructions,
+  agentsModelSettings,
+  mastraInstructions,
+  openaiChat,
+  openaiResponses,
+  promptCacheKey,
+  type PromptLike,
+} from "../src/index.js";
 
 const PROMPT: PromptLike = { text: `${"Shared rules.\n".repeat(10)}Conversation c-1.`, sharedPrefixChars: 140 };
 
 describe("the OpenAI Agents SDK adapter", () => {
   let upstream: Server;
+  let baseURL = "";
   const bodies: { path: string; body: Record<string, unknown> }[] = [];
 
   before(async () => {
@@ -58,7 +68,8 @@ describe("the OpenAI Agents SDK adapter", () => {
     const address = upstream.address();
     const port = typeof address === "object" && address ? address.port : 0;
     setTracingDisabled(true);
-    setDefaultOpenAIClient(new OpenAI({ apiKey: "test", baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 }));
+    baseURL = `http://127.0.0.1:${port}/v1`;
+    setDefaultOpenAIClient(new OpenAI({ apiKey: "test", baseURL, maxRetries: 0 }));
   });
   after(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
 
@@ -91,6 +102,22 @@ describe("the OpenAI Agents SDK adapter", () => {
       }
     });
   }
+
+  test("the openai SDK sends the shapes as they are (and its types take them)", async () => {
+    const openai = new OpenAI({ apiKey: "test", baseURL, maxRetries: 0 });
+    const history: OpenAI.ChatCompletionMessageParam[] = [{ role: "developer", content: "old" }, { role: "user", content: "hi" }];
+    bodies.length = 0;
+    const chat: OpenAI.ChatCompletionCreateParamsNonStreaming = { model: "gpt-test", ...openaiChat(history, PROMPT) };
+    await openai.chat.completions.create(chat);
+    const responses: OpenAI.Responses.ResponseCreateParamsNonStreaming = { model: "gpt-test", ...openaiResponses("hi", PROMPT) };
+    await openai.responses.create(responses);
+    assert.deepEqual(bodies[0]!.body, {
+      model: "gpt-test",
+      messages: [{ role: "developer", content: PROMPT.text }, { role: "user", content: "hi" }],
+      prompt_cache_key: promptCacheKey(PROMPT),
+    });
+    assert.deepEqual(bodies[1]!.body, { model: "gpt-test", instructions: PROMPT.text, input: "hi", prompt_cache_key: promptCacheKey(PROMPT) });
+  });
 
   test("no prompt: an empty instruction, and the settings unchanged", () => {
     assert.equal(agentsInstructions(() => null)(undefined, undefined), "");
