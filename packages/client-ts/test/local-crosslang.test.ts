@@ -198,6 +198,22 @@ function build(): void {
   git(moves, "add", "mode-new.sh");
   scenario("exact renames, an empty file, small files", moves, GIT);
 
+  // Inside .git, a bare repository, a symlinked .gitignore, status.branch, an ignored
+  // directory holding a tracked file and untracked ones.
+  const odd = repository(join(root, "odd"), { "a.txt": "a\n", "logs/kept.log": "tracked\n", ".gitignore": "logs/\n" });
+  write(odd, { "logs/new.log": "untracked, ignored\n", "logs/deeper/x.txt": "ignored\n" });
+  scenario("inside .git", join(odd, ".git", "refs"), GIT);
+  scenario("an ignored directory holding a tracked file", odd, GIT);
+  const bareRepo = join(root, "bare.git");
+  git(root, "clone", "-q", "--bare", odd, bareRepo);
+  scenario("a bare repository", bareRepo, GIT);
+  const linked = repository(join(root, "linked-ignore"), { "a.txt": "a\n", "rules": "*.tmp\n" });
+  symlinkSync("rules", join(linked, ".gitignore"));
+  scenario("a .gitignore that is a symbolic link", linked, GIT);
+  const branchHeader = repository(join(root, "branch-header"), { "a.txt": "a\n" });
+  git(branchHeader, "config", "status.branch", "true");
+  scenario("status.branch=true", branchHeader, GIT);
+
   // Not reproduced: a staged deletion beside a different staged addition.
   const inexact = repository(join(root, "inexact"), { "old.txt": "line\n".repeat(50) });
   git(inexact, "mv", "old.txt", "new.txt");

@@ -251,9 +251,13 @@ describe("against a real server", { skip: !pythonAvailable() && "no .venv/bin/py
       });
       await server.start();
       const kept = await sysprompt.systemPrompt(id, { cwd: server.cwd });
+      await sysprompt.settled();
+      const still = await sysprompt.systemPrompt(id, { cwd: server.cwd });
       assert.equal(kept.isFallback, true, "kept until compaction: the bytes never change mid-conversation");
       assert.equal(kept.fromCache, true);
-      assert.equal(await server.count(resolves(id)), 0);
+      assert.equal(still, kept);
+      const asked = (await server.synced()).filter((line) => line.includes(id));
+      assert.deepEqual(asked, [], "a fallback is never revalidated nor resolved again");
       const compacted = await sysprompt.compact(id, { cwd: server.cwd });
       assert.equal(compacted.prompt.isFallback, false);
       assert.equal((await sysprompt.systemPrompt(id, { cwd: server.cwd })).text, expected());
