@@ -91,7 +91,12 @@ def main() -> None:
                         "retries": 0,
                     }
                 }
-                env.update(SYSPROMPT_MODELS=json.dumps(models), SYSPROMPT_EVAL_CLAIM_SECONDS="30")
+                env.update(
+                    SYSPROMPT_MODELS=json.dumps(models),
+                    SYSPROMPT_EVAL_CLAIM_SECONDS="30",
+                    # the 10,000-case run makes 20,000 (echo) calls: past the default limit
+                    SYSPROMPT_EVAL_MAX_CALLS_PER_RUN="100000",
+                )
                 done = subprocess.run(
                     [
                         PYTHON,

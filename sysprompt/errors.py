@@ -223,15 +223,20 @@ class GateNotPassed(SyspromptError):
     missing; nothing was changed. A publisher may force it with a message."""
 
     def __init__(self, label: str, suite: str, reasons: list[str]) -> None:
-        super().__init__(
-            f"Label {label!r} is gated by suite {suite!r}: "
-            + "; ".join(reasons)
-            + ". Start a run of the suite with the release as candidate and the label as "
-            'baseline, or (a publisher) move it anyway with "force": true and a message.'
-        )
         self.label = label
         self.suite = suite
         self.reasons = reasons
+        super().__init__(self.said('"force": true'))
+
+    def said(self, force: str) -> str:
+        """The refusal, naming how a publisher forces the move: ``force`` is the API's
+        field or the editor's checkbox."""
+        return (
+            f"Label {self.label!r} is gated by suite {self.suite!r}: "
+            + "; ".join(self.reasons)
+            + ". Start a run of the suite with the release as candidate and the label as "
+            f"baseline, or (a publisher) move it anyway with {force} and a message."
+        )
 
 
 class TestContextNotFound(SyspromptError):
@@ -269,3 +274,14 @@ class EvaluationNotFound(SyspromptError):
     def __init__(self, run_id: int) -> None:
         super().__init__(f"There is no evaluation {run_id}; GET /api/evaluations lists them.")
         self.run_id = run_id
+
+
+class RunRefused(SyspromptError):
+    """A run a limit refuses as it starts (the API's 429): the user has as many runs
+    going as ``EVAL_MAX_RUNS_PER_USER`` allows, or the day's ``EVAL_DAILY_BUDGET``
+    would be passed; nothing was stored. ``retry_after``: seconds until it may pass
+    (None: when a run ends)."""
+
+    def __init__(self, message: str, *, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

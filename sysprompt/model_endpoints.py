@@ -16,8 +16,10 @@ read from the environment when a call is made and are never stored, shown or log
 ``max_concurrency`` (calls at once per worker process, default 4), ``timeout``
 (seconds per call, default 60), ``retries`` (of 429s, 5xx and timeouts, honouring
 ``Retry-After``; default 2), ``params`` (``temperature``, default 0; ``max_tokens``,
-default 1024; ``top_p``, ``stop``, ``seed``) and ``price_input`` / ``price_output``
-(per million tokens, for the cost in a run's summary).
+default 1024; ``top_p``, ``stop``, ``seed``), ``price_input`` / ``price_output``
+(per million tokens, for the cost in a run's summary) and ``structured_output``
+(default true: a judge's call asks for its answer's JSON Schema as structured output;
+false for a server or model that refuses the parameter).
 
 An ``echo`` endpoint named ``echo`` is always there unless the settings name another
 ``echo``. Refused with ``ImproperlyConfigured``, naming the entry and field: an unknown
@@ -58,6 +60,7 @@ _FIELDS = frozenset(
         "params",
         "price_input",
         "price_output",
+        "structured_output",
     }
 )
 _PARAMS = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed"})
@@ -78,6 +81,7 @@ class ModelEndpoint:
     params: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_PARAMS))
     price_input: float | None = None
     price_output: float | None = None
+    structured_output: bool = True
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
         """What the tokens cost at the endpoint's prices (``None`` without prices)."""
@@ -125,6 +129,7 @@ def _endpoint(name: str, entry: object) -> ModelEndpoint:
         params=_params(f"{where}.params", entry.get("params", {})),
         price_input=_price(f"{where}.price_input", entry.get("price_input")),
         price_output=_price(f"{where}.price_output", entry.get("price_output")),
+        structured_output=_flag(f"{where}.structured_output", entry.get("structured_output", True)),
     )
 
 
@@ -161,6 +166,12 @@ def _seconds(key: str, value: object) -> float:
     if not (math.isfinite(value) and 0 < value <= 3600):
         raise _wrong(key, "a positive number of seconds (at most 3600)", value)
     return float(value)
+
+
+def _flag(key: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _wrong(key, "true or false", value)
+    return value
 
 
 def _price(key: str, value: object) -> float | None:

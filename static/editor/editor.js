@@ -73,6 +73,7 @@
       this.baseEtag = $("base-etag");
       this.savedText = config.template; // the text of the version the editor is based on
       this.savingText = null;
+      this.previewAsked = null; // previewState() when the preview in flight was asked for
       this.savedSettings = this.settings(); // and its settings
       this.savingSettings = null;
       this.savedThisSession = false;
@@ -433,7 +434,21 @@
         }
       });
       document.body.addEventListener("htmx:beforeRequest", (event) => {
-        if (event.detail.elt === this.previewForm) $("preview").setAttribute("aria-busy", "true");
+        if (event.detail.elt !== this.previewForm) return;
+        $("preview").setAttribute("aria-busy", "true");
+        this.previewAsked = this.previewState();
+      });
+      // A preview is never aborted (hx-sync "queue last": an aborted request is logged as
+      // an error, htmx:sendAbort): one still in flight when the text changes finishes,
+      // and its answer is dropped when it no longer matches what the editor holds (after
+      // app.js's listener on the document, which decides about error answers). The next
+      // preview is asked for, in case nothing else asks.
+      document.addEventListener("htmx:beforeSwap", (event) => {
+        const asker = event.detail.requestConfig?.elt;
+        if (asker !== this.previewForm || !event.detail.shouldSwap) return;
+        if (this.previewAsked === this.previewState()) return;
+        event.detail.shouldSwap = false;
+        window.htmx.trigger(this.previewForm, "template-changed");
       });
       document.body.addEventListener("htmx:afterSettle", (event) => {
         if (event.detail.target && event.detail.target.id === "preview") this.applyPreview();
@@ -449,6 +464,12 @@
         const restore = event.target.closest("[data-restore]");
         if (restore) this.restore(Number(restore.dataset.restore));
       });
+    }
+
+    // What a preview is asked for: the text, the settings and the preview's fields.
+    previewState() {
+      const fields = window.htmx.values(this.previewForm);
+      return JSON.stringify([this.text(), this.settings(), fields]);
     }
 
     applyPreview({ remember = true } = {}) {

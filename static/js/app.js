@@ -4,6 +4,9 @@
  *   Chromium would move the focus out of the page, to its own toolbar.
  * - Forms with data-confirm ask in the page's own <dialog id="confirm-dialog"> before
  *   they submit (never window.confirm).
+ * - A button with data-dialog="id" opens that <dialog> (one that holds its own forms,
+ *   such as a rollback the gate refuses); a dialog with data-show-on-load opens as the
+ *   page loads (the same dialog again, after the server refused what it sent).
  * - Buttons with data-copy="#id" copy that element's text (an agent host's token) and
  *   say so in the element named by data-copy-status; where the clipboard is refused,
  *   the text is selected instead, for Ctrl+C.
@@ -67,6 +70,15 @@
     }
     event.preventDefault();
     confirmThen(form);
+  });
+
+  document.addEventListener("click", (event) => {
+    const opener = event.target instanceof Element && event.target.closest("button[data-dialog]");
+    const dialog = opener && document.getElementById(opener.dataset.dialog);
+    if (dialog instanceof HTMLDialogElement && !dialog.open) dialog.showModal();
+  });
+  document.querySelectorAll("dialog[data-show-on-load]").forEach((dialog) => {
+    if (!dialog.open) dialog.showModal();
   });
 
   document.addEventListener("click", async (event) => {

@@ -38,6 +38,10 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     412: "If-Match names a version that is not current.",
     413: "The template, the archive or the body is too large.",
     415: "The body is not of the media type the operation takes.",
+    429: (
+        "A limit refuses the run now: the user's runs at once, or the day's budget "
+        "(then Retry-After says when the day ends)."
+    ),
     503: "The database is unavailable.",
 }
 

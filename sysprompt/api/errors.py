@@ -34,6 +34,7 @@ from sysprompt.errors import (
     PreconditionFailed,
     ReleaseNotFound,
     ResolutionBusy,
+    RunRefused,
     SuiteNotFound,
     TemplateTooLarge,
     TestContextNotFound,
@@ -81,6 +82,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (TemplateTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (PromptTooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (RequestDataTooBig, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
+    (RunRefused, status.HTTP_429_TOO_MANY_REQUESTS),
     (ResolutionBusy, status.HTTP_503_SERVICE_UNAVAILABLE),
 )
 
@@ -115,6 +117,8 @@ def _domain_response(exc: Exception) -> Response | None:
     if isinstance(exc, VariantConflict) and exc.current is not None:
         response["ETag"] = exc.current.etag
     if isinstance(exc, ResolutionBusy):
+        response["Retry-After"] = str(exc.retry_after)
+    if isinstance(exc, RunRefused) and exc.retry_after is not None:
         response["Retry-After"] = str(exc.retry_after)
     return response
 

@@ -253,10 +253,70 @@ class EvaluationInputSerializer(serializers.Serializer[Any]):
     fresh = StrictBooleanField(required=False, help_text="true: bypass the response cache.")
 
 
+def _cost_field(help_text: str) -> serializers.FloatField:
+    return serializers.FloatField(allow_null=True, help_text=help_text)
+
+
 @extend_schema_serializer(component_name="EvaluationStarted")
 class EvaluationStartedOutputSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     status = serializers.CharField()
+    baseline_model = serializers.CharField(help_text="The model the baseline is answered by.")
+    candidate_model = serializers.CharField(help_text="The model the candidate is answered by.")
+    default_model = serializers.BooleanField(
+        help_text="A side named no model and got the default (EVAL_DEFAULT_MODEL)."
+    )
+    planned_calls = serializers.IntegerField(
+        help_text="The most model calls the run may make, judges included."
+    )
+    planned_cost = _cost_field(
+        "What those calls may cost at most, in the models' price units (an estimate); "
+        "null when a model has no prices."
+    )
+
+
+@extend_schema_serializer(component_name="EvaluationLimits")
+class EvaluationLimitsOutputSerializer(serializers.Serializer[Any]):
+    max_calls_per_run = serializers.IntegerField(help_text="EVAL_MAX_CALLS_PER_RUN.")
+    max_runs_per_user = serializers.IntegerField(help_text="EVAL_MAX_RUNS_PER_USER.")
+    runs_going = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The ids of your runs queued or running."
+    )
+    daily_budget = _cost_field("EVAL_DAILY_BUDGET; null: none.")
+    spent_today = serializers.FloatField(help_text="What today's runs spent.")
+    reserved = serializers.FloatField(help_text="What the runs going may yet spend.")
+
+
+@extend_schema_serializer(component_name="EvaluationPlan")
+class EvaluationPlanOutputSerializer(serializers.Serializer[Any]):
+    suite = serializers.CharField()
+    cases = serializers.IntegerField()
+    repeat = serializers.IntegerField()
+    baseline_model = serializers.CharField()
+    candidate_model = serializers.CharField()
+    default_model = serializers.BooleanField(
+        help_text="A side named no model and would get the default (EVAL_DEFAULT_MODEL)."
+    )
+    calls = serializers.IntegerField(
+        help_text="The most model calls the run may make: 2 sides × repeat × (1 + judge "
+        "checks) per case; fewer where both prompts are the same or the cache answers."
+    )
+    judge_calls = serializers.IntegerField(help_text="Of those, the judges' calls.")
+    cost = _cost_field(
+        "What they may cost at most, in the models' price units: answers at max_tokens, "
+        "inputs estimated; null when a model has no prices."
+    )
+    unpriced = serializers.ListField(
+        child=serializers.CharField(), help_text="Models the run calls that have no prices."
+    )
+    limits = EvaluationLimitsOutputSerializer()
+    allowed = serializers.BooleanField(help_text="Whether POST /api/evaluations would start it.")
+    refused = serializers.CharField(
+        allow_null=True, help_text="Why it would be refused now (null: it would start)."
+    )
+    refused_status = serializers.IntegerField(
+        allow_null=True, help_text="The status POST would answer: 400 or 429 (null: 202)."
+    )
 
 
 @extend_schema_serializer(component_name="Progress")
@@ -276,9 +336,28 @@ class EvaluationOutputSerializer(serializers.Serializer[Any]):
     baseline = RunSideField()
     candidate_model = serializers.CharField()
     baseline_model = serializers.CharField()
+    default_model = serializers.BooleanField(
+        help_text="A side named no model and got the default (EVAL_DEFAULT_MODEL)."
+    )
     repeat = serializers.IntegerField()
     status = serializers.CharField(help_text=f"One of {', '.join(STATUSES)}.")
+    cases_in_error = serializers.IntegerField(
+        allow_null=True,
+        help_text="A finished run's cases that ended in an error (a call failed, a judge "
+        "could not answer, the case could not render); null before it finished. A run "
+        "with errors never passes a gate.",
+    )
     progress = ProgressOutputSerializer()
+    planned_calls = serializers.IntegerField(
+        help_text="The most model calls the run may make (its plan), judges included."
+    )
+    planned_cost = _cost_field(
+        "What they may cost at most, in the models' price units; null: a model has no prices."
+    )
+    spent = serializers.FloatField(
+        help_text="What the calls it made cost so far (judges included; cached answers cost "
+        "nothing), in the models' price units."
+    )
     summary = SummaryField(allow_null=True)
     error = serializers.CharField(allow_blank=True, help_text="Why a failed run failed.")
     created_by = serializers.CharField(allow_null=True)
@@ -304,14 +383,22 @@ class CheckResultOutputSerializer(serializers.Serializer[Any]):
 @extend_schema_serializer(component_name="TokenCounts")
 class TokenCountsOutputSerializer(serializers.Serializer[Any]):
     prompt_tokens = serializers.IntegerField(
-        allow_null=True, help_text="The side's system prompt, counted; null when not rendered."
+        allow_null=True,
+        help_text=(
+            "The side's system prompt, counted; null when not rendered, or when it could "
+            "not be counted (error)."
+        ),
     )
     output_tokens = serializers.ListField(
-        child=serializers.IntegerField(), help_text="Each answer counted, one per repetition."
+        child=serializers.IntegerField(allow_null=True),
+        help_text="Each answer counted, one per repetition (null: it could not be counted).",
     )
     exact = serializers.BooleanField(
         help_text="Whether the counts are the model's own tokenizer's (OpenAI's models); "
         "else an estimate (o200k_base)."
+    )
+    error = serializers.CharField(
+        allow_null=True, help_text="null, or why a text of the side could not be counted."
     )
 
 
@@ -327,10 +414,17 @@ class SideResultOutputSerializer(serializers.Serializer[Any]):
     checks = CheckResultOutputSerializer(many=True)
     pass_rate = serializers.FloatField(help_text="The share of repetitions passing every check.")
     input_tokens = serializers.IntegerField(
-        help_text="Over the repetitions, as the provider reported them."
+        allow_null=True,
+        help_text="Over the repetitions, as the provider reported them; null when it "
+        "reported none (every call failed, or a provider such as echo).",
     )
     output_tokens = serializers.IntegerField(
-        help_text="Over the repetitions, as the provider reported them."
+        allow_null=True,
+        help_text="Over the repetitions, as the provider reported them; null when none.",
+    )
+    cost = _cost_field(
+        "Those tokens at the model's prices (cached answers included); null without prices "
+        "or tokens."
     )
     counted = TokenCountsOutputSerializer(
         help_text="The prompt and the answers counted here, beside the provider's usage."

@@ -1,5 +1,6 @@
 """The evaluations views (evaluations §5): models, suites, cases (JSONL import and export,
-a case from a recorded conversation), runs, their results and cancelling. One class per
+a case from a recorded conversation), runs (their plan before they start, held to the
+limits of ``evaluations.planning``), their results and cancelling. One class per
 operation; ``urls.py`` combines the classes that share a path.
 
 request → the path's names, the body (input serializer) → a selector or a service of
@@ -40,8 +41,8 @@ from sysprompt.api.parsers import (
 )
 from sysprompt.api.transfer_views import JsonFirstNegotiation
 from sysprompt.conf import app_settings
-from sysprompt.errors import EvaluationNotFound, InvalidInput
-from sysprompt.evaluations import results, selectors, services
+from sysprompt.errors import EvaluationNotFound, InvalidInput, RunRefused
+from sysprompt.evaluations import planning, results, selectors, services
 from sysprompt.evaluations.validation import suite_name_valid
 from sysprompt.prompts.selectors import conversation_prompt_visible
 from sysprompt.prompts.validation import conversation_id_check
@@ -393,33 +394,118 @@ class EvaluationListApi(_Authors):
         return page_response(self, request, selectors.runs_list(), _RunRowSerializer)
 
 
+def _run_fields(request: Request) -> dict[str, Any]:
+    """The body of a run's start or plan, its shape checked (the service checks the rest)."""
+    body = es.EvaluationInputSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    given = body.validated_data
+    return {
+        "suite": given["suite"],
+        "candidate": given["candidate"],
+        "baseline": given.get("baseline"),
+        "model": given.get("model"),
+        "baseline_model": given.get("baseline_model"),
+        "candidate_model": given.get("candidate_model"),
+        "repeat": given.get("repeat"),
+        "fresh": given.get("fresh", False),
+    }
+
+
 class EvaluationCreateApi(_Authors):
     @extend_schema(
         operation_id="start_evaluation",
         summary="Start a run: a candidate against a baseline on a suite",
         description=(
-            "202 with the queued run's id; a worker does it (GET /api/evaluations/{id} "
-            "shows its progress). 400 naming the field; 404 for an unknown suite."
+            "202 with the queued run's id, the models each side is answered by (default_model: "
+            "a side named none and got EVAL_DEFAULT_MODEL's) and its plan: the most calls it "
+            "may make and what they may cost; a worker does it (GET /api/evaluations/{id} "
+            "shows its progress). 400 naming the field (a release or label that does not "
+            "exist; calls: more calls than EVAL_MAX_CALLS_PER_RUN allows); 404 for an "
+            "unknown suite; 429 when you have EVAL_MAX_RUNS_PER_USER runs going, or the "
+            "day's EVAL_DAILY_BUDGET would be passed (Retry-After: when the day ends). "
+            "POST /api/evaluations/plan tells all this without starting it."
         ),
         request=es.EvaluationInputSerializer,
-        responses={202: es.EvaluationStartedOutputSerializer, **error_responses(400, 404, 415)},
+        responses={
+            202: es.EvaluationStartedOutputSerializer,
+            **error_responses(400, 404, 415, 429),
+        },
     )
     def post(self, request: Request) -> Response:
-        body = es.EvaluationInputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        given = body.validated_data
-        run = services.run_create(
-            suite=given["suite"],
-            candidate=given["candidate"],
-            baseline=given.get("baseline"),
-            model=given.get("model"),
-            baseline_model=given.get("baseline_model"),
-            candidate_model=given.get("candidate_model"),
-            repeat=given.get("repeat"),
-            fresh=given.get("fresh", False),
-            author=request.user,
+        run = services.run_create(**_run_fields(request), author=request.user)
+        answer = {
+            "id": run.pk,
+            "status": run.status,
+            "baseline_model": run.baseline_model,
+            "candidate_model": run.candidate_model,
+            "default_model": run.default_model,
+            "planned_calls": run.planned_calls,
+            "planned_cost": run.planned_cost,
+        }
+        return Response(
+            es.EvaluationStartedOutputSerializer(answer).data, status=status.HTTP_202_ACCEPTED
         )
-        return Response({"id": run.pk, "status": run.status}, status=status.HTTP_202_ACCEPTED)
+
+
+class EvaluationPlanApi(_Authors):
+    @extend_schema(
+        operation_id="plan_evaluation",
+        summary="A run's plan, without starting it: its calls, its cost, the limits",
+        description=(
+            "The body of POST /api/evaluations. 200 with the most model calls the run may "
+            "make (2 sides × repeat × (1 + judge checks) per case; fewer are made where "
+            "both prompts are the same or the response cache answers), what they may cost "
+            "(answers at max_tokens, inputs estimated; null when a model has no prices), "
+            "the limits and where you stand, and whether POST would start it now (refused: "
+            "why not, refused_status: 400 or 429). 400 naming a bad field, 404 for an "
+            "unknown suite, as POST."
+        ),
+        request=es.EvaluationInputSerializer,
+        responses={200: es.EvaluationPlanOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        plan = planning.run_plan(planning.run_request_valid(**_run_fields(request)))
+        limits = planning.limits_now(request.user)
+        refusal = planning.plan_refusal(plan, limits)
+        return Response(es.EvaluationPlanOutputSerializer(plan_json(plan, limits, refusal)).data)
+
+
+def plan_json(
+    plan: planning.RunPlan,
+    limits: planning.Limits,
+    refusal: InvalidInput | RunRefused | None,
+) -> dict[str, Any]:
+    """A plan as ``POST /api/evaluations/plan`` answers it."""
+    request = plan.request
+    return {
+        "suite": request.suite.name,
+        "cases": plan.cases,
+        "repeat": request.repeat,
+        "baseline_model": request.baseline_model,
+        "candidate_model": request.candidate_model,
+        "default_model": request.default_model,
+        "calls": plan.calls,
+        "judge_calls": plan.judge_calls,
+        "cost": plan.cost,
+        "unpriced": list(plan.unpriced),
+        "limits": {
+            "max_calls_per_run": limits.max_calls,
+            "max_runs_per_user": limits.max_runs,
+            "runs_going": list(limits.runs_going),
+            "daily_budget": limits.budget,
+            "spent_today": round(limits.spent_today, 6),
+            "reserved": limits.reserved,
+        },
+        "allowed": refusal is None,
+        "refused": None if refusal is None else _said(refusal),
+        "refused_status": None
+        if refusal is None
+        else (400 if isinstance(refusal, InvalidInput) else 429),
+    }
+
+
+def _said(error: InvalidInput | RunRefused) -> str:
+    return error.message if isinstance(error, InvalidInput) else str(error)
 
 
 class EvaluationGetApi(_Authors):

@@ -2,9 +2,9 @@
 authors only; applied to every conversation that host constructs from then on.
 
 request → the username (a user in the "Agent hosts" group, else 404) → the library's
-selector, or the releases service (403 when the host's label is protected and the
-author may not publish; then the library's, which checks the override: 400 naming the
-field) → output.
+selector; or who may change the host (403 when its label is protected and the author
+may not publish, before the body is read), the body, the releases service and the
+library's, which checks the override (400 naming the field) → output.
 """
 
 from __future__ import annotations
@@ -73,17 +73,20 @@ class AgentHostOverrideSetApi(APIView):
         description=(
             "Applies to the conversations the host constructs or compacts from now on; "
             "stored prompts do not change until then. A host whose label is protected "
-            "(no label: production) needs releases.publish_release: 403 without it."
+            "(no label: production) needs releases.publish_release: 403 without it, "
+            "whatever the body."
         ),
         parameters=[USERNAME],
         request=ls.HostOverrideInputSerializer,
         responses={200: ls.HostOverrideOutputSerializer, **error_responses(400, 404, 415)},
     )
     def put(self, request: Request, username: str) -> Response:
+        name = host_name(username)
+        release_services.host_change_check(username=name, author=request.user)  # before the body
         body = ls.HostOverrideInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         state = release_services.host_override_set(
-            username=host_name(username),
+            username=name,
             override=body.validated_data["override"],
             author=request.user,
         )

@@ -221,11 +221,20 @@ class CompressionOutputSerializer(serializers.Serializer[Any]):
     chars_before = serializers.IntegerField()
     chars_after = serializers.IntegerField()
     tokens_before = serializers.IntegerField(
-        help_text="The source in tokens for the provider and model (see tokens_exact)."
+        allow_null=True,
+        help_text=(
+            "The source in tokens for the provider and model (see tokens_exact); null "
+            "when it could not be counted (tokens_error)."
+        ),
     )
-    tokens_after = serializers.IntegerField(help_text="The compressed source, likewise.")
+    tokens_after = serializers.IntegerField(
+        allow_null=True, help_text="The compressed source, likewise."
+    )
     tokens_exact = serializers.BooleanField(
-        help_text="true: exact (an OpenAI model); false: an estimate (o200k_base)."
+        help_text="true: exact (one of OpenAI's models); false: an estimate (o200k_base)."
+    )
+    tokens_error = serializers.CharField(
+        allow_null=True, help_text="null, or why the texts could not be counted."
     )
 
 

@@ -271,6 +271,7 @@ class LibraryPreviewApi(APIView):
                 "tokens_before": compression.tokens_before,
                 "tokens_after": compression.tokens_after,
                 "tokens_exact": compression.tokens_exact,
+                "tokens_error": compression.tokens_error,
             },
         }
         return Response(ls.LibraryPreviewOutputSerializer(shown).data)

@@ -36,6 +36,7 @@ from sysprompt.api.serializers import (
     ToolsField,
     VariablesField,
 )
+from sysprompt.releases.gates import GATE_FIELDS, GATE_MODELS_MAX
 from sysprompt.releases.validation import (
     MESSAGE_MAX_LENGTH,
     WINDOW_DAYS_DEFAULT,
@@ -251,21 +252,39 @@ class ComparisonOutputSerializer(serializers.Serializer[Any]):
 # --- labels -------------------------------------------------------------------------------
 
 
-@extend_schema_field(
-    {
+def _gate_schema(*, given: bool) -> dict[str, Any]:
+    """A gate's schema: as a PUT gives it (``given``: only the suite required, at least
+    one model when models are named) or as a label shows it (every field, the models
+    its runs must use)."""
+    models: dict[str, Any] = {
+        "type": "array",
+        "items": {"type": "string"},
+        "maxItems": GATE_MODELS_MAX,
+    }
+    if given:
+        models["minItems"] = 1
+    return {
         "type": "object",
         "nullable": True,
         "properties": {
             "suite": {"type": "string"},
             "max_regressions": {"type": "integer", "minimum": 0},
             "min_pass_rate": {"type": "number", "minimum": 0, "maximum": 1},
+            "models": models,
         },
-        "required": ["suite"],
+        "required": ["suite"] if given else list(GATE_FIELDS),
     }
-)
+
+
+@extend_schema_field(_gate_schema(given=False))
 class GateField(JsonValueField):
-    """A label's gate, passed through as JSON (``sysprompt.releases.gates.gate_valid``
-    checks it)."""
+    """A label's gate as the API shows it."""
+
+
+@extend_schema_field(_gate_schema(given=True))
+class GateInputField(JsonValueField):
+    """A label's gate as a PUT gives it, passed through as JSON
+    (``sysprompt.releases.gates.gate_valid`` checks it)."""
 
 
 @extend_schema_serializer(component_name="Label")
@@ -282,7 +301,9 @@ class LabelOutputSerializer(serializers.Serializer[Any]):
     updated_by = serializers.CharField(allow_null=True)
     gate = GateField(
         allow_null=True,
-        help_text="null: no gate; else a move needs a passing run of the suite (409 without).",
+        help_text="null: no gate; else a move needs, for each of models, a passing run of the "
+        "suite on that model (409 without). models empty: a gate set before gates named "
+        "models, while the default model is echo: no run counts.",
     )
 
 
@@ -315,7 +336,9 @@ class LabelPageOutputSerializer(PageOutputSerializer):
 @extend_schema_serializer(component_name="LabelInput")
 class LabelInputSerializer(serializers.Serializer[Any]):
     target = TargetField(
-        help_text='"latest", {"release": N} or {"split": [{"release", "weight"}, …]}.'
+        required=False,
+        help_text='"latest", {"release": N} or {"split": [{"release", "weight"}, …]}; left '
+        "out: the label keeps its target (a new label needs one).",
     )
     message = message_field(help_text="Why it moves; kept in the label's history.")
     protected = StrictBooleanField(
@@ -323,12 +346,14 @@ class LabelInputSerializer(serializers.Serializer[Any]):
         help_text="Mark it protected (moving it then needs releases.publish_release); "
         "left out: unchanged (false for a new label). production is always protected.",
     )
-    gate = GateField(
+    gate = GateInputField(
         required=False,
         allow_null=True,
         help_text='{"suite", "max_regressions" (default 0), "min_pass_rate" (0 to 1, default '
-        "0)}: a move to a release needs a finished run of the suite with that release as "
-        "candidate and the label as baseline that passed; null removes it; left out: "
+        '0), "models" (configured model names; default: [EVAL_DEFAULT_MODEL], refused when '
+        "that is echo)}: a move to a release needs, for each model, a finished run of the "
+        "suite on that model (both sides) with that release as candidate and the label as "
+        "baseline that passed, no case or call in error; null removes it; left out: "
         "unchanged. A gated label cannot follow latest.",
     )
     force = StrictBooleanField(
@@ -441,14 +466,27 @@ class ImpactContextOutputSerializer(serializers.Serializer[Any]):
     chars_before = serializers.IntegerField(min_value=0)
     chars_after = serializers.IntegerField(min_value=0)
     tokens_before = serializers.IntegerField(
-        min_value=0, help_text="The prompt before, in tokens for the context's provider and model."
+        min_value=0,
+        allow_null=True,
+        help_text=(
+            "The prompt before, in tokens for the context's provider and model; null "
+            "when it could not be counted (tokens_error)."
+        ),
     )
-    tokens_after = serializers.IntegerField(min_value=0, help_text="The prompt after, likewise.")
+    tokens_after = serializers.IntegerField(
+        min_value=0, allow_null=True, help_text="The prompt after, likewise."
+    )
     tokens_exact = serializers.BooleanField(
         help_text=(
-            "true: the counts are exact (an OpenAI model); false: an estimate (the "
-            "provider has no public offline tokenizer; counted with o200k_base)."
+            "true: the counts are exact (one of OpenAI's models); false: an estimate "
+            "(any other model; counted with o200k_base)."
         )
+    )
+    tokens_error = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "null, or why a prompt could not be counted; the report is answered all the same."
+        ),
     )
     shared_prefix_before = serializers.IntegerField(min_value=0)
     shared_prefix_after = serializers.IntegerField(min_value=0)

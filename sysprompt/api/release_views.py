@@ -2,14 +2,17 @@
 rollbacks, the impact report, test contexts and agent hosts' labels. One class per
 operation; ``urls.py`` combines the classes that share a path.
 
-request → the path's name or number, the body (input serializer) → a selector or a
-service of ``sysprompt.releases`` (which checks names, targets and pointers, and who
-may move a protected label) → output. Prompt authors only (``IsReleaseAuthor``):
+request → the path's name or number → who may change what it names (a protected
+label, an agent host on one: 403 before the body is read, whatever it holds) → the
+body (input serializer) → a selector or a service of ``sysprompt.releases`` (which
+checks names, targets and pointers, and who may move a protected label, again) →
+output. Prompt authors only (``IsReleaseAuthor``):
 agent hosts get 403 on every one of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -91,16 +94,19 @@ def label_detail(state: selectors.LabelState) -> dict[str, Any]:
     return {**label_data(state), "rollback_to": None if back_to is None else back_to.as_json()}
 
 
-def label_put(name: str, given: Any, *, author: Actor) -> services.LabelSet:
+def label_put(name: str, given: Callable[[], Any], *, author: Actor) -> services.LabelSet:
     """``PUT /api/labels/{name}``'s work, for the view and ``/mcp``'s ``set_label``: the
-    name and the body checked (``LabelInputSerializer``), the label set or moved."""
+    name checked, then who may change the label (403 for a protected one without
+    ``releases.publish_release``, before ``given()`` reads the body, whatever it holds),
+    then the body (``LabelInputSerializer``), then the label set or moved."""
     checked = label_name_valid(name)
-    body = rs.LabelInputSerializer(data=given)
+    services.label_change_check(name=checked, author=author)
+    body = rs.LabelInputSerializer(data=given())
     body.is_valid(raise_exception=True)
     data = body.validated_data
     return services.label_set(
         name=checked,
-        target=data["target"],
+        target=data.get("target", services.UNCHANGED),
         message=data.get("message", ""),
         protected=data.get("protected"),
         gate=data.get("gate", services.UNCHANGED),
@@ -315,6 +321,7 @@ def _row_data(row: ContextRow) -> dict[str, Any]:
         "tokens_before": impact.tokens_before,
         "tokens_after": impact.tokens_after,
         "tokens_exact": impact.tokens_exact,
+        "tokens_error": impact.tokens_error,
         "shared_prefix_before": impact.shared_prefix_before,
         "shared_prefix_after": impact.shared_prefix_after,
         "prefix_changed": impact.prefix_changed,
@@ -382,8 +389,9 @@ class LabelSetApi(_Authors):
         summary="Create a label or move it",
         description=(
             "201 when the label is new, 200 otherwise. Every move is kept in the label's "
-            "history; a PUT that changes nothing writes nothing. A protected label "
-            "(production) needs releases.publish_release: 403 without it, nothing changed. "
+            "history; a PUT that changes nothing writes nothing; one without target keeps "
+            "the label's (a new label needs one). A protected label (production) needs "
+            "releases.publish_release: 403 without it whatever the body, nothing changed. "
             "A gated label's move to a release it does not serve yet needs a finished run of "
             "the gate's suite (candidate that release, baseline the label as it is) that "
             'passed: 409 saying what is missing (detail, and "reasons" one by one) without '
@@ -398,7 +406,7 @@ class LabelSetApi(_Authors):
         },
     )
     def put(self, request: Request, name: str) -> Response:
-        done = label_put(name, request.data, author=request.user)
+        done = label_put(name, lambda: request.data, author=request.user)
         code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
         return Response(label_detail(done.label), status=code)
 
@@ -438,6 +446,7 @@ class LabelRollbackApi(_Authors):
     )
     def post(self, request: Request, name: str) -> Response:
         checked = label_name_valid(name)
+        services.label_change_check(name=checked, author=request.user)  # before the body
         body = rs.RollbackInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         done = services.label_rollback(
@@ -596,9 +605,11 @@ class AgentHostLabelSetApi(_Authors):
         responses={200: rs.HostLabelOutputSerializer, **error_responses(400, 404, 415)},
     )
     def put(self, request: Request, username: str) -> Response:
+        name = host_name(username)
+        services.host_change_check(username=name, author=request.user)  # before the body
         body = rs.HostLabelInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         state = services.host_label_set(
-            username=host_name(username), label=body.validated_data["label"], author=request.user
+            username=name, label=body.validated_data["label"], author=request.user
         )
         return Response(_host_label_data(state))

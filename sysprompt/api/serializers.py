@@ -388,24 +388,34 @@ class PreviewOutputSerializer(serializers.Serializer[Any]):
     )
     system_prompt_tokens = serializers.IntegerField(
         min_value=0,
+        allow_null=True,
         help_text=(
             "system_prompt in tokens for the provider and model given (0 for no prompt): "
-            "exact for OpenAI's models, else an estimate (tokens_exact)."
+            "exact for OpenAI's models, else an estimate (tokens_exact); null when it "
+            "could not be counted (tokens_error)."
         ),
     )
     shared_prefix_tokens = serializers.IntegerField(
         min_value=0,
+        allow_null=True,
         help_text="The shared prefix in tokens, counted as system_prompt_tokens is.",
     )
     tokens_exact = serializers.BooleanField(
         help_text=(
-            "true: the token counts are exact (OpenAI's tokenizer for an OpenAI model); "
-            "false: an estimate (the provider has no public offline tokenizer; counted "
-            "with o200k_base)."
+            "true: the token counts are exact (OpenAI's tokenizer for one of OpenAI's "
+            "models); false: an estimate (any other model, or none given; counted with "
+            "o200k_base)."
         )
     )
     tokens_encoding = serializers.CharField(
         help_text='The encoding the counts are in: "o200k_base" or "cl100k_base".'
+    )
+    tokens_error = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "null, or why the prompt could not be counted (its token counts are then "
+            "null); the preview is answered all the same."
+        ),
     )
     shared_prefix_end = SharedPrefixEndOutputSerializer(
         allow_null=True,

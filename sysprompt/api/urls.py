@@ -233,6 +233,7 @@ urlpatterns = [
         name="suite-export",
     ),
     path("evaluations", EvaluationsRoute.as_view(), name="evaluations"),
+    path("evaluations/plan", evaluation_views.EvaluationPlanApi.as_view(), name="evaluation-plan"),
     path(
         "evaluations/<digits:id>",
         evaluation_views.EvaluationGetApi.as_view(),

@@ -154,6 +154,7 @@ def preview_data(preview: rendering.Preview) -> dict[str, Any]:
         "shared_prefix_tokens": counted.shared_prefix.tokens,
         "tokens_exact": counted.exact,
         "tokens_encoding": counted.prompt.encoding,
+        "tokens_error": counted.failure,
         "shared_prefix_end": (
             None if end is None else {"key": end.key, "line": end.line, "column": end.column}
         ),

@@ -6,15 +6,18 @@ others get 403.
 * ``/evaluations/`` — the suites (create one) and the newest runs.
 * ``/evaluations/suites/<name>/`` — the suite: its description, its cases (each turn a
   bubble of the conversation, its context, tools, checks and reference), Import JSONL,
-  Export, and the form that starts a run; ``…/cases/new`` and ``…/cases/<case>/`` the
+  Export, and the form that starts a run — with the run's plan (``…/plan``: its calls
+  and cost at most, the limits, why a start would be refused) asked for by htmx as the
+  form changes; ``…/cases/new`` and ``…/cases/<case>/`` the
   case form (rows of turns and checks, a menu of check types: see
   :mod:`sysprompt.editor.evaluation_forms`).
 * ``/evaluations/runs/<id>/`` — the run: a progress bar that htmx polls while the run is
   queued or running (the partial alone, ``Vary: HX-Request``; once the run ended it
   answers ``HX-Refresh`` and the page reloads with the results), Cancel, and the
-  results: both sides' pass rates as bars, regressions first, each case opening to both
-  answers side by side with their differing lines marked, every check with its reason,
-  and the diff of the case's two prompts.
+  results: a run with errors says so first, both sides' pass rates as bars, tokens and
+  cost per side, regressions first, each case opening to both answers side by side
+  with their differing lines marked, every check with its reason, and the diff of the
+  case's two prompts.
 
 Every read is a selector and every write a service of ``sysprompt.evaluations`` (the
 same the API calls); an ``InvalidInput`` shows under the field it names (400) and
@@ -45,8 +48,8 @@ from django_htmx.middleware import HtmxDetails
 from sysprompt import errors
 from sysprompt.conf import app_settings
 from sysprompt.editor import evaluation_forms as ef
-from sysprompt.evaluations import selectors, services
-from sysprompt.evaluations.results import side_counts
+from sysprompt.evaluations import planning, selectors, services
+from sysprompt.evaluations.results import Usage, side_counts, side_usage
 from sysprompt.evaluations.validation import DESCRIPTION_MAX_CHARS, REPEAT_MAX
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases import selectors as releases
@@ -194,9 +197,11 @@ def _suite_page(
     import_errors: list[Any] | None = None,
     import_error: str = "",
     run_form: RunForm | None = None,
+    plan: PlanView | None = None,
 ) -> HttpResponse:
     conf = app_settings()
     context = {
+        "plan": plan,
         "suite": suite,
         "cases": [_case_view(case) for case in selectors.cases_list(suite)],
         "description_form": description_form
@@ -381,31 +386,91 @@ class CaseDeleteView(EvaluationPagesMixin, View):
 # --- runs ------------------------------------------------------------------------------
 
 
+def _run_fields(form: RunForm) -> dict[str, Any]:
+    """The start form's values as the service's fields (the model select is the
+    baseline's when a candidate's model is chosen: two models compared)."""
+    data = form.cleaned_data
+    two = bool(data["candidate_model"])
+    return {
+        "candidate": ef.pointer_of_text(data["candidate"]),
+        "baseline": ef.pointer_of_text(data["baseline"]),
+        "model": None if two else data["model"],
+        "baseline_model": data["model"] if two else None,
+        "candidate_model": data["candidate_model"] or None,
+        "repeat": data["repeat"],
+        "fresh": data["fresh"],
+    }
+
+
+def _refused(form: RunForm, error: errors.InvalidInput | errors.RunRefused) -> None:
+    """A refusal under the field it names; a limit's at the top of the form."""
+    if isinstance(error, errors.RunRefused):
+        form.add_error(None, str(error))
+    elif error.field == "calls":
+        form.add_error(None, error.message)
+    else:
+        field_name = {"baseline_model": "model"}.get(error.field, error.field)
+        _add(form, errors.InvalidInput(field_name, error.message))
+
+
 class RunStartView(EvaluationPagesMixin, View):
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
         suite = _suite(name)
         form = RunForm(request.POST)
+        status = 400
         if form.is_valid():
-            data = form.cleaned_data
-            two = bool(data["candidate_model"])
             try:
                 run = services.run_create(
-                    suite=suite.name,
-                    candidate=ef.pointer_of_text(data["candidate"]),
-                    baseline=ef.pointer_of_text(data["baseline"]),
-                    model=None if two else data["model"],
-                    baseline_model=data["model"] if two else None,
-                    candidate_model=data["candidate_model"] or None,
-                    repeat=data["repeat"],
-                    fresh=data["fresh"],
-                    author=request.user,
+                    suite=suite.name, **_run_fields(form), author=request.user
                 )
-            except errors.InvalidInput as error:
-                field_name = {"baseline_model": "model"}.get(error.field, error.field)
-                _add(form, errors.InvalidInput(field_name, error.message))
+            except (errors.InvalidInput, errors.RunRefused) as error:
+                _refused(form, error)
+                status = 429 if isinstance(error, errors.RunRefused) else 400
             else:
                 return redirect("editor:evaluations-run", run_id=run.pk)
-        return _suite_page(request, suite, status=400, run_form=form)
+        return _suite_page(request, suite, status=status, run_form=form)
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """What the start form shows of a run before it starts: its plan, or why not."""
+
+    plan: planning.RunPlan | None
+    limits: planning.Limits | None
+    refused: str = ""
+    invalid: str = ""
+    """A field's refusal (the run could not be planned), with the field named."""
+
+
+def _plan_view(suite: Any, form: RunForm, user: Any) -> PlanView:
+    if not form.is_valid():
+        said = "; ".join(
+            f"{name}: {' '.join(str(m) for m in said)}" for name, said in form.errors.items()
+        )
+        return PlanView(None, None, invalid=said)
+    try:
+        plan = planning.run_plan(planning.run_request_valid(suite=suite.name, **_run_fields(form)))
+    except errors.InvalidInput as error:
+        return PlanView(None, None, invalid=f"{error.field}: {error.message}")
+    limits = planning.limits_now(user)
+    refusal = planning.plan_refusal(plan, limits)
+    said = ""
+    if refusal is not None:
+        said = refusal.message if isinstance(refusal, errors.InvalidInput) else str(refusal)
+    return PlanView(plan, limits, refused=said)
+
+
+class RunPlanView(EvaluationPagesMixin, View):
+    """The start form's plan: from htmx (the form changed), the plan alone; else the
+    suite page with it (the "Show the plan" button without scripts)."""
+
+    def post(self, request: HttpRequest, name: str) -> HttpResponse:
+        suite = _suite(name)
+        form = RunForm(request.POST)
+        plan = _plan_view(suite, form, request.user)
+        if HtmxDetails(request):
+            return render(request, "editor/_evaluation_plan.html", {"plan": plan})
+        return _suite_page(request, suite, run_form=form, plan=plan)
 
 
 def _run(run_id: int) -> Any:
@@ -458,6 +523,8 @@ class CaseResult:
     prompt_diff: Diff | None
     baseline_prompt_tokens: TokenCount | None = None
     candidate_prompt_tokens: TokenCount | None = None
+    baseline_usage: Usage | None = None
+    candidate_usage: Usage | None = None
 
 
 def _passed(call: Any) -> bool:
@@ -560,6 +627,8 @@ def _results(run: Any) -> tuple[list[CaseResult], int]:
                 prompt_diff,
                 counts["baseline"],
                 counts["candidate"],
+                side_usage(baseline, run.baseline_model),
+                side_usage(candidate, run.candidate_model),
             )
         )
     return shown, rows.count()
@@ -576,8 +645,11 @@ def _counted(case: Any, side: str, calls: list[Any]) -> TokenCount | None:
 
 def _run_context(run: Any) -> dict[str, Any]:
     summary = run.summary or {}
+    in_error = selectors.run_errors(run)
     context: dict[str, Any] = {
         "run": run,
+        "cases_in_error": in_error,
+        "first_error": selectors.run_first_error(run) if in_error else None,
         "active": run.status in ACTIVE,
         "percent": f"{(run.done / run.total * 100) if run.total else 0:.0f}",
         "summary": summary,

@@ -10,7 +10,8 @@ and where it goes, or a preset with ``name=value`` variables and where it goes â
 default its own strategy) become the override's JSON,
 which ``sysprompt.releases.services.host_override_set`` checks (and the library's
 service after it): its refusals show inline, under that host's form â€” 403 when the
-host's label is protected and the author may not publish. A host's label (what its
+host's label is protected and the author may not publish, before the form is read
+(``host_change_check``, as the API answers). A host's label (what its
 conversations use when a call names none; else production) is set or cleared the
 same way, through
 ``sysprompt.releases.services.host_label_set``: a name that is no label is refused
@@ -92,6 +93,7 @@ class AgentHostOverrideView(AgentHostPagesMixin, View):
             return redirect("editor:agent-hosts")
         form = library_forms.HostOverrideForm(request.POST)
         try:
+            release_services.host_change_check(username=name, author=request.user)
             override = _override_value(form)
             release_services.host_override_set(
                 username=name, override=override, author=request.user
@@ -136,6 +138,7 @@ def _label_post(request: HttpRequest, name: str) -> HttpResponse:
     form = library_forms.HostLabelForm(request.POST)
     typed = str(request.POST.get("label", ""))
     try:
+        release_services.host_change_check(username=name, author=request.user)  # who may, first
         if not form.is_valid():
             field, problems = next(iter(form.errors.items()))
             raise errors.InvalidInput(field, " ".join(str(p) for p in problems))

@@ -16,6 +16,7 @@ from typing import Any
 
 from django import forms
 
+from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput
 from sysprompt.releases.validation import MESSAGE_MAX_LENGTH
 from sysprompt_core.limits import MODEL_MAX_LENGTH
@@ -63,6 +64,24 @@ class LabelSetForm(forms.Form):
     arms = forms.CharField(required=False, max_length=2000, strip=False)
     message = message_field()
     protected = forms.BooleanField(required=False)
+    force = forms.BooleanField(required=False)
+
+
+class GateForm(forms.Form):
+    """A label's gate on its page: the suite, the thresholds (the pass rate in percent)
+    and the models ticked; ``remove`` (the other button) removes it."""
+
+    suite = forms.CharField(required=False, max_length=LABEL_NAME_MAX_LENGTH)
+    max_regressions = forms.CharField(required=False, max_length=20)
+    min_pass_rate = forms.CharField(required=False, max_length=20)
+    models = forms.MultipleChoiceField(required=False)
+    remove = forms.BooleanField(required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        models = self.fields["models"]
+        assert isinstance(models, forms.MultipleChoiceField)
+        models.choices = [(name, name) for name in app_settings().models]
 
 
 class RollbackForm(forms.Form):
@@ -141,6 +160,37 @@ def _weight(text: str, line_number: int) -> object:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 10 else text
 
 
+def gate_of_form(data: dict[str, Any]) -> dict[str, Any]:
+    """The gate JSON of a :class:`GateForm`'s cleaned data (the service checks it):
+    the pass rate from percent to a share, the models as ticked (at least one)."""
+    if not data["models"]:
+        raise InvalidInput(
+            "gate.models", "Tick at least one model: the gate counts runs made with it."
+        )
+    return {
+        "suite": data["suite"].strip(),
+        "max_regressions": _whole(data["max_regressions"] or "0"),
+        "min_pass_rate": _share(data["min_pass_rate"] or "0"),
+        "models": list(data["models"]),
+    }
+
+
+def _whole(text: str) -> object:
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 10 else text
+
+
+def _share(text: str) -> float:
+    """A percentage (``90``, ``12.5%``) as a share of 1."""
+    try:
+        percent = Decimal(text.strip().removesuffix("%"))
+    except InvalidOperation:
+        percent = Decimal("NaN")
+    if not percent.is_finite() or not 0 <= percent <= 100:
+        raise InvalidInput("gate.min_pass_rate", f"{text!r} is no percentage from 0 to 100.")
+    return float(percent / 100)
+
+
 def share_of_text(text: str) -> object:
     """The confirm form's share: blank for all conversations (``None``), else percent
     (``10``, ``12.5%``) as basis points; the service checks the range."""
@@ -203,6 +253,10 @@ _FIELD_OF = {
     "label": "label",
     "with": "with",
     "weight": "share",
+    "gate.suite": "suite",
+    "gate.max_regressions": "max_regressions",
+    "gate.min_pass_rate": "min_pass_rate",
+    "gate.models": "models",
 }
 
 

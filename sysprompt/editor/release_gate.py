@@ -1,11 +1,18 @@
-"""The Publish dialog's gate panel (docs/releases.md, "Gates"): a gated label's gate,
-the newest run of its suite for the candidate, what the move is missing, and the
-button that starts a run.
+"""A label's gate in the editor (docs/releases.md, "Gates"): the Publish dialog's panel,
+the label page's gate form, and the words of a refusal.
 
-* :func:`gate_panel` — what the panel shows (``None``: the label has no gate);
-* :func:`gate_run_start` (``POST /releases/publish/evaluate``) — start a run of the gate's
-  suite with the candidate release as candidate and the label as baseline
-  (``sysprompt.evaluations.services.run_create``), then back to the dialog.
+* :func:`gate_panel` — what the Publish dialog shows (``None``: the label has no gate):
+  the gate, for each of its models the run that decides (or the newest on that
+  model), what the move is missing;
+* :func:`gate_run_start` (``POST /releases/publish/evaluate``) — start the runs the move
+  needs: one per model of the gate that has no passing run yet, with the candidate
+  release as candidate and the label as baseline
+  (``sysprompt.evaluations.services.run_create``), then back to the dialog;
+* :func:`gate_form_context` and :func:`gate_save` (``POST /releases/labels/<name>/gate``)
+  — set, change or remove a label's gate on its page: ``label_set`` with the gate
+  alone, the target kept;
+* :func:`refusal_text` — a :class:`~sysprompt.errors.GateNotPassed` as the editor says
+  it, naming the "Force past the gate" checkbox where the API names ``"force": true``.
 
 The runs are read through ``sysprompt.evaluations.gate`` and the reasons through
 ``sysprompt.releases.gates.move_reasons``: what the panel says is what the move will
@@ -14,7 +21,8 @@ answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -23,15 +31,24 @@ from django.shortcuts import redirect
 from django.urls import reverse
 
 from sysprompt import errors
+from sysprompt.conf import app_settings
 from sysprompt.editor import release_forms as rf
 from sysprompt.evaluations import services as evaluations
 from sysprompt.evaluations.gate import gate_run, gate_runs
-from sysprompt.evaluations.selectors import Run
-from sysprompt.releases import selectors
-from sysprompt.releases.gates import Gate, move_reasons
+from sysprompt.evaluations.selectors import Run, suites_list
+from sysprompt.releases import selectors, services
+from sysprompt.releases.gates import Gate, default_models, move_reasons
 from sysprompt.releases.permissions import PUBLISH_PERMISSION
 from sysprompt.releases.validation import label_name_valid
-from sysprompt_core.releases import LATEST, Pointer, Single
+from sysprompt_core.releases import LATEST, Pointer, Single, Target
+
+FORCE_BOX = "the “Force past the gate” box ticked"
+"""How the editor's refusals name the way a publisher forces a move."""
+
+
+def refusal_text(error: errors.GateNotPassed) -> str:
+    """The 409 as the editor says it: the reasons, then the checkbox that forces."""
+    return error.said(FORCE_BOX)
 
 
 @dataclass(frozen=True)
@@ -47,13 +64,22 @@ class RunLine:
 
 
 @dataclass(frozen=True)
+class ModelLine:
+    """One model of the gate: the run that decides its part (or the newest on it)."""
+
+    model: str
+    run: RunLine | None
+    passed: bool
+
+
+@dataclass(frozen=True)
 class GatePanel:
     """A gated label's panel: ``release`` is ``None`` for the working copy (it has no
     release to evaluate until it is released); ``reasons`` what the move misses."""
 
     gate: Gate
     release: int | None
-    run: RunLine | None
+    models: list[ModelLine]
     reasons: list[str]
     may_force: bool
     min_pass_rate: str
@@ -77,6 +103,12 @@ def _line(run: Run) -> RunLine:
     )
 
 
+def _model_reasons(gate: Gate, label: str, current: Target, release: int, model: str) -> list[str]:
+    """What the move misses as far as ``model`` goes (the gate's check, one model)."""
+    alone = replace(gate, models=(model,))
+    return move_reasons(gate=alone, label=label, current=current, new=Single(release))
+
+
 def gate_panel(
     request: HttpRequest, label: selectors.LabelState, candidate: Pointer
 ) -> GatePanel | None:
@@ -90,17 +122,27 @@ def gate_panel(
         reasons = [
             "the working copy is no release yet: create the release, then run the suite on it"
         ]
-        return GatePanel(gate, None, None, reasons, may_force, rate)
-    run = gate_run(suite=gate.suite, release=candidate, label=label.name, baseline=label.target)
-    if run is None:
-        newest = gate_runs(suite=gate.suite, release=candidate)
-        run = newest[0] if newest else None
+        return GatePanel(gate, None, [], reasons, may_force, rate)
+    lines = []
+    for model in gate.required_models():
+        run = gate_run(
+            suite=gate.suite,
+            release=candidate,
+            label=label.name,
+            baseline=label.target,
+            model=model,
+        )
+        if run is None:
+            newest = gate_runs(suite=gate.suite, release=candidate, model=model)
+            run = newest[0] if newest else None
+        passed = not _model_reasons(gate, label.name, label.target, candidate, model)
+        lines.append(ModelLine(model, None if run is None else _line(run), passed))
     reasons = move_reasons(gate=gate, label=label.name, current=label.target, new=Single(candidate))
-    return GatePanel(gate, candidate, None if run is None else _line(run), reasons, may_force, rate)
+    return GatePanel(gate, candidate, lines, reasons, may_force, rate)
 
 
 def gate_run_start(request: HttpRequest) -> HttpResponse:
-    """Start the run a gated label's move needs, then back to the Publish dialog."""
+    """Start the runs a gated label's move needs, then back to the Publish dialog."""
     form = rf.PublishForm(request.POST)
     back = reverse("editor:releases-publish")
     if not form.is_valid():
@@ -115,16 +157,95 @@ def gate_run_start(request: HttpRequest) -> HttpResponse:
             raise errors.InvalidInput(
                 "candidate", "a run for the gate needs a gated label and a release."
             )
-        run = evaluations.run_create(
-            suite=label.gate.suite,
-            candidate={"release": candidate},
-            baseline={"label": label.name},
-            author=request.user,
-        )
+        models = label.gate.required_models()
+        if not models:
+            raise errors.InvalidInput(
+                "candidate",
+                "the gate names no model (the default model is an echo): set its models "
+                "on the label's page first.",
+            )
+        needed = [
+            model
+            for model in models
+            if _model_reasons(label.gate, label.name, label.target, candidate, model)
+        ] or list(models)
+        runs = [
+            evaluations.run_create(
+                suite=label.gate.suite,
+                candidate={"release": candidate},
+                baseline={"label": label.name},
+                model=model,
+                author=request.user,
+            )
+            for model in needed
+        ]
     except errors.InvalidInput as error:
         messages.error(request, error.message)
-    except (errors.LabelNotFound, errors.SuiteNotFound) as error:
+    except (errors.LabelNotFound, errors.SuiteNotFound, errors.RunRefused) as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, f"Run {run.pk} of suite {run.suite_name} started.")
+        started = ", ".join(f"run {run.pk} on {run.candidate_model}" for run in runs)
+        messages.success(request, f"Suite {label.gate.suite}: {started} started.")
     return redirect(f"{back}?{query}")
+
+
+# --- the label page's gate form -------------------------------------------------------
+
+
+def model_names() -> list[str]:
+    """The configured models a gate may name, as ``GET /api/models`` lists them."""
+    return list(app_settings().models)
+
+
+def gate_form_context(label: selectors.LabelState, form: rf.GateForm | None) -> dict[str, Any]:
+    """What the label page's gate section needs: the form (with the label's gate, or
+    the default model ticked for a new gate) and the suites and models it offers."""
+    gate = label.gate
+    if form is None:
+        initial: dict[str, Any] = {
+            "max_regressions": 0,
+            "min_pass_rate": "0",
+            "models": list(default_models()),
+        }
+        if gate is not None:
+            initial = {
+                "suite": gate.suite,
+                "max_regressions": gate.max_regressions,
+                "min_pass_rate": f"{gate.min_pass_rate * 100:g}",
+                "models": list(gate.required_models()),
+            }
+        form = rf.GateForm(initial=initial)
+    return {
+        "gate_form": form,
+        "gate_suites": [suite.name for suite in suites_list()],
+        "gate_models": model_names(),
+        "gate_required": [] if gate is None else list(gate.required_models()),
+        "gate_rate": "" if gate is None else f"{gate.min_pass_rate:.0%}",
+    }
+
+
+def gate_save(request: HttpRequest, label: selectors.LabelState) -> rf.GateForm | None:
+    """Set, change or (``remove``) remove ``label``'s gate from the label page's form:
+    ``None`` when it was saved (a message says what), else the form with the refusal
+    under the field it names. The caller checked the author may change the label."""
+    form = rf.GateForm(request.POST)
+    if not form.is_valid():
+        return form
+    data = form.cleaned_data
+    try:
+        gate = None if data["remove"] else rf.gate_of_form(data)
+        done = services.label_set(name=label.name, gate=gate, author=request.user)
+    except errors.InvalidInput as error:
+        rf.refusal_add(form, error)
+        return form
+    state = done.label
+    if state.gate is None:
+        messages.success(request, f"Label {state.name} has no gate now.")
+    else:
+        models = ", ".join(state.gate.required_models())
+        messages.success(
+            request,
+            f"Label {state.name} is gated by suite {state.gate.suite} on {models}; it serves "
+            f"{state.target.describe()} as before.",
+        )
+    return None

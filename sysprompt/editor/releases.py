@@ -14,14 +14,17 @@ the API's ``IsReleaseAuthor``); agent hosts get 403.
   form (message; a publisher may force a move the gate refuses) that POSTs to the same
   URL; htmx asks for the report alone.
 * ``/releases/compare?release=&with=`` — a release against the working copy or another.
-* ``/releases/labels/<name>/`` — the label's history and Rollback (asks first).
+* ``/releases/labels/<name>/`` — the label's history, its gate (set, changed or removed
+  at ``…/gate``: the target kept) and Rollback (asks first; when the label's gate would
+  refuse it, the dialog says so and offers a publisher the forced rollback).
 * ``/releases/test-contexts/`` — a new test context; ``…/<name>/`` edits one.
 
 Every read is a selector and every write a service of ``sysprompt.releases`` (the same
 the API calls): they check names, targets and who may move a protected label, so a
-refusal here is the API's. An ``InvalidInput`` shows under the field it names (400);
+refusal here is the API's. Who may comes first: a protected label's forms answer 403
+before their fields are read. An ``InvalidInput`` shows under the field it names (400);
 ``LabelProtected`` says what it takes (403); ``GateNotPassed`` says what the gate misses
-(409); nothing is changed by any.
+and names the "Force past the gate" checkbox (409); nothing is changed by any.
 """
 
 from __future__ import annotations
@@ -41,9 +44,16 @@ from django_htmx.middleware import HtmxDetails
 from sysprompt import errors
 from sysprompt.editor import release_forms as rf
 from sysprompt.editor.preview import assignments_parse, assignments_text
-from sysprompt.editor.release_gate import gate_panel, gate_run_start
+from sysprompt.editor.release_gate import (
+    gate_form_context,
+    gate_panel,
+    gate_run_start,
+    gate_save,
+    refusal_text,
+)
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases import selectors, services
+from sysprompt.releases.gates import move_reasons
 from sysprompt.releases.impact import impact_report
 from sysprompt.releases.permissions import PUBLISH_PERMISSION
 from sysprompt.releases.validation import label_name_valid, pointer_valid
@@ -256,6 +266,13 @@ class PublishView(ReleasePagesMixin, View):
 
     def post(self, request: HttpRequest) -> HttpResponse:
         form = rf.PublishConfirmForm(request.POST)
+        try:
+            _may_change_named(request, request.POST.get("label"))
+        except errors.LabelProtected as error:
+            form.is_valid()  # cleans once, so that the refusal can be added
+            form.add_error(None, str(error))
+            context = _impact_context(request, form)
+            return render(request, "editor/releases_publish.html", context, status=403)
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -271,7 +288,7 @@ class PublishView(ReleasePagesMixin, View):
             except errors.InvalidInput as error:
                 rf.refusal_add(form, error)
             except errors.GateNotPassed as error:
-                form.add_error(None, str(error))
+                form.add_error(None, refusal_text(error))
                 context = _impact_context(request, form)
                 return render(request, "editor/releases_publish.html", context, status=409)
             except errors.LabelProtected as error:
@@ -291,6 +308,17 @@ class PublishView(ReleasePagesMixin, View):
                 return redirect("editor:releases-label", name=data["label"])
         context = _impact_context(request, form)
         return render(request, "editor/releases_publish.html", context, status=400)
+
+
+def _may_change_named(request: HttpRequest, name: object) -> None:
+    """:class:`LabelProtected` when the label a form names (if it names one) is one
+    the user may not change: who may, before the form's other fields are read."""
+    if isinstance(name, str):
+        try:
+            checked = label_name_valid(name, "label")
+        except errors.InvalidInput:
+            return  # the form says what is wrong with the name
+        services.label_change_check(name=checked, author=request.user)
 
 
 def _publish_initial() -> dict[str, str]:
@@ -349,6 +377,12 @@ class LabelSetView(ReleasePagesMixin, View):
 
     def post(self, request: HttpRequest) -> HttpResponse:
         form = rf.LabelSetForm(request.POST)
+        try:
+            _may_change_named(request, request.POST.get("name"))
+        except errors.LabelProtected as error:
+            form.is_valid()  # cleans once, so that the refusal can be added
+            form.add_error(None, str(error))
+            return _page(request, status=403, label_form=form)
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -357,6 +391,7 @@ class LabelSetView(ReleasePagesMixin, View):
                     target=rf.target_of_form(data),
                     message=data["message"],
                     protected=True if data["protected"] else None,
+                    force=data["force"],
                     author=request.user,
                 )
             except errors.InvalidInput as error:
@@ -364,7 +399,7 @@ class LabelSetView(ReleasePagesMixin, View):
             except errors.ReleaseNotFound as error:
                 form.add_error("release" if data["kind"] == "release" else "arms", str(error))
             except errors.GateNotPassed as error:
-                form.add_error(None, str(error))
+                form.add_error(None, refusal_text(error))
                 return _page(request, status=409, label_form=form)
             except errors.LabelProtected as error:
                 form.add_error(None, str(error))
@@ -389,11 +424,14 @@ def _label_page(
     label: selectors.LabelState,
     *,
     form: rf.RollbackForm | None = None,
+    gate_form: rf.GateForm | None = None,
     status: int = 200,
     gate_refused: bool = False,
 ) -> HttpResponse:
     moves = list(selectors.label_history(label.name)[: HISTORY_PAGE_SIZE + 1])
     back_to = selectors.rollback_target(label.name)
+    refused = _rollback_refusal(label, back_to)
+    may_publish = request.user.has_perm(PUBLISH_PERMISSION)
     context = {
         "label": label,
         "label_segments": segments(label.target),
@@ -403,13 +441,36 @@ def _label_page(
         "can_roll_back": back_to is not None,
         "rollback_to": None if back_to is None else back_to.describe(),
         "form": form or rf.RollbackForm(),
-        "may_force": gate_refused and request.user.has_perm(PUBLISH_PERMISSION),
+        "rollback_refused": refused,
+        "may_force": bool(refused)
+        and may_publish
+        and back_to is not None
+        and LATEST not in back_to.pointers,
+        "open_rollback": gate_refused,
+        "may_publish": may_publish,
+        **gate_form_context(label, gate_form),
     }
     return render(request, "editor/releases_label.html", context, status=status)
 
 
+def _rollback_refusal(label: selectors.LabelState, back_to: Target | None) -> list[str]:
+    """What the label's gate would answer to a rollback now (empty: it lets it)."""
+    if label.gate is None or back_to is None:
+        return []
+    return move_reasons(gate=label.gate, label=label.name, current=label.target, new=back_to)
+
+
+def _label_protected(
+    request: HttpRequest, label: selectors.LabelState, error: errors.LabelProtected
+) -> HttpResponse:
+    form = rf.RollbackForm({})  # bound and empty: nothing the user sent is read
+    form.is_valid()
+    form.add_error(None, str(error))
+    return _label_page(request, label, form=form, status=403)
+
+
 class LabelView(ReleasePagesMixin, View):
-    """One label: its target, its history (newest first) and Rollback."""
+    """One label: its target, its gate, its history (newest first) and Rollback."""
 
     def get(self, request: HttpRequest, name: str) -> HttpResponse:
         return _label_page(request, _label(name))
@@ -418,6 +479,10 @@ class LabelView(ReleasePagesMixin, View):
 class LabelRollbackView(ReleasePagesMixin, View):
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
         label = _label(name)
+        try:
+            services.label_change_check(name=label.name, author=request.user)
+        except errors.LabelProtected as error:  # who may, before what they ask
+            return _label_protected(request, label, error)
         form = rf.RollbackForm(request.POST)
         if form.is_valid():
             try:
@@ -430,7 +495,7 @@ class LabelRollbackView(ReleasePagesMixin, View):
             except errors.InvalidInput as error:
                 form.add_error(None, error.message)
             except errors.GateNotPassed as error:
-                form.add_error(None, str(error))
+                form.add_error(None, refusal_text(error))
                 return _label_page(request, label, form=form, status=409, gate_refused=True)
             except errors.LabelProtected as error:
                 form.add_error(None, str(error))
@@ -441,6 +506,21 @@ class LabelRollbackView(ReleasePagesMixin, View):
                 )
                 return redirect("editor:releases-label", name=label.name)
         return _label_page(request, label, form=form, status=400)
+
+
+class LabelGateView(ReleasePagesMixin, View):
+    """Set, change or remove the label's gate (its target kept)."""
+
+    def post(self, request: HttpRequest, name: str) -> HttpResponse:
+        label = _label(name)
+        try:
+            services.label_change_check(name=label.name, author=request.user)
+        except errors.LabelProtected as error:  # who may, before what they ask
+            return _label_protected(request, label, error)
+        refused = gate_save(request, label)
+        if refused is None:
+            return redirect(reverse("editor:releases-label", args=[label.name]) + "#gate")
+        return _label_page(request, label, gate_form=refused, status=400)
 
 
 # --- test contexts --------------------------------------------------------------------

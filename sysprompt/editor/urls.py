@@ -145,6 +145,11 @@ urlpatterns = [
     path("releases/labels/", releases.LabelSetView.as_view(), name="releases-label-set"),
     path("releases/labels/<str:name>/", releases.LabelView.as_view(), name="releases-label"),
     path(
+        "releases/labels/<str:name>/gate",
+        releases.LabelGateView.as_view(),
+        name="releases-label-gate",
+    ),
+    path(
         "releases/labels/<str:name>/rollback",
         releases.LabelRollbackView.as_view(),
         name="releases-label-rollback",
@@ -196,6 +201,11 @@ urlpatterns = [
         "evaluations/suites/<str:name>/run",
         evaluations.RunStartView.as_view(),
         name="evaluations-run-start",
+    ),
+    path(
+        "evaluations/suites/<str:name>/plan",
+        evaluations.RunPlanView.as_view(),
+        name="evaluations-run-plan",
     ),
     path(
         "evaluations/suites/<str:name>/cases/new",

@@ -4,7 +4,8 @@ docs/tokens.md).
 
 For every evaluation call answered by its provider — not an error, not from the
 response cache (a cached answer carries the first call's usage), not the ``echo``
-model, and with input tokens reported — the request's text is counted as the server
+model, not one of OpenAI's models (counted exactly: no ratio applies to them), and with
+input tokens reported — the request's text is counted as the server
 counts it (:func:`sysprompt_core.tokens.count`, uncalibrated): the system prompt and
 each message's text, each counted on its own. Per provider (the endpoint's kind), the
 reported total ÷ the counted total is the ratio ``TOKEN_RATIOS`` takes. It includes
@@ -40,8 +41,6 @@ class ProviderEvidence:
     calls: int = 0
     counted: int = 0
     reported: int = 0
-    exact: bool = False
-    """Whether the provider's counts are exact (OpenAI's): its ratio is never used."""
 
     @property
     def ratio(self) -> float | None:
@@ -50,17 +49,18 @@ class ProviderEvidence:
 
     @property
     def usable(self) -> bool:
-        """Whether the ratio belongs in ``TOKEN_RATIOS``: an estimate's, in its range."""
+        """Whether the ratio belongs in ``TOKEN_RATIOS``: in its range."""
         low, high = TOKEN_RATIO_RANGE
-        return not self.exact and self.ratio is not None and low <= self.ratio <= high
+        return self.ratio is not None and low <= self.ratio <= high
 
 
 @dataclass
 class Calibration:
     providers: dict[str, ProviderEvidence] = field(default_factory=dict)
     left_out: Counter[str] = field(default_factory=Counter)
-    """Calls not used, by why: ``error``, ``cached``, ``echo``, ``no usage``, ``tools``,
-    ``endpoint gone``."""
+    """Calls not used, by why: ``error``, ``cached``, ``echo``, ``exact`` (one of
+    OpenAI's models), ``no usage``, ``tools``, ``endpoint gone``, ``uncountable`` (a
+    text the server could not count)."""
 
     @property
     def setting(self) -> dict[str, float]:
@@ -79,7 +79,6 @@ class Calibration:
                     "counted": e.counted,
                     "reported": e.reported,
                     "ratio": e.ratio,
-                    "exact": e.exact,
                     "usable": e.usable,
                 }
                 for name, e in sorted(self.providers.items())
@@ -115,6 +114,8 @@ def _left_out(call: RunCall, endpoint: ModelEndpoint | None) -> str | None:
         return "cached"
     if endpoint is None:
         return "endpoint gone"
+    if encoding_for(endpoint.kind, endpoint.model)[1]:
+        return "exact"
     if endpoint.kind == ECHO:
         return "echo"
     if not call.input_tokens:
@@ -139,12 +140,15 @@ def calibrate() -> Calibration:
         case = call.run_case
         system = case.baseline_prompt if side == "baseline" else case.candidate_prompt
         provider, model = endpoint.kind, endpoint.model
-        evidence = found.providers.setdefault(provider, ProviderEvidence(provider))
-        evidence.calls += 1
-        evidence.exact = encoding_for(provider, model)[1]
-        evidence.counted += sum(
+        counted = [
             count(text, provider=provider, model=model).tokens
             for text in request_text(system, case.messages)
-        )
+        ]
+        if None in counted:
+            found.left_out["uncountable"] += 1
+            continue
+        evidence = found.providers.setdefault(provider, ProviderEvidence(provider))
+        evidence.calls += 1
+        evidence.counted += sum(tokens for tokens in counted if tokens is not None)
         evidence.reported += call.input_tokens
     return found

@@ -9,10 +9,14 @@ The pipeline of :func:`run_execute` (what a worker does with a run)::
       with the case's turns, tools and checks as they were; one RunCall per side and
       repetition — or, when both sides' prompts and models are the same, one call
       ("both") that serves both
-    ──claim calls (a lease: claimed_by, claimed_until, renewed while they run)──▶
-      per call: the response cache (unless ``fresh``) or the model (at most
+    ──claim calls (a lease: claimed_by, claimed_until, renewed by a thread of the
+      worker's own while it holds them)──▶
+      per call: the case's checks parsed as when a case is saved (a case whose stored
+      checks are refused now is an error, with no model call; the last CHECKS_KEPT
+      cases' kept), the response cache (unless ``fresh``) or the model (at most
       ``max_concurrency`` calls to one model at a time in this process), then the
-      checks (a judge is one more model call, cached alike); saved at once
+      checks (a judge is one more model call, cached alike); saved at once, what its
+      model calls cost added to the run's ``spent``
     ──when no call is left──▶ verdicts per case, the summary, ``finished`` and the
       ``evaluation.finished`` webhook
 
@@ -20,8 +24,12 @@ Several workers may work on one run: each claims calls no one holds (or whose le
 ran out — a worker that died), so each call is done once; the last to find nothing
 left finishes the run (one conditional update decides who). A worker killed mid-run
 loses at most its calls in flight: their leases run out and another worker (or the
-same, started again) takes them. ``cancel`` is seen between claims and within half a
-second while calls are in flight.
+same, started again) takes them, logging each call it takes up with whose lease ran
+out and when. ``cancel`` is seen between claims and within half a
+second while calls are in flight. With ``EVAL_DAILY_BUDGET`` a worker looks at the
+day's spending before its first claim and every ``BUDGET_LOOK_SECONDS``: once the
+day's runs have spent it, it claims no more and fails the run, saying why, when its
+calls in flight are saved.
 """
 
 from __future__ import annotations
@@ -32,10 +40,11 @@ import socket
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
@@ -45,6 +54,7 @@ from django.utils import timezone
 from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, LabelNotFound, ReleaseNotFound, SyspromptError
 from sysprompt.evaluations.models import CachedResponse, Case, Run, RunCall, RunCase
+from sysprompt.evaluations.planning import spent_today
 from sysprompt.evaluations.providers import (
     Call,
     Completion,
@@ -63,9 +73,11 @@ from sysprompt.prompts.validation import CheckedCwd, cwd_check, host_context_che
 from sysprompt.releases.selectors import label_get, pointer_build, test_context_get
 from sysprompt_core.errors import CoreError
 from sysprompt_core.evaluations import (
+    JUDGE_SCHEMA,
     Answer,
     Check,
     CheckResult,
+    InvalidCheck,
     JudgeCheck,
     ToolCall,
     judge_messages,
@@ -78,9 +90,14 @@ from sysprompt_core.releases import LATEST, Pointer, Split, choose_arm
 
 logger = logging.getLogger("sysprompt.evaluations")
 
+BUDGET_LOOK_SECONDS = 2.0
+"""How often a worker compares today's spending with ``EVAL_DAILY_BUDGET``."""
 PREPARE_CHUNK = 25
 """Cases rendered and stored per transaction while a run is prepared (small, so the
 first calls start soon; the calls of a chunk run while the next one renders)."""
+CHECKS_KEPT = 16
+"""The cases whose parsed checks (their patterns compiled) a worker keeps at once: the
+calls of one case are claimed together, and a case's patterns may take a few MB."""
 
 
 def worker_name() -> str:
@@ -305,6 +322,55 @@ def _store(run: Run, start: int, chunk: Sequence[Case], rendered: Sequence[_Rend
 # --- Working: claim calls, do them, save each at once.
 
 
+class _Leases:
+    """The calls this worker holds, their leases renewed every third of the claim by a
+    thread of their own: however long the coordinating thread is held up (rendering a
+    chunk, checking cached answers, waiting for the database), a call being made keeps
+    its lease, so no other worker makes it again."""
+
+    def __init__(self, run_id: int, worker: str, claim: timedelta) -> None:
+        self.run_id = run_id
+        self.worker = worker
+        self.claim = claim
+        self.held: set[int] = set()
+        self.lock = threading.Lock()
+        self.closing = threading.Event()
+        self.thread = threading.Thread(
+            target=self._renewing, name=f"evaluation-{run_id}-leases", daemon=True
+        )
+        self.thread.start()
+
+    def hold(self, ids: Iterable[int]) -> None:
+        with self.lock:
+            self.held.update(ids)
+
+    def let_go(self, ids: Iterable[int]) -> None:
+        with self.lock:
+            self.held.difference_update(ids)
+
+    def renew(self) -> None:
+        with self.lock:
+            ids = list(self.held)
+        if ids:
+            RunCall.objects.filter(id__in=ids, claimed_by=self.worker, done=False).update(
+                claimed_until=timezone.now() + self.claim
+            )
+
+    def _renewing(self) -> None:
+        try:
+            while not self.closing.wait(self.claim.total_seconds() / 3):
+                try:
+                    self.renew()
+                except Exception:  # the database away for a moment: the next beat tries
+                    logger.exception("evaluation %s: renewing leases failed", self.run_id)
+        finally:
+            connections[DEFAULT_DB_ALIAS].close()  # this thread's own
+
+    def close(self) -> None:
+        self.closing.set()
+        self.thread.join()
+
+
 class _Work:
     def __init__(self, preparer: _Preparer, worker: str, stop: threading.Event) -> None:
         run = preparer.run
@@ -316,10 +382,14 @@ class _Work:
         self.endpoints = conf.models
         self.max_output = conf.eval_max_output_chars
         self.claim = timedelta(seconds=conf.eval_claim_seconds)
+        self.budget = conf.eval_daily_budget
+        self.halted = ""
+        """Why this worker stops claiming and fails the run once its calls in flight are
+        saved (the day's budget spent)."""
         self.lock = threading.Lock()
         self.limits: dict[str, threading.Semaphore] = {}
         self.providers: dict[str, Provider] = {}
-        self.checks: dict[int, tuple[Check, ...]] = {}
+        self.checks: OrderedDict[int, tuple[Check, ...] | str] = OrderedDict()
         self.wrappers: list[Any] = []
         self.concurrency = sum(
             self.endpoints[name].max_concurrency
@@ -329,15 +399,22 @@ class _Work:
     def work(self) -> str:
         pool = ThreadPoolExecutor(max_workers=min(64, self.concurrency))
         running: dict[Future[_Outcome], int] = {}
-        renewed = looked = time.monotonic()
+        leases = _Leases(self.run.pk, self.worker, self.claim)
+        looked = time.monotonic()
+        budgeted = -BUDGET_LOOK_SECONDS  # looked at before the first claim
         try:
             while True:
+                going = not self.stop.is_set() and not self.halted
                 if time.monotonic() - looked > 0.5 or not running:
                     looked = time.monotonic()
                     if self._cancelled():
                         pool.shutdown(wait=False, cancel_futures=True)
                         return self._cancel()
-                if not self.preparer.done and not self.stop.is_set():
+                if going and time.monotonic() - budgeted >= BUDGET_LOOK_SECONDS:
+                    budgeted = time.monotonic()
+                    self.halted = self._over_budget()
+                    going = not self.halted
+                if not self.preparer.done and going:
                     try:
                         self.preparer.step()
                     except Exception as error:  # the run says why; the worker goes on
@@ -346,18 +423,23 @@ class _Work:
                         _fail(self.run.pk, f"the run could not be prepared: {error}")
                         return "failed"
                 room = self.concurrency * 2 - len(running)
-                if room > 0 and not self.stop.is_set():
+                if room > 0 and going:
                     calls = self._claim(room)
+                    leases.hold(call.pk for call in calls)
                     cached = self._from_cache(calls)
-                    self._counted(len(cached))
+                    leases.let_go(cached)
+                    self._counted(len(cached), 0.0)
                     for call in calls:
                         if call.pk not in cached:
                             running[pool.submit(self._do_in_thread, call)] = call.pk
                     if cached and not running:
                         continue
-                if not running and not self.preparer.done and not self.stop.is_set():
+                if not running and not self.preparer.done and going:
                     continue
                 if not running:
+                    if self.halted:
+                        _fail(self.run.pk, self.halted)
+                        return "failed"
                     if self.preparer.done and self._left() == 0:
                         return self._finish()
                     return "running"  # stopping, or others hold the rest
@@ -366,21 +448,34 @@ class _Work:
                 for future in finished:
                     running.pop(future)
                     outcomes.append(future.result())
-                self._counted(_saved(outcomes))
-                if time.monotonic() - renewed > self.claim.total_seconds() / 3:
-                    self._renew(running.values())
-                    renewed = time.monotonic()
+                self._counted(_saved(outcomes), sum(outcome.spent for outcome in outcomes))
+                leases.let_go(outcome.call.pk for outcome in outcomes)
         finally:
             pool.shutdown(wait=True)
+            leases.close()
             for provider in self.providers.values():
                 provider.close()
             for wrapper in self.wrappers:
                 wrapper.close()
                 wrapper.dec_thread_sharing()
 
-    def _counted(self, saved: int) -> None:
-        if saved:
-            Run.objects.filter(pk=self.run.pk).update(done=F("done") + saved)
+    def _counted(self, saved: int, spent: float) -> None:
+        if saved or spent:
+            Run.objects.filter(pk=self.run.pk).update(
+                done=F("done") + saved, spent=F("spent") + spent
+            )
+
+    def _over_budget(self) -> str:
+        """Why the run must stop for the day's budget (empty: it need not)."""
+        if self.budget is None:
+            return ""
+        spent = spent_today()
+        if spent < self.budget:
+            return ""
+        return (
+            f"the daily budget of {self.budget:,.4f} (SYSPROMPT_EVAL_DAILY_BUDGET) was spent: "
+            f"today's runs spent {spent:,.4f}; the run stopped making calls"
+        )
 
     def _cancelled(self) -> bool:
         return bool(
@@ -397,25 +492,43 @@ class _Work:
         now = timezone.now()
         free = Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
         with transaction.atomic():
-            ids = list(
+            found = list(
                 RunCall.objects.filter(free, run=self.run, done=False)
                 .order_by("id")
-                .values_list("id", flat=True)[:count]
+                .values_list("id", "claimed_by", "claimed_until")[:count]
             )
-            if not ids:
+            if not found:
                 return []
+            ids = [row[0] for row in found]
             RunCall.objects.filter(free, id__in=ids, done=False).update(
                 claimed_by=self.worker, claimed_until=now + self.claim
             )
-        return list(
+        claimed = list(
             RunCall.objects.filter(id__in=ids, claimed_by=self.worker, done=False).select_related(
                 "run_case"
             )
         )
+        before = {row[0]: (row[1], row[2]) for row in found}
+        for call in claimed:
+            holder, until = before[call.pk]
+            if holder and until is not None:
+                self._taken_again(call, holder, until)
+        return claimed
 
-    def _renew(self, ids: Iterable[int]) -> None:
-        RunCall.objects.filter(id__in=list(ids), claimed_by=self.worker, done=False).update(
-            claimed_until=timezone.now() + self.claim
+    def _taken_again(self, call: RunCall, holder: str, until: datetime) -> None:
+        """Log a call another worker claimed and did not save, as this one takes it up."""
+        logger.warning(
+            "evaluation %s: call %s (case %s, %s, repetition %s) is made again by %s: "
+            "worker %s's lease ran out at %s before it saved the call (it died, or was held "
+            "up longer than SYSPROMPT_EVAL_CLAIM_SECONDS)",
+            self.run.pk,
+            call.pk,
+            call.run_case.case_name,
+            call.side,
+            call.repetition,
+            self.worker,
+            holder,
+            until.isoformat(),
         )
 
     def _left(self) -> int:
@@ -447,7 +560,11 @@ class _Work:
             endpoint, _, key = keyed[call.pk]
             hit = hits.get(key)
             checks = self._parsed(call.run_case)
-            if hit is None or any(isinstance(check, JudgeCheck) for check in checks):
+            if (
+                hit is None
+                or isinstance(checks, str)
+                or any(isinstance(check, JudgeCheck) for check in checks)
+            ):
                 continue
             answer = _answer_of(hit)
             results = [run_check(check, answer) for check in checks]
@@ -480,21 +597,39 @@ class _Work:
                 self.limits[endpoint.name] = threading.Semaphore(endpoint.max_concurrency)
             return self.providers[endpoint.name], self.limits[endpoint.name]
 
-    def _parsed(self, case: RunCase) -> tuple[Check, ...]:
-        if case.pk not in self.checks:
-            self.checks[case.pk] = parse_checks(case.checks)
-        return self.checks[case.pk]
+    def _parsed(self, case: RunCase) -> tuple[Check, ...] | str:
+        """The case's checks, parsed as a case is when it is saved; the error when the
+        checks stored (by an older version) are refused now. The last CHECKS_KEPT
+        cases' are kept."""
+        with self.lock:
+            if case.pk in self.checks:
+                self.checks.move_to_end(case.pk)
+                return self.checks[case.pk]
+        parsed: tuple[Check, ...] | str
+        try:
+            parsed = parse_checks(case.checks)
+        except InvalidCheck as error:
+            parsed = f"{error.field}: {error.message}"
+        with self.lock:
+            self.checks[case.pk] = parsed
+            while len(self.checks) > CHECKS_KEPT:
+                self.checks.popitem(last=False)
+        return parsed
 
     def _do(self, call: RunCall) -> _Outcome:
         """Answer and check ``call`` (in a pool thread: it reads, never writes; the
         coordinating thread saves the outcome as soon as it is done, so a process has one
         writer — SQLite's writers would wait for each other)."""
         outcome = _Outcome(call)
+        checks = self._parsed(call.run_case)
+        if isinstance(checks, str):  # no model call for a case that cannot be checked
+            _fill(call, Answer(""), None, False, [], f"the checks are refused: {checks}")
+            return outcome
         endpoint, request, key = self._request(call)
         answer, completion, cached, error = self._answer(endpoint, request, key, outcome)
         results: list[CheckResult] = []
         if error is None:
-            results = self._check(call.run_case, answer, endpoint, call.repetition, outcome)
+            results = self._check(checks, call.run_case, answer, endpoint, call.repetition, outcome)
             judged = [result.reason for result in results if result.error]
             error = judged[0] if judged else None
         _fill(call, answer, completion, cached, results, error)
@@ -514,6 +649,9 @@ class _Work:
                 completion = provider.complete(request)
         except ProviderError as error:
             return Answer(""), None, False, str(error)
+        outcome.spent += (
+            endpoint.cost(completion.input_tokens or 0, completion.output_tokens or 0) or 0.0
+        )
         answer = Answer(completion.answer.text[: self.max_output], completion.answer.tool_calls)
         completion = Completion(
             answer, completion.input_tokens, completion.output_tokens, completion.ms
@@ -532,6 +670,7 @@ class _Work:
 
     def _check(
         self,
+        checks: Sequence[Check],
         case: RunCase,
         answer: Answer,
         endpoint: ModelEndpoint,
@@ -539,7 +678,7 @@ class _Work:
         outcome: _Outcome,
     ) -> list[CheckResult]:
         results = []
-        for check in self._parsed(case):
+        for check in checks:
             if not isinstance(check, JudgeCheck):
                 results.append(run_check(check, answer))
                 continue
@@ -550,7 +689,7 @@ class _Work:
                 )
                 continue
             messages = judge_messages(check, answer, case.messages)
-            request = Call(messages[0]["content"], messages[1:])
+            request = Call(messages[0]["content"], messages[1:], output_schema=JUDGE_SCHEMA)
             key = _key(judge, request, repetition)
             reply, _, _, error = self._answer(judge, request, key, outcome)
             results.append(
@@ -576,6 +715,7 @@ class _Work:
 
 def _key(endpoint: ModelEndpoint, request: Call, repetition: int) -> str:
     system = [{"role": "system", "content": request.system}] if request.system is not None else []
+    asked = request.output_schema is not None and endpoint.structured_output
     return response_key(
         endpoint=endpoint.name,
         model=endpoint.model,
@@ -583,6 +723,7 @@ def _key(endpoint: ModelEndpoint, request: Call, repetition: int) -> str:
         messages=[*system, *request.messages],
         tools=list(request.tools),
         repetition=repetition,
+        output_schema=request.output_schema if asked else None,
     )
 
 
@@ -614,6 +755,8 @@ class _Outcome:
 
     call: RunCall
     cache: list[CachedResponse] = field(default_factory=list)
+    spent: float = 0.0
+    """What the model calls made for it cost (judges included), at the models' prices."""
 
 
 def _saved(outcomes: Sequence[_Outcome]) -> int:

@@ -79,8 +79,24 @@ class Run(models.Model):
     )
     candidate_model = models.CharField(max_length=MODEL_MAX_LENGTH)
     baseline_model = models.CharField(max_length=MODEL_MAX_LENGTH)
+    default_model = models.BooleanField(
+        default=False, help_text="The run named no model: it got EVAL_DEFAULT_MODEL's."
+    )
     repeat = models.PositiveSmallIntegerField(default=1)
     fresh = models.BooleanField(default=False)
+    planned_calls = models.PositiveIntegerField(
+        default=0, help_text="The most model calls the run may make (its plan, judges included)."
+    )
+    planned_cost = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The plan's cost at most, in the models' price units (null: not priced).",
+    )
+    spent = models.FloatField(
+        default=0.0,
+        help_text="What the calls the run made cost (judges included; answers from the "
+        "cache cost nothing), in the models' price units.",
+    )
     status = models.CharField(
         max_length=16, choices=[(s, s) for s in STATUSES], default="queued", db_index=True
     )
@@ -104,7 +120,10 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-id"]
-        indexes = [models.Index(fields=["suite", "-id"], name="evaluations_run_suite_idx")]
+        indexes = [
+            models.Index(fields=["suite", "-id"], name="evaluations_run_suite_idx"),
+            models.Index(fields=["created_at"], name="evaluations_run_created_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.pk} of {self.suite_name}"

@@ -11,11 +11,16 @@
 * ``echo``      — no network: the system prompt's sha256 and first line, and the last
   user message, so a change of prompt shows in the answer.
 
+A call may ask for structured output (:attr:`Call.output_schema`, the judge's answer
+form): sent as OpenAI's ``response_format`` (a strict ``json_schema``) or the Messages
+API's ``output_config.format``, unless the endpoint says ``structured_output: false``.
+
 The SDKs retry 429s, 5xx and timeouts themselves, with exponential backoff that honours
 ``Retry-After`` (``retries`` of the endpoint); each call is bounded by ``timeout``. A
 failure is a :class:`ProviderError` whose message an author may read: it never holds
-the key (a provider that quotes the key back has it replaced, and a refused key is
-said in plain words).
+the key — a provider that quotes the key back, whole or its first characters, has it
+replaced before the message is cut to ``ERROR_MAX_CHARS``, and a refused key is said in
+plain words.
 """
 
 from __future__ import annotations
@@ -41,6 +46,12 @@ ANTHROPIC_URL = "https://api.anthropic.com"
 _UNUSED_KEY = "sysprompt-no-key"
 """Sent where an endpoint names no key variable (a local server that needs none): the
 SDKs refuse to start without one, and must not fall back to their own variables."""
+ERROR_MAX_CHARS = 600
+"""The longest error message a failed call gives (the provider's own message in it is
+cut, after the key is scrubbed)."""
+KEY_PREFIX_MIN_CHARS = 8
+"""The shortest start of the key that is scrubbed from an error where it appears
+(providers quote a key's first characters: ``sk-proj-abc…``)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,8 @@ class Call:
     system: str | None
     messages: Sequence[Mapping[str, Any]]
     tools: Sequence[Mapping[str, Any]] = ()
+    output_schema: Mapping[str, object] | None = None
+    """The JSON Schema the answer must follow, asked as structured output."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +117,7 @@ class _Base:
                     self._client = self._make_client(key)
             answer, input_tokens, output_tokens = self._complete(self._client, call)
         except ProviderError as error:
-            raise ProviderError(_scrubbed(str(error), key)) from None
+            raise ProviderError(_scrubbed(str(error), key)[:ERROR_MAX_CHARS]) from None
         ms = (time.perf_counter() - started) * 1000
         return Completion(answer, input_tokens, output_tokens, ms)
 
@@ -148,16 +161,23 @@ class _Base:
 
 
 def _message(error: openai.APIStatusError | anthropic.APIStatusError) -> str:
+    """The provider's message, whole: cut only after the key is scrubbed from it."""
     body = error.body
     if isinstance(body, Mapping):
         inner = body.get("error", body)
         if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
-            return str(inner["message"])[:500]
-    return str(error.message)[:500]
+            return str(inner["message"])
+    return str(error.message)
 
 
 def _scrubbed(message: str, key: str) -> str:
-    return message.replace(key, "[key]") if key and key != _UNUSED_KEY else message
+    """``message`` with the key, and every start of it of ``KEY_PREFIX_MIN_CHARS``
+    characters or more, replaced by ``[key]`` (the longest first)."""
+    if not key or key == _UNUSED_KEY:
+        return message
+    for length in range(len(key), KEY_PREFIX_MIN_CHARS - 1, -1):
+        message = message.replace(key[:length], "[key]")
+    return message
 
 
 class OpenAIProvider(_Base):
@@ -176,6 +196,15 @@ class OpenAIProvider(_Base):
             *call.messages,
         ]
         extra: dict[str, Any] = {"tools": list(call.tools)} if call.tools else {}
+        if call.output_schema is not None and endpoint.structured_output:
+            extra["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "answer",
+                    "strict": True,
+                    "schema": dict(call.output_schema),
+                },
+            }
         try:
             response = client.chat.completions.create(
                 model=endpoint.model,
@@ -230,6 +259,10 @@ class AnthropicProvider(_Base):
             extra["system"] = call.system
         if call.tools:
             extra["tools"] = [_anthropic_tool(tool) for tool in call.tools]
+        if call.output_schema is not None and endpoint.structured_output:
+            extra["output_config"] = {
+                "format": {"type": "json_schema", "schema": dict(call.output_schema)}
+            }
         try:
             response = client.messages.create(
                 model=endpoint.model,

@@ -3,8 +3,10 @@
 run → :func:`run_json` (status, progress, summary); its cases, regressions first, then
 errors, fixes, the rest (``selectors.run_results``) → :func:`run_results_json`: per case
 and side each repetition's answer and tool calls, every check's result, the pass rate,
-tokens, mean latency and the first error; a call made once for both sides (``both``,
-the prompts were the same) counts for each.
+tokens the provider reported (null when it reported none: every call failed, or a
+provider such as ``echo``) and what they cost at the model's prices, the mean latency
+and the first error; a call made once for both sides (``both``, the prompts were the
+same) counts for each.
 
 Beside the tokens the provider reported, :func:`side_counts` counts the side's system
 prompt and each answer here (``sysprompt.prompts.token_counts.count_tokens`` with the
@@ -23,7 +25,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from sysprompt.conf import app_settings
 from sysprompt.evaluations.models import Run, RunCall, RunCase
-from sysprompt.evaluations.selectors import run_results
+from sysprompt.evaluations.selectors import run_errors, run_results
+from sysprompt.model_endpoints import ModelEndpoint
 from sysprompt.prompts.token_counts import count_tokens, token_ratios
 from sysprompt_core.evaluations import Repetition, pass_rate
 from sysprompt_core.tokens import TokenCount, encoding_for
@@ -39,9 +42,14 @@ def run_json(run: Run) -> dict[str, Any]:
         "baseline": run.baseline,
         "candidate_model": run.candidate_model,
         "baseline_model": run.baseline_model,
+        "default_model": run.default_model,
         "repeat": run.repeat,
         "status": run.status,
+        "cases_in_error": run_errors(run),
         "progress": {"done": run.done, "total": run.total},
+        "planned_calls": run.planned_calls,
+        "planned_cost": run.planned_cost,
+        "spent": round(run.spent, 6),
         "summary": run.summary,
         "error": run.error,
         "created_by": run.created_by.get_username() if run.created_by else None,
@@ -56,13 +64,16 @@ def run_results_json(run: Run) -> list[dict[str, Any]]:
 
 def case_result(case: RunCase) -> dict[str, Any]:
     calls = sorted(case.calls.all(), key=lambda call: call.repetition)
-    sides = {side: _side([c for c in calls if c.side in (side, "both")]) for side in SIDES}
+    sides = {}
     for side in SIDES:
-        counts = side_counts(case, side, [c for c in calls if c.side in (side, "both")])
+        mine = [c for c in calls if c.side in (side, "both")]
+        sides[side] = _side(mine, getattr(case.run, f"{side}_model"))
+        counts = side_counts(case, side, mine)
         sides[side]["counted"] = {
             "prompt_tokens": counts.prompt.tokens if counts.prompt else None,
             "output_tokens": [counted.tokens for counted in counts.outputs],
             "exact": counts.exact,
+            "error": counts.failure,
         }
     return {
         "case": case.case_name,
@@ -73,7 +84,44 @@ def case_result(case: RunCase) -> dict[str, Any]:
     }
 
 
-def _side(calls: list[RunCall]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Usage:
+    """One side's calls of a case: the tokens the provider reported (None: it reported
+    none — every call failed, or a provider such as ``echo``), their cost at the model's
+    prices (None: no prices, or no tokens), how many calls are done and how many of
+    them failed."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    cost: float | None
+    done: int
+    failed: int
+
+
+def _reported(values: list[int | None]) -> int | None:
+    known = [value for value in values if value is not None]
+    return sum(known) if known else None
+
+
+def side_usage(calls: list[RunCall], model: str) -> Usage:
+    """The usage of a side's ``calls`` (those done) answered by endpoint ``model``."""
+    done = [call for call in calls if call.done]
+    input_tokens = _reported([call.input_tokens for call in done])
+    output_tokens = _reported([call.output_tokens for call in done])
+    endpoint = _endpoint(model)
+    cost = None
+    if endpoint is not None and (input_tokens is not None or output_tokens is not None):
+        cost = endpoint.cost(input_tokens or 0, output_tokens or 0)
+    return Usage(
+        input_tokens,
+        output_tokens,
+        None if cost is None else round(cost, 6),
+        len(done),
+        sum(1 for call in done if call.error),
+    )
+
+
+def _side(calls: list[RunCall], model: str) -> dict[str, Any]:
     done = [call for call in calls if call.done]
     timed = [call.ms for call in done if call.ms is not None]
     errors = [call.error for call in done if call.error]
@@ -81,6 +129,7 @@ def _side(calls: list[RunCall]) -> dict[str, Any]:
         Repetition(tuple(bool(c.get("passed")) for c in call.checks), call.error or None)
         for call in done
     ]
+    usage = side_usage(calls, model)
     return {
         "outputs": [call.output for call in done],
         "tool_calls": [call.tool_calls for call in done],
@@ -88,11 +137,21 @@ def _side(calls: list[RunCall]) -> dict[str, Any]:
             {"repetition": call.repetition, **check} for call in done for check in call.checks
         ],
         "pass_rate": pass_rate(repetitions),
-        "input_tokens": sum(call.input_tokens or 0 for call in done),
-        "output_tokens": sum(call.output_tokens or 0 for call in done),
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cost": usage.cost,
         "ms": round(sum(timed) / len(timed), 3) if timed else None,
         "error": errors[0] if errors else None,
     }
+
+
+def _endpoint(name: str) -> ModelEndpoint | None:
+    """The endpoint a run's model name stands for (None when the settings no longer
+    name it)."""
+    try:
+        return app_settings().models.get(name)
+    except ImproperlyConfigured:
+        return None
 
 
 @dataclass(frozen=True)
@@ -102,6 +161,12 @@ class SideCounts:
     prompt: TokenCount | None
     outputs: list[TokenCount]
     exact: bool
+
+    @property
+    def failure(self) -> str | None:
+        """Why the prompt or an answer could not be counted (its count is then None)."""
+        counts = [self.prompt, *self.outputs]
+        return next((c.failure for c in counts if c is not None and c.failure), None)
 
 
 def side_counts(case: RunCase, side: str, calls: list[RunCall]) -> SideCounts:
@@ -126,10 +191,7 @@ def side_counts(case: RunCase, side: str, calls: list[RunCall]) -> SideCounts:
 def _identity(endpoint: str) -> tuple[str | None, str]:
     """The provider kind and model id an endpoint name stands for (the name itself when
     the settings no longer name it)."""
-    try:
-        found = app_settings().models.get(endpoint)
-    except ImproperlyConfigured:
-        found = None
+    found = _endpoint(endpoint)
     if found is None:
         return None, endpoint
     return found.kind, found.model

@@ -6,7 +6,7 @@ from django.db.models import Case as Cases
 from django.db.models import Count, ExpressionWrapper, F, IntegerField, QuerySet, Value, When
 
 from sysprompt.errors import CaseNotFound, EvaluationNotFound, SuiteNotFound
-from sysprompt.evaluations.models import Case, RunCase, Suite
+from sysprompt.evaluations.models import Case, RunCall, RunCase, Suite
 from sysprompt.evaluations.models import Run as Run  # the type views annotate runs with
 
 
@@ -76,3 +76,28 @@ within a 32-bit integer)."""
 RESULT_ORDER = {"regression": 0, "error": 1, "fix": 2}
 """How results are ordered: these verdicts first, in this order, then the rest; by
 position within each."""
+
+
+def run_errors(run: Run) -> int | None:
+    """How many cases of a finished run ended in an error (a call failed, a judge could
+    not answer, the case could not be rendered): the summary's ``errors``. ``None``
+    before it finished. A run with errors has not passed: its pass rates mean nothing."""
+    if run.status != "finished" or not isinstance(run.summary, dict):
+        return None
+    return int(run.summary.get("errors", 0))
+
+
+def run_first_error(run: Run) -> str | None:
+    """The first error of the run's cases (a case that could not render, else a call
+    that failed), as a reader sees why a run has errors; None when none."""
+    rendered = RunCase.objects.filter(run=run).exclude(error="").order_by("position").first()
+    if rendered is not None:
+        return f"{rendered.case_name}: {rendered.error}"
+    call = (
+        RunCall.objects.filter(run=run, done=True)
+        .exclude(error="")
+        .select_related("run_case")
+        .order_by("id")
+        .first()
+    )
+    return None if call is None else f"{call.run_case.case_name}: {call.error}"

@@ -11,25 +11,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from sysprompt.errors import InvalidInput
 from sysprompt.evaluations.background import run_enqueue
 from sysprompt.evaluations.models import ENDED, Case, Run, Suite
+from sysprompt.evaluations.planning import plan_check, run_plan, run_request_valid
 from sysprompt.evaluations.selectors import case_get, run_get, suite_get
 from sysprompt.evaluations.validation import (
     CheckedCase,
     case_valid,
     description_valid,
-    model_valid,
-    repeat_valid,
-    run_side_valid,
     suite_name_valid,
 )
 from sysprompt.events import records
 from sysprompt.events.services import Actor
-from sysprompt_core.releases import PRODUCTION
 
 IMPORT_MAX_LINES = 20_000
 """The most cases one JSONL import may hold."""
@@ -241,34 +239,39 @@ def run_create(
     author: Actor,
 ) -> Run:
     """A queued run, and its task on the evaluations' queue (``evaluations.background``:
-    a worker does the work)."""
-    if not isinstance(suite, str):
-        raise InvalidInput("suite", "the name of a suite")
-    row = suite_get(suite_name_valid(suite, "suite"))
-    candidate_side = run_side_valid(candidate, "candidate")
-    baseline_side = run_side_valid(
-        {"label": PRODUCTION} if baseline is None else baseline, "baseline"
+    a worker does the work). Its plan is held to the limits first
+    (``evaluations.planning``): a run over them is refused and nothing is stored."""
+    request = run_request_valid(
+        suite=suite,
+        candidate=candidate,
+        baseline=baseline,
+        model=model,
+        baseline_model=baseline_model,
+        candidate_model=candidate_model,
+        repeat=repeat,
+        fresh=fresh,
     )
-    if model is not None and (baseline_model is not None or candidate_model is not None):
-        raise InvalidInput("model", "give model, or baseline_model and candidate_model, not both")
-    default = model_valid(model, "model")
-    if not isinstance(fresh, bool):
-        raise InvalidInput("fresh", "true or false")
+    user = _user(author)
+    if user is not None:  # one start at a time per user, so two cannot both pass the count
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    plan = run_plan(request)
+    plan_check(plan, author)
+    row = request.suite
+    candidate_side = request.candidate
     run = Run.objects.create(
         suite=row,
         suite_name=row.name,
         candidate=candidate_side,
-        baseline=baseline_side,
+        baseline=request.baseline,
         candidate_release=candidate_side if isinstance(candidate_side, int) else None,
-        candidate_model=(
-            default if candidate_model is None else model_valid(candidate_model, "candidate_model")
-        ),
-        baseline_model=(
-            default if baseline_model is None else model_valid(baseline_model, "baseline_model")
-        ),
-        repeat=repeat_valid(repeat),
-        fresh=fresh,
-        created_by=_user(author),
+        candidate_model=request.candidate_model,
+        baseline_model=request.baseline_model,
+        default_model=request.default_model,
+        repeat=request.repeat,
+        fresh=request.fresh,
+        planned_calls=plan.calls,
+        planned_cost=plan.cost,
+        created_by=user,
         created_at=timezone.now(),
     )
     records.evaluation_started(

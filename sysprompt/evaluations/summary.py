@@ -5,8 +5,9 @@ Each case's sides become :class:`~sysprompt_core.evaluations.Repetition` lists (
 :func:`~sysprompt_core.evaluations.verdict`; a case that could not be rendered is an
 ``error``. The summary: cases, each side's pass rate (the share of its case
 repetitions that passed every check, over the cases that rendered), regressions,
-fixes, errors, calls made and served from the cache, cases whose prompt did not
-change, tokens and cost per side, and the seconds the run took.
+fixes, errors, calls made, served from the cache and failed, cases whose prompt did
+not change, tokens and cost per side (at the models' prices, cached answers included),
+what the run spent (the calls it made, judges included), and the seconds it took.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def run_summary(run: Run) -> dict[str, Any]:
         lambda: {s: [] for s in SIDES}
     )
     tokens = {side: {"input": 0, "output": 0} for side in SIDES}
-    made = cached = 0
+    made = cached = failed = 0
     calls = RunCall.objects.filter(run=run).only(
         "run_case_id", "side", "checks", "error", "cached", "input_tokens", "output_tokens"
     )
@@ -51,6 +52,7 @@ def run_summary(run: Run) -> dict[str, Any]:
             cached += 1
         else:
             made += 1
+        failed += 1 if call.error else 0
     counts = {"regression": 0, "fix": 0, "same_pass": 0, "same_fail": 0, "error": 0}
     rates: dict[str, list[Repetition]] = {side: [] for side in SIDES}
     unchanged = total = 0
@@ -98,6 +100,8 @@ def run_summary(run: Run) -> dict[str, Any]:
         "errors": counts["error"],
         "calls_made": made,
         "calls_cached": cached,
+        "calls_failed": failed,
+        "spent": round(run.spent, 6),
         "unchanged_prompts": unchanged,
         "seconds": seconds,
     }

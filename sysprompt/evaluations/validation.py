@@ -130,8 +130,10 @@ def unstorable_check(value: object, field: str) -> None:
 def context_valid(value: object) -> dict[str, Any]:
     """``{"test_context": name}`` (the test context must exist) or the fields of a test
     context inline (``cwd``, ``values``, ``provider``, ``model``, ``tools``,
-    ``variables``, ``override``), checked as a test context's are, and the ``label`` a
-    conversation was served from (a label's name or ``latest``); ``{}``: none."""
+    ``variables``, ``override``), checked as a test context's are — but for the cwd:
+    ``{"provider", "model"}`` alone is a context (the prompt renders as a turn without a
+    working directory does) — and the ``label`` a conversation was served from (a
+    label's name or ``latest``); ``{}``: none."""
     if not isinstance(value, dict):
         raise InvalidInput("context", f"must be an object, got {json_type(value)}")
     if "test_context" in value:
@@ -157,7 +159,11 @@ def context_valid(value: object) -> dict[str, Any]:
     if "label" in fields:
         fields["label"] = call_label_valid(fields["label"], "context.label")
     try:
-        test_context_valid(name="inline", fields={k: v for k, v in fields.items() if k != "label"})
+        test_context_valid(
+            name="inline",
+            fields={k: v for k, v in fields.items() if k != "label"},
+            location_required=False,
+        )
     except InvalidInput as error:
         raise InvalidInput(f"context.{error.field}", error.message) from None
     return fields
@@ -272,7 +278,8 @@ def repeat_valid(value: object) -> int:
 
 
 def model_valid(value: object, field: str) -> str:
-    """A configured model's name (``None``: the default, ``EVAL_DEFAULT_MODEL``)."""
+    """A configured model's name (``None``: the default, ``EVAL_DEFAULT_MODEL`` — else
+    the first real model configured, else ``echo``)."""
     conf = app_settings()
     if value is None:
         return conf.eval_default_model

@@ -246,9 +246,11 @@ def label_gate(*, actor: Actor, label: str, gate: Mapping[str, Any] | None) -> N
     if gate is None:
         summary = f"removed the gate of label {label}"
     else:
+        models = ", ".join(gate.get("models") or ()) or "the default model"
         summary = (
             f"gated label {label} on suite {gate['suite']} (max regressions "
-            f"{gate['max_regressions']}, min pass rate {gate['min_pass_rate']:g})"
+            f"{gate['max_regressions']}, min pass rate {gate['min_pass_rate']:g}, "
+            f"models {models})"
         )
     event_record(actor=actor, action="label.gate", object=f"label {label}", summary=summary)
 

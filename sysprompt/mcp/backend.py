@@ -343,7 +343,7 @@ class DjangoBackend:
             given: dict[str, Any] = {"target": target}
             if message is not None:
                 given["message"] = message
-            done = label_put(name, given, author=self.user)
+            done = label_put(name, lambda: given, author=self.user)
             return label_detail(done.label)
 
         return self._answer(moved)

@@ -370,12 +370,17 @@ class Compression:
         )
 
     @property
-    def tokens_before(self) -> int:
+    def tokens_before(self) -> int | None:
         return self.counted_before.tokens
 
     @property
-    def tokens_after(self) -> int:
+    def tokens_after(self) -> int | None:
         return self.counted_after.tokens
+
+    @property
+    def tokens_error(self) -> str | None:
+        """Why the source or its compressed text could not be counted, or None."""
+        return self.counted_before.failure or self.counted_after.failure
 
     @property
     def tokens_exact(self) -> bool:
@@ -394,6 +399,12 @@ class PromptTokens:
     @property
     def exact(self) -> bool:
         return self.prompt.exact
+
+    @property
+    def failure(self) -> str | None:
+        """Why the prompt or its prefix could not be counted (their tokens are then
+        None), or None."""
+        return self.prompt.failure or self.shared_prefix.failure
 
 
 def prompt_tokens(

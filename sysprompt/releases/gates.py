@@ -1,9 +1,17 @@
-"""A label's gate: moves it refuses until an evaluation run says the release is good.
+"""A label's gate: moves it refuses until evaluation runs say the release is good.
 
-A gate is ``{"suite", "max_regressions", "min_pass_rate"}`` stored on the label
-(:class:`Gate`, checked by :func:`gate_valid`). Every move of a label goes through
-``services._label_write`` (``label_set``, ``label_rollback``, ``release_publish``),
-which asks :func:`move_reasons` what is missing before it writes.
+A gate is ``{"suite", "max_regressions", "min_pass_rate", "models"}`` stored on the
+label (:class:`Gate`, checked by :func:`gate_valid`). ``models`` names the model
+endpoints its runs must use: a run counts only when one of them answered both its
+sides, and each one named needs its own passing run. Left out when the gate is set,
+it is the default model (``EVAL_DEFAULT_MODEL``), stored as named — unless that is an
+``echo`` endpoint (the built-in one, or any of that kind), which answers every case
+without a model and counts only when a gate names it. A gate stored before gates had
+models reads them the same way at each check (:meth:`Gate.required_models`).
+
+Every move of a label goes through ``services._label_write`` (``label_set``,
+``label_rollback``, ``release_publish``), which asks :func:`move_reasons` what is
+missing before it writes.
 
 The evidence — finished runs of the suite — lives in ``sysprompt.evaluations``, an app
 *above* this one in the layers (it renders releases), so this module cannot import it.
@@ -18,36 +26,61 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput
+from sysprompt.model_endpoints import ECHO
 from sysprompt.releases.validation import label_name_valid
 from sysprompt_core.releases import LATEST, Target
 
 __all__ = [
+    "GATE_MODELS_MAX",
     "Gate",
     "GateEvidence",
+    "default_models",
     "evidence_register",
+    "gate_models_valid",
     "gate_valid",
     "move_reasons",
 ]
 
 MAX_REGRESSIONS_LIMIT = 1_000_000
+GATE_MODELS_MAX = 10
+"""The most models one gate names (each one needs its own passing run)."""
+GATE_FIELDS = ("suite", "max_regressions", "min_pass_rate", "models")
 
 
 @dataclass(frozen=True)
 class Gate:
-    """What a move of a gated label needs: a finished run of ``suite`` with at most
-    ``max_regressions`` regressions and a candidate pass rate of at least
-    ``min_pass_rate`` (0 to 1)."""
+    """What a move of a gated label needs: for each of ``models``, a finished run of
+    ``suite`` on that model (both sides) with at most ``max_regressions`` regressions
+    and a candidate pass rate of at least ``min_pass_rate`` (0 to 1). ``models`` empty:
+    a gate stored before gates named models (:meth:`required_models`)."""
 
     suite: str
     max_regressions: int = 0
     min_pass_rate: float = 0.0
+    models: tuple[str, ...] = ()
+
+    def required_models(self) -> tuple[str, ...]:
+        """The models whose runs count: those the gate names; for a gate that names
+        none, the default model, unless that is an echo (then none: no run counts)."""
+        return self.models or default_models()
 
     def as_json(self) -> dict[str, Any]:
         return {
             "suite": self.suite,
             "max_regressions": self.max_regressions,
             "min_pass_rate": self.min_pass_rate,
+            "models": list(self.required_models()),
+        }
+
+    def stored_json(self) -> dict[str, Any]:
+        """What the label keeps (``models`` as named; the API shows :meth:`as_json`)."""
+        return {
+            "suite": self.suite,
+            "max_regressions": self.max_regressions,
+            "min_pass_rate": self.min_pass_rate,
+            "models": list(self.models),
         }
 
     @classmethod
@@ -59,6 +92,7 @@ class Gate:
             suite=str(value["suite"]),
             max_regressions=int(value.get("max_regressions", 0)),
             min_pass_rate=float(value.get("min_pass_rate", 0.0)),
+            models=tuple(str(model) for model in value.get("models") or ()),
         )
 
 
@@ -72,7 +106,8 @@ class GateEvidence(Protocol):
         self, *, gate: Gate, label: str, baseline: Target, release: int
     ) -> list[str]:
         """Why release ``release`` may not replace ``baseline`` (what ``label`` serves
-        now) under ``gate``: one sentence per thing missing; empty when a run passed."""
+        now) under ``gate``: one sentence per thing missing; empty when, for each of
+        ``gate.required_models()``, a run on that model passed."""
 
 
 _evidence: list[GateEvidence] = []
@@ -88,14 +123,15 @@ def _installed() -> GateEvidence | None:
 
 
 def gate_valid(value: object, field: str = "gate") -> Gate | None:
-    """A gate from the API (``None``: no gate), checked; the suite must exist."""
+    """A gate from the API (``None``: no gate), checked; the suite must exist, and
+    the models be configured ones (left out: the default model, unless it is ``echo``)."""
     if value is None:
         return None
     if not isinstance(value, dict):
         raise InvalidInput(
-            field, 'a gate is {"suite", "max_regressions", "min_pass_rate"} or null.'
+            field, 'a gate is {"suite", "max_regressions", "min_pass_rate", "models"} or null.'
         )
-    unknown = sorted(set(value) - {"suite", "max_regressions", "min_pass_rate"})
+    unknown = sorted(set(value) - set(GATE_FIELDS))
     if unknown:
         raise InvalidInput(field, f"unknown field {unknown[0]!r} in the gate.")
     suite = label_name_valid(value.get("suite"), f"{field}.suite")
@@ -114,14 +150,58 @@ def gate_valid(value: object, field: str = "gate") -> Gate | None:
     evidence = _installed()
     if evidence is None or not evidence.suite_exists(suite):
         raise InvalidInput(f"{field}.suite", f"There is no suite {suite!r}.")
-    return Gate(suite=suite, max_regressions=regressions, min_pass_rate=float(rate))
+    models = gate_models_valid(value.get("models"), f"{field}.models")
+    return Gate(suite=suite, max_regressions=regressions, min_pass_rate=float(rate), models=models)
+
+
+def default_models() -> tuple[str, ...]:
+    """The models of a gate that names none: the default model (``EVAL_DEFAULT_MODEL``),
+    unless it is an ``echo`` endpoint (then none): a gate counts echo's runs only when
+    it names it."""
+    conf = app_settings()
+    endpoint = conf.models.get(conf.eval_default_model)
+    return () if endpoint is None or endpoint.kind == ECHO else (endpoint.name,)
+
+
+def gate_models_valid(value: object, field: str = "gate.models") -> tuple[str, ...]:
+    """The models a gate names: 1 to :data:`GATE_MODELS_MAX` configured model names,
+    each once; ``None`` (left out): the default model — refused when that is an
+    ``echo`` endpoint, which a gate counts only when it names it."""
+    configured = app_settings().models
+    if value is None:
+        default = default_models()
+        if not default:
+            raise InvalidInput(
+                field,
+                "name the models the gate's runs must use: the default model is an echo, "
+                "which answers without a model and counts for a gate only when the gate "
+                f"names it (the models: {', '.join(configured)}).",
+            )
+        return default
+    if (
+        not isinstance(value, list)
+        or not 1 <= len(value) <= GATE_MODELS_MAX
+        or not all(isinstance(name, str) for name in value)
+    ):
+        raise InvalidInput(field, f"a list of 1 to {GATE_MODELS_MAX} model names.")
+    unknown = [name for name in value if name not in configured]
+    if unknown:
+        raise InvalidInput(
+            field,
+            f"there is no model {unknown[0]!r}; the models: {', '.join(configured)} "
+            "(GET /api/models lists them).",
+        )
+    if len(set(value)) != len(value):
+        raise InvalidInput(field, "name each model once.")
+    return tuple(value)
 
 
 def move_reasons(*, gate: Gate, label: str, current: Target, new: Target) -> list[str]:
     """Why ``label`` (gated by ``gate``, serving ``current``) may not move to ``new``;
     empty when it may. ``latest`` is always refused (every save would pass the gate);
-    each release of ``new`` that ``current`` does not serve already needs a passing run
-    with ``current`` as baseline (a split's arms one by one)."""
+    each release of ``new`` that ``current`` does not serve already needs, for each of
+    the gate's models, a passing run with ``current`` as baseline (a split's arms one by
+    one)."""
     if LATEST in new.pointers:
         return [
             f"a gated label cannot follow latest (every save would reach it unevaluated): "
@@ -132,6 +212,11 @@ def move_reasons(*, gate: Gate, label: str, current: Target, new: Target) -> lis
     for pointer in new.pointers:
         if pointer in current.pointers or not isinstance(pointer, int):
             continue
+        if not gate.required_models():
+            return [
+                "the gate names no model, and the default model is an echo, which answers "
+                "without a model: no run counts until the gate names its models"
+            ]
         if evidence is None:
             reasons.append("no evaluations app is installed to provide the gate's runs")
             break

@@ -1,14 +1,16 @@
 """Services: every write of the releases app goes through a function here.
 
-Keyword-only, typed, atomic; they check their input first (``validation``), then who
-may act (a protected label needs ``releases.publish_release``), then write.
+Keyword-only, typed, atomic; they check who may act first (a protected label needs
+``releases.publish_release``: :func:`label_change_check`, which the views also call
+before they read a request's body), then their input (``validation``), then write.
 
 * :func:`release_create` — a release of the working copy (the existing one when the
   working copy has not changed since it was released);
 * :func:`label_set` — create a label or move it (a move is kept in its history; a PUT
-  that changes nothing writes nothing), set or remove its gate (``gates``: a gated
-  label's move needs a passing evaluation run, or a publisher's ``force`` with a
-  message), :func:`label_rollback` — back to the target it had before its last move,
+  that changes nothing writes nothing; one that names no target keeps the label's),
+  set or remove its gate (``gates``: a gated label's move needs a passing evaluation
+  run, or a publisher's ``force`` with a message), :func:`label_rollback` — back to
+  the target it had before its last move,
   and each next one a step further back; :func:`release_publish` — both at once, as
   the editor's Publish does;
 * :func:`host_label_set` — an agent host's label; :func:`host_override_set` — its
@@ -65,6 +67,7 @@ from sysprompt.releases.models import (
 )
 from sysprompt.releases.permissions import PUBLISH_PERMISSION
 from sysprompt.releases.selectors import (
+    PRODUCTION_DEFAULT,
     HostLabelState,
     LabelState,
     host_label_state,
@@ -189,7 +192,7 @@ class _Unchanged:
 
 
 UNCHANGED = _Unchanged()
-"""A label's gate left as it is (``None`` removes it)."""
+"""A label's target or gate left as it is (``None`` removes a gate)."""
 
 
 @dataclass(frozen=True)
@@ -201,10 +204,20 @@ class LabelSet:
     moved: bool
 
 
+def label_change_check(*, name: str, author: Actor) -> None:
+    """:class:`LabelProtected` unless ``author`` may change the label ``name``: a
+    protected one (``production`` always, even while its row is missing) needs
+    ``releases.publish_release``. Who may, before what they ask: every write of a
+    label calls it before it checks its input, and the views before they read the
+    request's body, so a refusal is 403 whatever the body holds."""
+    if _is_protected(name) and not author.has_perm(PUBLISH_PERMISSION):
+        raise LabelProtected(name, PUBLISH_PERMISSION)
+
+
 def label_set(
     *,
     name: str,
-    target: object,
+    target: object = UNCHANGED,
     message: object = "",
     protected: bool | None = None,
     gate: object = UNCHANGED,
@@ -212,7 +225,8 @@ def label_set(
     author: Actor,
 ) -> LabelSet:
     """Create the label ``name`` pointing at ``target``, or move it there, with
-    ``message`` (kept in its history); ``protected`` marks it (``None``: unchanged;
+    ``message`` (kept in its history); ``target`` left out keeps an existing label's
+    (a new label needs one); ``protected`` marks it (``None``: unchanged;
     ``production`` is always protected); ``gate`` sets its gate (a dict, ``None``
     removes it, left out: unchanged).
 
@@ -223,15 +237,13 @@ def label_set(
     call; a gated label never follows latest, forced or not.
 
     A protected label (or unprotecting one) needs ``releases.publish_release``:
-    :class:`LabelProtected` without it, before anything is read or written (for
-    ``production``, always protected, before the input is checked). Refused,
-    naming the field: a bad name, target or message. :class:`ReleaseNotFound` for a
-    release that does not exist. A call that changes neither target nor protection
-    writes nothing."""
+    :class:`LabelProtected` without it, before the input is checked or anything
+    written (:func:`label_change_check`). Refused, naming the field: a bad name,
+    target, message or gate. :class:`ReleaseNotFound` for a release that does not
+    exist. A call that changes neither target, protection nor gate writes nothing."""
     name = label_name_valid(name)
-    if name == PRODUCTION and not author.has_perm(PUBLISH_PERMISSION):
-        raise LabelProtected(name, PUBLISH_PERMISSION)  # who may, before what they ask
-    checked = target_valid(target)
+    label_change_check(name=name, author=author)  # who may, before what they ask
+    checked = None if isinstance(target, _Unchanged) else target_valid(target)
     text = message_valid(message)
     if protected is not None and not isinstance(protected, bool):
         raise InvalidInput("protected", "protected is true or false.")
@@ -273,6 +285,7 @@ def label_rollback(
     there is no earlier target: the label has not moved since it was created, or every
     step has been rolled back."""
     name = label_name_valid(name)
+    label_change_check(name=name, author=author)  # who may, before what they ask
     text = message_valid(message)
     forced = _force_valid(force, name=name, message=text, author=author)
     with transaction.atomic():
@@ -304,7 +317,7 @@ def label_rollback(
 def _label_write(
     *,
     name: str,
-    target: Target,
+    target: Target | None,
     message: str,
     protected: bool | None,
     author: Actor,
@@ -321,16 +334,19 @@ def _label_write(
         protected = True
         if not author.has_perm(PUBLISH_PERMISSION):
             raise LabelProtected(name, PUBLISH_PERMISSION)
-    for pointer in target.pointers:
-        if pointer != LATEST:
-            release_row(pointer)  # ReleaseNotFound before anything is written
+    if target is None:  # left out: the label keeps its target
+        target = _kept_target(name, label)
+    else:
+        for pointer in target.pointers:
+            if pointer != LATEST:
+                release_row(pointer)  # ReleaseNotFound before anything is written
     if not isinstance(gate, _Unchanged) and gate is not None and LATEST in target.pointers:
         raise InvalidInput(
             "gate",
             "a gated label cannot follow latest (every save would reach it unevaluated): "
             "point it at a release first.",
         )
-    gate_json = None if isinstance(gate, _Unchanged) or gate is None else gate.as_json()
+    gate_json = None if isinstance(gate, _Unchanged) or gate is None else gate.stored_json()
     if label is None:
         try:
             with transaction.atomic():
@@ -384,6 +400,20 @@ def _label_write(
     if gate_changed:
         records.label_gate(actor=_who(author), label=name, gate=gate_json)
     return LabelSet(label_get(name), created=created, moved=moved)
+
+
+def _kept_target(name: str, label: Label | None) -> Target:
+    """The target of a call that names none: the label's own; ``production``'s as
+    installed while its row is missing; refused for a label that does not exist."""
+    if label is not None:
+        return parse_target(label.target)
+    if name == PRODUCTION:
+        return PRODUCTION_DEFAULT
+    raise InvalidInput(
+        "target",
+        f'Label {name!r} does not exist: a new label needs a target ("latest", '
+        '{"release": N} or {"split": [...]}).',
+    )
 
 
 def _gate_refusal(label: Label, old: Target, new: Target) -> list[str]:
@@ -490,6 +520,27 @@ def _canary(current: Target, number: int, weight: object) -> Target:
     return Split((Arm(current.pointer, SPLIT_TOTAL - weight), Arm(number, weight)))
 
 
+def host_change_check(*, username: str, author: Actor) -> None:
+    """:class:`LabelProtected` unless ``author`` may change what the agent host
+    ``username`` gets (:class:`AgentHostNotFound` first): while its label is protected
+    (no label: production), its label and its instance override need the permission
+    that moving that label needs. The views call it before they read a request's body."""
+    user_id = agent_host_id(username)
+    if author.has_perm(PUBLISH_PERMISSION):
+        return
+    name = _host_label_name(user_id)
+    if _is_protected(name):
+        raise LabelProtected(name, PUBLISH_PERMISSION, host=username)
+
+
+def _host_label_name(user_id: int) -> str:
+    """The label an agent host's conversations use when a call names none."""
+    current = (
+        HostLabel.objects.filter(user_id=user_id).values_list("label__name", flat=True).first()
+    )
+    return current or PRODUCTION
+
+
 @transaction.atomic
 def host_label_set(*, username: str, label: str | None, author: Actor) -> HostLabelState:
     """Set (``None``: remove) the label of the agent host ``username``: its
@@ -498,7 +549,9 @@ def host_label_set(*, username: str, label: str | None, author: Actor) -> HostLa
 
     Moving a host off a protected label, or onto one, changes what that label's
     conversations get: it needs the permission that moving the label needs
-    (:class:`LabelProtected` without it, before anything is written)."""
+    (:class:`LabelProtected` without it, before anything is written; for a host on a
+    protected label, before the new label is even checked: :func:`host_change_check`)."""
+    host_change_check(username=username, author=author)  # who may, before what they ask
     user_id = agent_host_id(username)
     previous = (
         HostLabel.objects.filter(user_id=user_id).values_list("label__name", flat=True).first()
@@ -532,14 +585,9 @@ def host_override_set(*, username: str, override: object, author: Actor) -> Over
     (:func:`sysprompt.library.services.host_override_set`, which checks it), once
     the author may: the override reaches every conversation the host builds, so a
     host whose label is protected (no label: production) needs the permission that
-    moving that label needs — :class:`LabelProtected` without it, nothing written."""
-    user_id = agent_host_id(username)
-    current = (
-        HostLabel.objects.filter(user_id=user_id).values_list("label__name", flat=True).first()
-    )
-    name = current or PRODUCTION
-    if _is_protected(name) and not author.has_perm(PUBLISH_PERMISSION):
-        raise LabelProtected(name, PUBLISH_PERMISSION, host=username)
+    moving that label needs — :class:`LabelProtected` without it, before the override
+    is checked, nothing written (:func:`host_change_check`)."""
+    host_change_check(username=username, author=author)
     return library_services.host_override_set(
         username=username, override=override, author=_who(author)
     )

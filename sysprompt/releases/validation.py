@@ -119,12 +119,15 @@ class CheckedTestContext:
     override_json: object
 
 
-def test_context_valid(*, name: str, fields: dict[str, Any]) -> CheckedTestContext:
+def test_context_valid(
+    *, name: str, fields: dict[str, Any], location_required: bool = True
+) -> CheckedTestContext:
     """A test context, checked field by field as a conversation's host context is
     (``cwd``, ``values``, ``provider``, ``tools``, ``variables``, ``override``), and
     ``model`` (at most 200 characters). It needs a ``cwd`` or host-local ``values``
     (a central deployment's hosts send values and the server reads no directory): with
-    neither, 400 on ``cwd``."""
+    neither, 400 on ``cwd`` — unless ``location_required`` is off (an evaluation case's
+    inline context: ``{"provider", "model"}`` alone renders as a turn without a cwd)."""
     checked_name = label_name_valid(name)
     model = fields.get("model") or ""
     if not isinstance(model, str) or len(model) > MODEL_MAX_LENGTH:
@@ -139,7 +142,7 @@ def test_context_valid(*, name: str, fields: dict[str, Any]) -> CheckedTestConte
     }
     override = fields.get("override")
     host = host_context_check(**given, override=override)
-    if not cwd and not host.values:
+    if location_required and not cwd and not host.values:
         raise InvalidInput(
             "cwd",
             "a test context needs a cwd (an absolute path, such as '/home/ada/project') or "

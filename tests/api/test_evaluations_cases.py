@@ -229,3 +229,21 @@ def test_case_path_answers_400_naming_case_when_not_a_case_name(
     assert response.status_code == 400
     assert "case" in response.json()
     assert stored() == before
+
+
+@pytest.mark.usefixtures("suite")
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"provider": "anthropic", "model": "claude-sonnet-4-5"},
+        {"provider": "openai"},
+        {"model": "gpt-4.1"},
+    ],
+)
+def test_case_inline_context_of_provider_and_model_alone_is_accepted(
+    author_client: APIClient, context: dict[str, Any]
+) -> None:
+    response = author_client.post(CASES, case_body("variant", context=context), format="json")
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["context"] == context

@@ -41,7 +41,15 @@ class TestStart:
         one = author_client.get(f"{EVALUATIONS}/{first.json()['id']}")
 
         assert first.status_code == 202
-        assert first.json() == {"id": first.json()["id"], "status": "queued"}
+        assert first.json() == {
+            "id": first.json()["id"],
+            "status": "queued",
+            "baseline_model": "echo",
+            "candidate_model": "echo",
+            "default_model": True,  # none named, no real model configured: echo, said so
+            "planned_calls": 2,
+            "planned_cost": 0.0,
+        }
         assert [r["id"] for r in page.json()["results"]] == [second.json()["id"]]
         assert page.json()["next"]
         body = one.json()
@@ -172,6 +180,7 @@ def test_results_order_regressions_errors_fixes_then_the_rest(
         "pass_rate",
         "input_tokens",
         "output_tokens",
+        "cost",
         "counted",
         "ms",
         "error",
@@ -184,6 +193,7 @@ def test_results_order_regressions_errors_fixes_then_the_rest(
         "prompt_tokens": count(prompt, provider="echo", model="echo").tokens,
         "output_tokens": [count(reg["candidate"]["outputs"][0]).tokens],
         "exact": False,
+        "error": None,
     }
     assert reg["candidate"]["counted"]["prompt_tokens"] > 0
     assert results[1]["error"]
@@ -192,6 +202,7 @@ def test_results_order_regressions_errors_fixes_then_the_rest(
         "prompt_tokens": None,
         "output_tokens": [],
         "exact": False,
+        "error": None,
     }
 
     # Paged like every list: one case a page, in the same order, back and forth.

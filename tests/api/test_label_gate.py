@@ -25,7 +25,12 @@ def made(publisher: User, allowed_root: Path) -> Gated:
 def test_label_gate_is_shown_in_label_answers(publisher_client: APIClient, made: Gated) -> None:
     shown = publisher_client.get(label_url("production")).json()
 
-    assert shown["gate"] == {"suite": "style", "max_regressions": 0, "min_pass_rate": 0.5}
+    assert shown["gate"] == {
+        "suite": "style",
+        "max_regressions": 0,
+        "min_pass_rate": 0.5,
+        "models": ["echo"],
+    }
     listed = publisher_client.get("/api/labels").json()["results"]
     assert [label["gate"] for label in listed] == [shown["gate"]]
 
@@ -41,7 +46,7 @@ def test_label_gate_without_run_is_409_naming_the_suite(
     body = answer.json()
     assert "gated by suite 'style'" in body["detail"]
     assert body["reasons"] == [
-        f"no finished run of suite style with release {made.good} as candidate and "
+        f"no finished run of suite style on model echo with release {made.good} as candidate and "
         f"production (release {made.old}) as baseline"
     ]
     assert tables() == before
@@ -88,7 +93,12 @@ def test_label_gate_forced_without_a_message_is_400(
 def test_label_gate_forced_by_an_author_is_403(
     publisher_client: APIClient, author_client: APIClient, made: Gated
 ) -> None:
-    put_label(publisher_client, "staging", {"release": made.old}, gate={"suite": "style"})
+    put_label(
+        publisher_client,
+        "staging",
+        {"release": made.old},
+        gate={"suite": "style", "models": ["echo"]},
+    )
 
     answer = put_label(
         author_client, "staging", {"release": made.bad}, force=True, message="please"
@@ -105,7 +115,9 @@ def test_label_gate_to_latest_is_409(publisher_client: APIClient, made: Gated) -
 
 
 def test_label_gate_set_on_latest_is_400(publisher_client: APIClient, made: Gated) -> None:
-    answer = put_label(publisher_client, "staging", "latest", gate={"suite": "style"})
+    answer = put_label(
+        publisher_client, "staging", "latest", gate={"suite": "style", "models": ["echo"]}
+    )
 
     assert answer.status_code == 400
     assert "gate" in answer.json()
@@ -138,3 +150,26 @@ def test_label_gate_rollback_is_409_then_forced(publisher_client: APIClient, mad
 
     assert (refused.status_code, forced.status_code) == (409, 200)
     assert forced.json()["target"] == {"release": made.old}
+
+
+def test_label_gate_alone_is_set_and_the_target_kept(
+    publisher_client: APIClient, made: Gated
+) -> None:
+    gate = {"suite": "style", "max_regressions": 1, "min_pass_rate": 0.25, "models": ["echo"]}
+    moves = publisher_client.get(label_url("production", "/history")).json()["results"]
+
+    answer = publisher_client.put(label_url("production"), {"gate": gate}, format="json")
+
+    assert answer.status_code == 200, answer.json()
+    assert answer.json()["target"] == {"release": made.old}
+    assert answer.json()["gate"] == gate
+    assert publisher_client.get(label_url("production", "/history")).json()["results"] == moves
+
+
+def test_label_gate_removed_alone_keeps_the_target(
+    publisher_client: APIClient, made: Gated
+) -> None:
+    answer = publisher_client.put(label_url("production"), {"gate": None}, format="json")
+
+    assert answer.status_code == 200
+    assert (answer.json()["target"], answer.json()["gate"]) == ({"release": made.old}, None)

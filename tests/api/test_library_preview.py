@@ -106,6 +106,7 @@ def test_preview_answers_compression_figures_when_compress_is_on(
             "tokens_before": count(source).tokens,
             "tokens_after": count(compressed).tokens,
             "tokens_exact": False,  # no provider: an estimate
+            "tokens_error": None,
         }
 
 

@@ -38,7 +38,8 @@ CASES: list[tuple[str, str, object, int, str | None]] = [
     ("get", label_url("nope", "/history"), None, 404, None),
     ("post", label_url("nope", "/rollback"), {}, 404, None),
     ("post", label_url("staging", "/rollback"), {}, 400, "name"),
-    ("put", label_url("staging"), {}, 400, "target"),
+    ("put", label_url("newbie"), {}, 400, "target"),  # a new label needs a target
+    ("put", label_url("newbie"), {"gate": None}, 400, "target"),
     ("put", label_url("staging"), {"target": "main"}, 400, "target"),
     ("put", label_url("staging"), {"target": {"release": "1"}}, 400, "target.release"),
     ("put", label_url("staging"), {"target": {"release": 99}}, 404, None),

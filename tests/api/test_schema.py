@@ -79,6 +79,7 @@ CASE = "/api/suites/{name}/cases/{case}"
 SUITE_IMPORT = "/api/suites/{name}/import"
 SUITE_EXPORT = "/api/suites/{name}/export"
 EVALUATIONS = "/api/evaluations"
+EVALUATION_PLAN = "/api/evaluations/plan"
 EVALUATION = "/api/evaluations/{id}"
 EVALUATION_RESULTS = "/api/evaluations/{id}/results"
 EVALUATION_CANCEL = "/api/evaluations/{id}/cancel"
@@ -429,7 +430,8 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (SUITE_IMPORT, "POST"): {200, 400, 401, 403, 404, 413, 415, 503},
     (SUITE_EXPORT, "GET"): {200, 400, 401, 403, 404, 503},
     (EVALUATIONS, "GET"): {200, 400, 401, 403, 404, 503},
-    (EVALUATIONS, "POST"): {202, 400, 401, 403, 404, 415, 503},
+    (EVALUATIONS, "POST"): {202, 400, 401, 403, 404, 415, 429, 503},
+    (EVALUATION_PLAN, "POST"): {200, 400, 401, 403, 404, 415, 503},
     (EVALUATION, "GET"): {200, 401, 403, 404, 503},
     (EVALUATION_RESULTS, "GET"): {200, 400, 401, 403, 404, 503},
     (EVALUATION_CANCEL, "POST"): {200, 401, 403, 404, 503},
@@ -830,6 +832,7 @@ OPERATION_IDS = {
     (SUITE_EXPORT, "GET"): "export_cases",
     (EVALUATIONS, "GET"): "list_evaluations",
     (EVALUATIONS, "POST"): "start_evaluation",
+    (EVALUATION_PLAN, "POST"): "plan_evaluation",
     (EVALUATION, "GET"): "get_evaluation",
     (EVALUATION_RESULTS, "GET"): "get_evaluation_results",
     (EVALUATION_CANCEL, "POST"): "cancel_evaluation",
@@ -954,6 +957,8 @@ COMPONENTS = {
     "EvaluationInput",
     "EvaluationPage",
     "EvaluationStarted",
+    "EvaluationPlan",
+    "EvaluationLimits",
     "EvaluationResultPage",
     "Progress",
     "CaseResult",

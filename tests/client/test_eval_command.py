@@ -5,6 +5,7 @@ regression (with the JUnit file), 2 when the server refuses or the run does not 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -20,6 +21,8 @@ import pytest
 from sysprompt_client import evaluate
 from sysprompt_client.evaluate import main
 from tests.client.served import REPO, RealServer
+from tests.evaluations.fake_model_process import FakeModel
+from tests.evaluations.support import models_setting
 
 CREATE_AUTHOR = (
     "from django.contrib.auth.models import User\n"
@@ -109,6 +112,9 @@ def test_eval_exits_0_when_nothing_regresses(
     assert code == 0, (out, err)
     assert "PASSED" in out
     assert "finished: 2/2 calls" in err
+    # No model named and none but echo configured: echo, and the output says so.
+    assert "(suite kept, model echo (the default: none was named); at most 2" in err
+    assert "model echo (the default: none was named)" in out
 
 
 def test_eval_exits_1_and_writes_junit_when_the_candidate_regresses(
@@ -161,6 +167,8 @@ def test_eval_junit_holds_every_case_when_the_results_take_several_pages(
     [
         (("--suite", "missing", "--candidate", "latest"), "There is no suite 'missing'"),
         (("--suite", "kept", "--candidate", "latest", "--repeat", "99"), "repeat"),
+        (("--suite", "kept", "--candidate", "99"), "'candidate': ['There is no release 99"),
+        (("--suite", "kept", "--candidate", "latest", "--baseline", "gone"), "baseline.label"),
     ],
 )
 def test_eval_exits_2_when_the_server_refuses(
@@ -189,3 +197,44 @@ def test_eval_is_the_client_packages_console_command() -> None:
     project = tomllib.loads((REPO / "packages/client/pyproject.toml").read_text())
 
     assert project["project"]["scripts"]["sysprompt-eval"] == "sysprompt_client.evaluate:main"
+
+
+def test_eval_naming_no_model_uses_the_servers_real_model_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeModel() as fake:
+        server = RealServer(tmp_path)
+        server.env["SYSPROMPT_MODELS"] = json.dumps(models_setting(fake))
+        worker = None
+        try:
+            token = server.manage("shell", "-c", CREATE_AUTHOR).strip().splitlines()[-1]
+            server.start()
+            with open(tmp_path / "worker.log", "ab") as log:
+                worker = subprocess.Popen(
+                    [sys.executable, "manage.py", "evaluations_worker", "--interval", "0.1"],
+                    cwd=REPO,
+                    env=server.env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            served = Served(server, token)
+            served.ok("POST", "/api/suites", {"name": "real"})
+            served.ok(
+                "POST",
+                "/api/suites/real/cases",
+                {"name": "asks", "messages": [{"role": "user", "content": "q"}]},
+            )
+            code, out, err = run(served, capsys, "--suite", "real", "--candidate", "latest")
+            served.http.close()
+        finally:
+            if worker is not None:
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait(timeout=30)
+            server.close()
+        asked = fake.requests()
+
+    assert code == 0, (out, err)
+    assert "(suite real, model fake (the default: none was named); at most 2" in err
+    assert "model fake (the default: none was named)" in out
+    assert len(asked) == 1  # the real model answered (both sides' prompts the same)

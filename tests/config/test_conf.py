@@ -26,6 +26,7 @@ from sysprompt.conf import (
     resolver_options,
 )
 from sysprompt.prompts.checks import check_app_settings, check_git_confinement
+from sysprompt.prompts.token_counts import count_tokens
 from sysprompt_core.sandbox import landlock_status
 from sysprompt_core.variables import ResolverOptions
 
@@ -73,6 +74,7 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("GIT_WORKERS", 4, "git_workers", 4),
         ("GIT_QUEUE_TIMEOUT", 30, "git_queue_timeout", 30.0),
         ("GIT_MEMORY_LIMIT", 268_435_456, "git_memory_limit", 268_435_456),
+        ("GIT_RECYCLE_BYTES", 4_194_304, "git_recycle_bytes", 4_194_304),
         ("GIT_LANDLOCK", False, "git_landlock", False),
         ("GIT_ALLOW_UNCONFINED", True, "git_allow_unconfined", True),
         ("MAX_FILE_BYTES", 10, "max_file_bytes", 10),
@@ -84,6 +86,11 @@ def test_app_settings_defaults_without_sysprompt_setting(settings: Settings) -> 
         ("MAX_READ_BYTES", 4096, "max_read_bytes", 4096),
         ("PARSE_CACHE_BYTES", 65536, "parse_cache_bytes", 65536),
         ("COMPACTION_INSTRUCTIONS", "Summarise.", "compaction_instructions", "Summarise."),
+        ("EVAL_MAX_CALLS_PER_RUN", 50, "eval_max_calls_per_run", 50),
+        ("EVAL_MAX_RUNS_PER_USER", 1, "eval_max_runs_per_user", 1),
+        ("EVAL_DAILY_BUDGET", 5, "eval_daily_budget", 5.0),
+        ("EVAL_DAILY_BUDGET", 0.25, "eval_daily_budget", 0.25),
+        ("EVAL_DAILY_BUDGET", None, "eval_daily_budget", None),
     ],
 )
 def test_app_settings_override_when_set(
@@ -113,9 +120,11 @@ def test_app_settings_unknown_key_is_refused(settings: Settings) -> None:
     assert "Did you mean 'GIT_TIMEOUT'?" in message
     assert (
         "ALLOWED_ROOTS, COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE, EVAL_CLAIM_SECONDS, "
-        "EVAL_DEFAULT_MODEL, EVAL_MAX_OUTPUT_CHARS, EVAL_TASKS_QUEUE, GIT_ALLOW_UNCONFINED, "
+        "EVAL_DAILY_BUDGET, EVAL_DEFAULT_MODEL, EVAL_MAX_CALLS_PER_RUN, EVAL_MAX_OUTPUT_CHARS, "
+        "EVAL_MAX_RUNS_PER_USER, EVAL_TASKS_QUEUE, GIT_ALLOW_UNCONFINED, "
         "GIT_LANDLOCK, "
-        "GIT_MEMORY_LIMIT, GIT_QUEUE_TIMEOUT, GIT_TIMEOUT, GIT_WORKERS, MAX_FILE_BYTES, "
+        "GIT_MEMORY_LIMIT, GIT_QUEUE_TIMEOUT, GIT_RECYCLE_BYTES, GIT_TIMEOUT, GIT_WORKERS, "
+        "MAX_FILE_BYTES, "
         "MAX_PROMPT_BYTES, MAX_READ_BYTES, MAX_TEMPLATE_BYTES, MCP_WRITE, MODELS, "
         "PARSE_CACHE_BYTES, SERVER_RESOLVES, TASKS_QUEUE, TOKEN_RATIOS, "
         "WEBHOOK_ALLOW_HTTP_HOSTS" in message
@@ -151,6 +160,7 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("GIT_WORKERS", 1.5),
         ("GIT_MEMORY_LIMIT", 0),
         ("GIT_MEMORY_LIMIT", "512M"),
+        ("GIT_RECYCLE_BYTES", 0),
         ("GIT_LANDLOCK", "false"),
         ("GIT_LANDLOCK", 0),
         ("GIT_ALLOW_UNCONFINED", "true"),
@@ -173,6 +183,15 @@ def test_app_settings_unknown_key_without_near_miss_has_no_hint(
         ("PARSE_CACHE_BYTES", 0),
         ("PARSE_CACHE_BYTES", "32MiB"),
         ("COMPACTION_INSTRUCTIONS", None),
+        ("EVAL_MAX_CALLS_PER_RUN", 0),
+        ("EVAL_MAX_CALLS_PER_RUN", "1000"),
+        ("EVAL_MAX_RUNS_PER_USER", 0),
+        ("EVAL_MAX_RUNS_PER_USER", 1.5),
+        ("EVAL_DAILY_BUDGET", 0),
+        ("EVAL_DAILY_BUDGET", -2.0),
+        ("EVAL_DAILY_BUDGET", "10"),
+        ("EVAL_DAILY_BUDGET", True),
+        ("EVAL_DAILY_BUDGET", math.inf),
     ],
 )
 def test_app_settings_wrong_type_is_refused(settings: Settings, key: str, value: object) -> None:
@@ -193,6 +212,21 @@ def test_app_settings_token_ratios_by_provider_in_any_case(settings: Settings) -
     assert app_settings().token_ratios == {}
 
 
+def test_app_settings_token_ratio_for_openai_calibrates_its_other_models(
+    settings: Settings,
+) -> None:
+    """A model behind an OpenAI-compatible endpoint that is not OpenAI's is an estimate:
+    the ratio for "openai" calibrates it; OpenAI's own models stay exact."""
+    settings.SYSPROMPT = {"TOKEN_RATIOS": {"openai": 1.1}}
+
+    assert app_settings().token_ratio("openai") == 1.1
+    qwen = count_tokens("Hello there, reader", provider="openai", model="qwen3")
+    gpt = count_tokens("Hello there, reader", provider="openai", model="gpt-4o")
+    assert gpt.tokens is not None
+    assert (qwen.exact, qwen.ratio, qwen.tokens) == (False, 1.1, round(gpt.tokens * 1.1))
+    assert (gpt.exact, gpt.ratio) == (True, None)
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -207,7 +241,6 @@ def test_app_settings_token_ratios_by_provider_in_any_case(settings: Settings) -
         ({"google": math.nan}, r"\['TOKEN_RATIOS'\]\['google'\] must be a number"),
         ({"google": True}, r"\['TOKEN_RATIOS'\]\['google'\] must be a number"),
         ({"": 1.2}, r"\['TOKEN_RATIOS'\] must be keyed by provider names"),
-        ({"openai": 1.1}, r"\['TOKEN_RATIOS'\]\['openai'\]: openai is counted exactly"),
         ({"Google": 1.1, "google": 1.2}, r"\['TOKEN_RATIOS'\] names 'google' twice"),
     ],
 )
@@ -466,6 +499,9 @@ def test_settings_defaults_when_environment_empty() -> None:
         ({"SYSPROMPT_GIT_ALLOW_UNCONFINED": "true"}, "GIT_ALLOW_UNCONFINED", True),
         ({"SYSPROMPT_GIT_ALLOW_UNCONFINED": "0"}, "GIT_ALLOW_UNCONFINED", False),
         ({"SYSPROMPT_PARSE_CACHE_BYTES": "1048576"}, "PARSE_CACHE_BYTES", 1_048_576),
+        ({"SYSPROMPT_EVAL_MAX_CALLS_PER_RUN": "200"}, "EVAL_MAX_CALLS_PER_RUN", 200),
+        ({"SYSPROMPT_EVAL_MAX_RUNS_PER_USER": "3"}, "EVAL_MAX_RUNS_PER_USER", 3),
+        ({"SYSPROMPT_EVAL_DAILY_BUDGET": "12.5"}, "EVAL_DAILY_BUDGET", 12.5),
         (
             {"SYSPROMPT_TOKEN_RATIOS": '{"anthropic": 1.18, "google": 0.9}'},
             "TOKEN_RATIOS",

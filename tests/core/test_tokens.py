@@ -56,27 +56,104 @@ def test_count_equals_a_second_implementation(sample: str, name: str) -> None:
     assert counted == tokens.TokenCount(reference(text, name), True, name)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("provider", "model", "expected"),
-    [
-        ("openai", "gpt-4o", ("o200k_base", True)),
-        ("openai", "gpt-4.1-mini", ("o200k_base", True)),
-        ("openai", "gpt-5", ("o200k_base", True)),
-        ("openai", "o3-mini", ("o200k_base", True)),
-        ("openai", "gpt-4", ("cl100k_base", True)),
-        ("openai", "gpt-4-turbo", ("cl100k_base", True)),
-        ("openai", "gpt-3.5-turbo", ("cl100k_base", True)),
-        ("openai", None, ("o200k_base", True)),
-        (None, "gpt-4o-mini", ("o200k_base", True)),
-        ("anthropic", "claude-sonnet-4-5", ("o200k_base", False)),
-        ("google", "gemini-2.5-pro", ("o200k_base", False)),
-        (None, None, ("o200k_base", False)),
-    ],
-)
+# OpenAI's models, by the names and prefixes of tiktoken's encoding_for_model, and
+# everything else: a model behind an OpenAI-compatible endpoint is not OpenAI's.
+MODELS = [
+    ("openai", "gpt-4o", ("o200k_base", True)),
+    ("openai", "gpt-4o-2024-08-06", ("o200k_base", True)),
+    ("openai", "chatgpt-4o-latest", ("o200k_base", True)),
+    ("openai", "gpt-4o-mini", ("o200k_base", True)),
+    ("openai", "gpt-4.1", ("o200k_base", True)),
+    ("openai", "gpt-4.1-mini", ("o200k_base", True)),
+    ("openai", "gpt-4.5-preview", ("o200k_base", True)),
+    ("openai", "gpt-5", ("o200k_base", True)),
+    ("openai", "gpt-5-mini", ("o200k_base", True)),
+    ("openai", "o1", ("o200k_base", True)),
+    ("openai", "o1-preview", ("o200k_base", True)),
+    ("openai", "o3", ("o200k_base", True)),
+    ("openai", "o3-mini", ("o200k_base", True)),
+    ("openai", "o4-mini", ("o200k_base", True)),
+    ("openai", "o4-mini-2025-04-16", ("o200k_base", True)),
+    ("openai", "gpt-4", ("cl100k_base", True)),
+    ("openai", "gpt-4-turbo", ("cl100k_base", True)),
+    ("openai", "gpt-4-32k", ("cl100k_base", True)),
+    ("openai", "gpt-3.5-turbo", ("cl100k_base", True)),
+    ("openai", "gpt-3.5-turbo-0125", ("cl100k_base", True)),
+    ("azure", "gpt-35-turbo", ("cl100k_base", True)),
+    ("openai", "text-embedding-3-small", ("cl100k_base", True)),
+    ("openai", "text-embedding-ada-002", ("cl100k_base", True)),
+    ("openai", "davinci-002", ("cl100k_base", True)),
+    ("openai", "ft:gpt-4o-mini:acme::abc123", ("o200k_base", True)),
+    ("openai", "ft:gpt-3.5-turbo:acme::abc123", ("cl100k_base", True)),
+    ("OpenAI", " GPT-4o ", ("o200k_base", True)),
+    (None, "gpt-4o-mini", ("o200k_base", True)),
+    (None, "gpt-4", ("cl100k_base", True)),
+    # Not OpenAI's: an estimate, whatever the provider's kind.
+    ("openai", "qwen3", ("o200k_base", False)),
+    ("openai", "fake-1", ("o200k_base", False)),
+    ("openai", "llama-3.1-70b-instruct", ("o200k_base", False)),
+    ("openai", "gpt-oss-120b", ("o200k_base", False)),
+    ("openai", "gpt-6", ("o200k_base", False)),
+    ("openai", "o2", ("o200k_base", False)),
+    ("openai", "gpt4o", ("o200k_base", False)),
+    ("openai", None, ("o200k_base", False)),
+    ("openai", "", ("o200k_base", False)),
+    ("anthropic", "claude-sonnet-4-5", ("o200k_base", False)),
+    ("anthropic", "gpt-4o", ("o200k_base", False)),
+    ("google", "gemini-2.5-pro", ("o200k_base", False)),
+    ("echo", "echo", ("o200k_base", False)),
+    (None, "qwen3", ("o200k_base", False)),
+    (None, None, ("o200k_base", False)),
+]
+
+
+@pytest.mark.parametrize(("provider", "model", "expected"), MODELS)
 def test_encoding_for_provider_and_model(
     provider: str | None, model: str | None, expected: tuple[str, bool]
 ) -> None:
     assert encoding_for(provider, model) == expected
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "note"),
+    [
+        (
+            "openai",
+            "qwen3",
+            "estimate: qwen3 is not one of OpenAI's models, whose encodings are known; "
+            "counted with o200k_base, OpenAI's current encoding",
+        ),
+        (
+            "openai",
+            None,
+            "estimate: no provider or OpenAI model given; counted with o200k_base, "
+            "OpenAI's current encoding",
+        ),
+        (
+            "vllm",
+            "qwen3",
+            "estimate: vllm has no public offline tokenizer; counted with o200k_base, "
+            "OpenAI's current encoding",
+        ),
+    ],
+)
+def test_count_for_a_model_not_openais_is_marked_an_estimate(
+    provider: str, model: str | None, note: str
+) -> None:
+    counted = count("Hello there", provider=provider, model=model)
+
+    assert (counted.exact, counted.short, counted.note) == (False, "≈2", note)
+    assert counted.label() == "≈2 tokens (estimate)"
+
+
+def test_count_for_a_model_not_openais_is_calibrated_by_the_providers_ratio() -> None:
+    counted = count(SAMPLES["code"], provider="openai", model="qwen3", ratio=1.5)
+
+    assert (counted.tokens, counted.exact) == (
+        round(reference(SAMPLES["code"], "o200k_base") * 1.5),
+        False,
+    )
+    assert counted.note.endswith("the o200k_base count × 1.5, the ratio calibrated for openai")
 
 
 def test_count_other_provider_is_marked_an_estimate() -> None:
@@ -347,7 +424,7 @@ def test_count_with_ratio_keeps_the_parts_uncalibrated() -> None:
     again = counter.count(text, provider="anthropic", ratio=1.25)
 
     assert dict(counter._counts) == kept  # nothing counted again, nothing kept × ratio
-    assert sum(kept.values()) == plain.tokens == reference(text, "o200k_base")
+    assert sum(part[0] for part in kept.values()) == plain.tokens == reference(text, "o200k_base")
     assert calibrated.tokens == round(plain.tokens * 1.5)
     assert again.tokens == round(plain.tokens * 1.25)
     assert calibrated == tokens.TokenCount(round(plain.tokens * 1.5), False, "o200k_base")

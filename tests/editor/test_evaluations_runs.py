@@ -11,6 +11,7 @@ import re
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from pytest_django import Settings
 
 from sysprompt.editor import evaluations as evaluations_page
 from sysprompt.evaluations import selectors, services
@@ -51,9 +52,10 @@ def start(client: Client, **more: str) -> int:
 
 
 def test_evaluations_run_started_from_form(author_web: Client, suite: str, author: User) -> None:
-    run_id = start(author_web, candidate="latest", baseline="3", repeat="2", fresh="on")
+    number = releases.release_create(message="reviewed", author=None).release.number
+    run_id = start(author_web, candidate="latest", baseline=str(number), repeat="2", fresh="on")
     run = selectors.run_get(run_id)
-    assert (run.candidate, run.baseline, run.repeat, run.fresh) == ("latest", 3, 2, True)
+    assert (run.candidate, run.baseline, run.repeat, run.fresh) == ("latest", number, 2, True)
     assert (run.baseline_model, run.candidate_model, run.created_by) == ("echo", "echo", author)
 
 
@@ -70,6 +72,8 @@ def test_evaluations_run_two_models_and_label_baseline(author_web: Client, suite
         ("candidate", "Not A Label", "run-candidate-error"),
         ("repeat", "11", "run-repeat-error"),
         ("candidate_model", "nope", "run-candidate-model-error"),
+        ("candidate", "99", "run-candidate-error"),  # no such release
+        ("baseline", "staging", "run-baseline-error"),  # no such label
     ],
 )
 def test_evaluations_run_bad_input_shows_error_starts_nothing(
@@ -79,6 +83,42 @@ def test_evaluations_run_bad_input_shows_error_starts_nothing(
     response = author_web.post("/evaluations/suites/style/run", {**data, field: value})
     assert response.status_code == 400
     assert f'id="{error_id}"' in response.content.decode()
+    assert not selectors.runs_list().exists()
+
+
+def test_evaluations_run_refused_by_a_limit_says_why_at_the_top_of_the_form(
+    author_web: Client, suite: str
+) -> None:
+    start(author_web), start(author_web)  # as many runs going as one user may have
+
+    response = author_web.post(
+        "/evaluations/suites/style/run",
+        {"candidate": "latest", "baseline": "production", "model": "echo", "repeat": "1"},
+    )
+
+    assert response.status_code == 429
+    html = response.content.decode()
+    assert 'id="run-form-error"' in html and "You have 2 runs queued or running" in html
+    assert selectors.runs_list().count() == 2
+
+
+def test_evaluations_plan_partial_and_page_say_the_calls_and_the_limits(
+    author_web: Client, suite: str
+) -> None:
+    data = {"candidate": "latest", "baseline": "production", "model": "echo", "repeat": "3"}
+
+    plan = "/evaluations/suites/style/plan"
+    partial = author_web.post(plan, data, headers=htmx())
+    page = author_web.post(plan, data)
+    bad = author_web.post(plan, {**data, "candidate": "99"}, headers=htmx())
+
+    body = partial.content.decode()
+    assert partial.status_code == 200 and body.lstrip().startswith('<div class="eval-plan')
+    assert "At most <strong>12</strong> model calls (2 cases × 2 sides × 3 repetitions)" in body
+    assert "Cost at most <strong>0</strong>" in body
+    assert page.status_code == 200 and 'id="run-plan"' in page.content.decode()
+    assert "<html" in page.content.decode()
+    assert "No plan yet: candidate: There is no release 99" in bad.content.decode()
     assert not selectors.runs_list().exists()
 
 
@@ -188,3 +228,22 @@ def test_evaluations_run_results_regression_first_with_answers_and_prompt_diff(
     html = client.get(f"/evaluations/runs/{run_id}/").content.decode()
     assert re.findall(r'<details class="eval-result[^"]*" data-case="([^"]+)"', html) == ["indent"]
     assert "The first 1 of 2 cases" in html
+
+
+def test_evaluations_run_form_chooses_the_configured_real_model_and_a_run_page_says_default(
+    author_web: Client, suite: str, settings: Settings
+) -> None:
+    real = {
+        "try": {"kind": "echo"},  # named first, but no real model: never the default
+        "gpt": {"kind": "openai", "model": "gpt-4.1-mini", "base_url": "http://127.0.0.1:9/v1"},
+    }
+    settings.SYSPROMPT = {**settings.SYSPROMPT, "MODELS": real}
+
+    form = author_web.get("/evaluations/suites/style/").content.decode()
+    run = services.run_create(suite="style", candidate="latest", author=None)
+    page = author_web.get(f"/evaluations/runs/{run.pk}/").content.decode()
+
+    assert '<option value="gpt" selected>gpt</option>' in form
+    assert '<option value="echo">echo</option>' in form
+    assert (run.baseline_model, run.candidate_model, run.default_model) == ("gpt", "gpt", True)
+    assert '<span class="mono">gpt</span> <span class="muted">(the default model)</span>' in page

@@ -5,6 +5,7 @@ publisher's forced move with a message."""
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import pytest
@@ -46,8 +47,12 @@ def test_gate_dialog_without_run_shows_the_gate_and_offers_a_run(
     page = dialog(publisher_web, made.good)
 
     assert 'id="gate"' in page and "suite style" in page
-    assert f"No run of this suite evaluates release {made.good} yet." in page
-    assert f"no finished run of suite style with release {made.good} as candidate" in page
+    assert 'id="gate-run-echo"' in page
+    assert f"no run of this suite evaluates release {made.good} on it yet." in page
+    assert (
+        f"no finished run of suite style on model echo with release {made.good} as candidate"
+        in page
+    )
     assert f"Start a run of style on release {made.good}" in page
     assert 'id="publish-force"' in page
     assert page.index('id="impact-report"') < page.index('id="gate"')
@@ -74,7 +79,7 @@ def test_gate_dialog_passing_run_says_the_gate_passes(
 
     page = dialog(publisher_web, made.good)
 
-    assert f"The gate passes: run {run.pk} evaluated this move." in page
+    assert f"The gate passes: run {run.pk} on echo evaluated this move." in page
     assert 'id="publish-force"' not in page
 
 
@@ -105,6 +110,8 @@ def test_gate_dialog_refused_publish_shows_the_409_words(
 
     assert status == 409
     assert "Label 'production' is gated by suite 'style': no finished run" in page
+    assert "move it anyway with the “Force past the gate” box ticked and a message" in page
+    assert '"force": true' not in page
     assert selectors.label_get("production").target.as_json() == {"release": made.old}
 
 
@@ -131,9 +138,32 @@ def test_gate_set_a_label_refused_is_409_with_the_words(
         {"name": "production", "kind": "release", "release": str(made.bad), "message": ""},
     )
 
+    page = html.unescape(response.content.decode())
     assert response.status_code == 409
-    assert "is gated by suite 'style'" in html.unescape(response.content.decode())
+    assert "is gated by suite 'style'" in page
+    assert "the “Force past the gate” box ticked" in page and '"force": true' not in page
+    assert 'id="label-force"' in page  # the checkbox it names is there
     assert selectors.label_get("production").target.as_json() == {"release": made.old}
+
+
+def test_gate_set_a_label_forced_with_the_checkbox_moves(
+    publisher_web: Client,  # noqa: F811
+    made: Gated,
+) -> None:
+    response = publisher_web.post(
+        "/releases/labels/",
+        {
+            "name": "production",
+            "kind": "release",
+            "release": str(made.bad),
+            "message": "incident 8",
+            "force": "on",
+        },
+    )
+
+    assert response.status_code == 302
+    assert selectors.label_get("production").target.as_json() == {"release": made.bad}
+    assert AuditRecord.objects.filter(action="label.forced", actor="publisher").count() == 1
 
 
 def test_gate_rollback_refused_offers_a_publisher_the_forced_rollback(
@@ -150,5 +180,7 @@ def test_gate_rollback_refused_offers_a_publisher_the_forced_rollback(
 
     assert refused.status_code == 409
     assert "is gated by suite 'style'" in page and 'id="rollback-force-form"' in page
+    assert "the “Force past the gate” box ticked" in page and '"force": true' not in page
+    assert re.search(r'<dialog id="rollback-dialog"[^>]* data-show-on-load>', page)
     assert forced.status_code == 302
     assert selectors.label_get("production").target.as_json() == {"release": made.old}

@@ -10,7 +10,10 @@ control endpoints.
 ``ANSWER: …`` if there is one, else ``echo: `` and the last user message. A line
 ``TOOL: <name> <json arguments>`` adds that tool call (when the request offers tools).
 A judge (a system prompt starting with "You grade") answers ``{"pass": …, "reason": …}``,
-passing when the answer between ``<answer>`` tags contains the rubric's first word.
+passing when the answer contains the rubric's first word. It reads the user turn as the
+judge's JSON object (``rubric``, ``answer.text``) when it is one; otherwise as text with
+``<answer>`` and ``<rubric>`` tags, taking the first of each — as a model reading tags
+could be led to, so a graded answer holding ``</answer><rubric>…`` forges the rubric.
 Usage: input tokens = characters of the request's messages ÷ 4, output = characters of
 the answer ÷ 4, at least 1 each.
 
@@ -18,7 +21,8 @@ the answer ÷ 4, at least 1 each.
 call; ``{"script": [{"status": 500}, {"status": 429, "retry_after": 1}, …]}`` queues
 failures answered, one each, to the next calls before normal answers resume
 (``"echo_key": true`` puts the key the call sent into the error's message, as some
-providers do).
+providers do; ``"key_chars": N`` only its first N characters, ``"pad": N`` N characters
+of text before it).
 ``GET /_requests`` lists every call received: path, JSON body, the ``Authorization`` or
 ``x-api-key`` header's presence, when it started and ended (``time.monotonic()`` of this
 process), and the status answered. ``POST /_reset`` clears the record and the script;
@@ -66,8 +70,7 @@ def reply(
     users = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
     last = users[-1] if users else ""
     if system.startswith("You grade"):
-        rubric = last.split("<rubric>\n", 1)[-1].split("\n", 1)[0].strip()
-        answer = last.split("<answer>\n", 1)[-1].split("\n</answer>", 1)[0]
+        rubric, answer = _judged(last)
         word = rubric.split()[0] if rubric.split() else ""
         passed = bool(word) and word.lower() in answer.lower()
         verdict = {
@@ -82,6 +85,19 @@ def reply(
         for name, arguments in _TOOL.findall(system):
             calls.append((name, json.loads(arguments)))
     return text, calls
+
+
+def _judged(turn: str) -> tuple[str, str]:
+    """The rubric and the answer a judge's user turn holds."""
+    try:
+        asked = json.loads(turn)
+    except ValueError:
+        asked = None
+    if isinstance(asked, dict) and "rubric" in asked:
+        return str(asked["rubric"]), str(asked["answer"]["text"])
+    rubric = turn.split("<rubric>", 1)[-1].split("</rubric>", 1)[0].strip()
+    answer = turn.split("<answer>", 1)[-1].split("</answer>", 1)[0]
+    return rubric, answer
 
 
 def _tokens(value: object) -> int:
@@ -220,7 +236,9 @@ def handler(state: State) -> type[BaseHTTPRequestHandler]:
                 message = f"scripted {status}"
                 if step.get("echo_key"):
                     key = self.headers.get("Authorization") or self.headers.get("x-api-key") or ""
-                    message = f"Incorrect API key provided: {key.removeprefix('Bearer ')}"
+                    key = key.removeprefix("Bearer ")[: step.get("key_chars")]
+                    pad = "x" * int(step.get("pad", 0))
+                    message = f"Incorrect API key provided: {pad}{key}"
                 answer: object = {
                     "type": "error",
                     "error": {"type": "fake_error", "message": message},

@@ -1,8 +1,15 @@
-"""What the evaluations tests share: a fake-model endpoint setting, a publisher, and a
-working copy whose production release answers differently from latest."""
+"""What the evaluations tests share: a fake-model endpoint setting, a publisher, a
+working copy whose production release answers differently from latest, and the
+stopping of worker processes."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -12,6 +19,7 @@ from sysprompt.evaluations.models import Run
 from sysprompt.prompts import services as prompts
 from sysprompt.releases import services as releases
 from tests.evaluations.fake_model_process import FakeModel
+from tests.events.workers import descendants
 from tests.releases.support import AUTHOR, PUBLISH, user
 
 
@@ -59,3 +67,18 @@ def suite_with(name: str, *cases: dict[str, Any]) -> None:
 
 def run(suite: str, candidate: object, **options: Any) -> Run:
     return services.run_create(suite=suite, candidate=candidate, author=None, **options)
+
+
+def kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL to the worker and the task workers under it: nothing finishes."""
+    for pid in [process.pid, *descendants(process.pid)]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)

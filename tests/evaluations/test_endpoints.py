@@ -60,6 +60,10 @@ def test_endpoints_parse_prices_give_a_cost() -> None:
         ),
         ({"m": {"kind": "openai", "model": "x", "params": {"max_tokens": 0}}}, "whole number ≥ 1"),
         ({"m": {"kind": "openai", "model": "x", "price_input": -1}}, "price per million"),
+        (
+            {"m": {"kind": "openai", "model": "x", "structured_output": "no"}},
+            "['MODELS.m.structured_output'] must be true or false",
+        ),
     ],
 )
 def test_endpoints_parse_refuses_naming_the_entry(models: object, words: str) -> None:
@@ -76,12 +80,20 @@ def test_endpoints_parse_never_shows_a_key_given_as_variable_name() -> None:
     assert "sk-live-secret" not in str(caught.value)
 
 
+OPENAI = {"kind": "openai", "model": "gpt-4.1-mini"}
+ANTHROPIC = {"kind": "anthropic", "model": "claude-sonnet-4-5"}
+
+
 @pytest.mark.parametrize(
     ("models", "default", "expected"),
     [
         ({}, None, "echo"),
-        ({"a": {"kind": "echo"}, "b": {"kind": "echo"}}, None, "a"),
+        ({"a": {"kind": "echo"}, "b": {"kind": "echo"}}, None, "echo"),  # no real model
         ({"a": {"kind": "echo"}}, "echo", "echo"),
+        ({"a": {"kind": "echo"}, "gpt": OPENAI, "claude": ANTHROPIC}, None, "gpt"),
+        ({"claude": ANTHROPIC, "gpt": OPENAI}, None, "claude"),
+        ({"claude": ANTHROPIC, "gpt": OPENAI}, "gpt", "gpt"),
+        ({"gpt": OPENAI}, "echo", "echo"),  # named: the operator's choice
     ],
 )
 def test_app_settings_default_model(

@@ -110,6 +110,7 @@ def test_evaluate_exits_1_when_a_call_ends_in_an_error(configured: FakeModel) ->
 
     assert code == 1
     assert "1 case(s) ended in an error" in out
+    assert out.splitlines()[0].endswith("— finished with 1 case(s) in error")  # said first
 
 
 @pytest.mark.parametrize(
@@ -118,6 +119,12 @@ def test_evaluate_exits_1_when_a_call_ends_in_an_error(configured: FakeModel) ->
         (("--suite", "missing", "--candidate", "latest"), "There is no suite 'missing'"),
         (("--suite", "style", "--candidate", "Bad Label"), "candidate.label"),
         (("--suite", "style", "--candidate", "latest", "--model", "nowhere"), "model"),
+        (("--suite", "style", "--candidate", "99"), "candidate: There is no release 99"),
+        (("--suite", "style", "--candidate", "latest", "--baseline", "7"), "baseline: There"),
+        (
+            ("--suite", "style", "--candidate", "latest", "--baseline", "staging"),
+            "baseline.label: There is no label 'staging'",
+        ),
     ],
 )
 def test_evaluate_exits_2_and_starts_nothing_when_the_run_cannot_start(
@@ -162,3 +169,34 @@ def test_evaluate_inline_exits_2_and_leaves_the_run_to_a_worker_after_the_timeou
     assert "is still running after 0.3 s" in err
     run = Run.objects.get()
     assert (run.status, run.done) == ("running", 8)  # the calls claimed were saved
+
+
+def test_evaluate_naming_no_model_uses_the_configured_real_model_and_says_so(
+    configured: FakeModel,
+) -> None:
+    production_on_release("ANSWER: Use tabs.", then="ANSWER: Use spaces.")
+    suite_with("style", case("indent", contains("tabs")))
+
+    code, out, err = evaluate("--suite", "style", "--candidate", "latest", "--inline")
+
+    run = Run.objects.get()
+    assert code == 1, (out, err)
+    assert err.splitlines()[0] == (
+        f"evaluation {run.pk} started (suite style, model fake (the default: none was "
+        "named); at most 2 model call(s))"
+    )
+    assert "model fake (the default: none was named)" in out
+    assert len(configured.requests()) == 2  # the real model answered, not echo
+
+
+def test_evaluate_exits_2_when_a_limit_refuses_the_run(
+    configured: FakeModel, settings: Settings
+) -> None:
+    settings.SYSPROMPT = {**settings.SYSPROMPT, "EVAL_MAX_CALLS_PER_RUN": 1}
+    suite_with("style", case("indent", contains("tabs")))
+
+    code, _, err = evaluate("--suite", "style", "--candidate", "latest")
+
+    assert code == 2
+    assert "evaluate: calls: This run would make up to 2 model calls" in err
+    assert not Run.objects.exists()

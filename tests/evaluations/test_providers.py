@@ -161,6 +161,39 @@ def test_provider_error_never_holds_the_key(
     assert str(refused.value) == "model m: the provider refused the key (HTTP 401)"
 
 
+KEY = "sk-proj-" + "0123456789abcdefABCDEFghijklmnopqrstuv"  # 46 characters
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "step",
+    [
+        {"pad": 447},  # the key straddles the 500th character of the provider's message
+        {"pad": 10, "key_chars": 20},  # a provider quoting the key's start
+        {"pad": 0, "key_chars": 8},
+    ],
+    ids=["straddling-the-cut", "first-20", "first-8"],
+)
+def test_provider_error_holds_no_part_of_the_key(
+    providers: Providers,
+    fake: FakeModel,
+    kind: str,
+    step: dict[str, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FAKE_KEY", KEY)
+    fake.control(script=[{"status": 400, "echo_key": True, **step}])
+
+    with pytest.raises(ProviderError) as failed:
+        providers(endpoint(fake, kind, api_key_env="FAKE_KEY")).complete(Call(SYSTEM, CONVERSATION))
+
+    said = str(failed.value)
+    pieces = {KEY[start : start + 8] for start in range(len(KEY) - 7)}
+    assert not [piece for piece in pieces if piece in said], said
+    assert "Incorrect API key provided: " in said and "[key]" in said
+    assert len(said) <= 600
+
+
 def test_provider_missing_key_variable_is_said_without_a_call(
     providers: Providers, fake: FakeModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -214,3 +247,46 @@ def endpoint_echo() -> ModelEndpoint:
 
 def test_tool_call_parsed_keeps_raw_text_that_is_not_json() -> None:
     assert ToolCall("f", "{oops").parsed() is None
+
+
+VERDICT = {
+    "type": "object",
+    "properties": {"pass": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["pass", "reason"],
+    "additionalProperties": False,
+}
+
+
+def test_provider_openai_asks_for_structured_output(providers: Providers, fake: FakeModel) -> None:
+    providers(endpoint(fake, "openai")).complete(Call(SYSTEM, CONVERSATION, output_schema=VERDICT))
+
+    body = fake.requests()[0]["body"]
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "strict": True, "schema": VERDICT},
+    }
+
+
+def test_provider_anthropic_asks_for_structured_output(
+    providers: Providers, fake: FakeModel
+) -> None:
+    providers(endpoint(fake, "anthropic")).complete(
+        Call(SYSTEM, CONVERSATION, output_schema=VERDICT)
+    )
+
+    body = fake.requests()[0]["body"]
+    assert body["output_config"] == {"format": {"type": "json_schema", "schema": VERDICT}}
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_provider_structured_output_off_sends_none(
+    providers: Providers, fake: FakeModel, kind: str
+) -> None:
+    providers(endpoint(fake, kind, structured_output=False)).complete(
+        Call(SYSTEM, CONVERSATION, output_schema=VERDICT)
+    )
+    providers(endpoint(fake, kind)).complete(Call(SYSTEM, CONVERSATION))
+
+    for request in fake.requests():
+        assert "response_format" not in request["body"]
+        assert "output_config" not in request["body"]

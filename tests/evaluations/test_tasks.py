@@ -32,8 +32,8 @@ from sysprompt.prompts.services import template_save
 from sysprompt.releases import services as releases
 from tests import rq_queues
 from tests.evaluations.fake_model_process import FakeModel
-from tests.evaluations.support import models_setting
-from tests.evaluations.test_worker import kill_tree, started_run, status, wait_for
+from tests.evaluations.support import kill_tree, models_setting, wait_for
+from tests.evaluations.test_worker import started_run, status
 from tests.events.support import ALLOW_LOCAL, receiving
 from tests.events.workers import REPO, database_url
 

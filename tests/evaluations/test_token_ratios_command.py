@@ -41,7 +41,11 @@ AFTER = "You review code for a team that indents with spaces.\nANSWER: Use space
 
 @pytest.fixture
 def configured(settings: Settings, fake: FakeModel, allowed_root: Path) -> FakeModel:
-    settings.SYSPROMPT = {"ALLOWED_ROOTS": [str(allowed_root)], "MODELS": models_setting(fake)}
+    gpt = {"kind": "openai", "model": "gpt-4o-mini", "base_url": f"{fake.url}/v1", "retries": 0}
+    settings.SYSPROMPT = {
+        "ALLOWED_ROOTS": [str(allowed_root)],
+        "MODELS": {**models_setting(fake), "fake-gpt": gpt},
+    }
     releases.production_ensure()
     return fake
 
@@ -104,6 +108,7 @@ def test_token_ratios_from_the_providers_reported_usage_leaving_out_what_is_no_e
     finished(run("tooled", "latest", model="fake-claude").pk)  # 2 calls offering tools
     configured.control(script=[{"status": 500}])
     finished(run("style", "latest", model="fake", fresh=True).pk)  # 1 error, 3 answered
+    finished(run("style", "latest", model="fake-gpt", fresh=True).pk)  # 4 counted exactly
 
     found = json.loads(token_ratios("--json"))
     text = token_ratios()
@@ -115,15 +120,16 @@ def test_token_ratios_from_the_providers_reported_usage_leaving_out_what_is_no_e
         "counted": counted,
         "reported": reported,
         "ratio": ratio,
-        "exact": False,
         "usable": True,
     }
+    # fake-1 behind an OpenAI-compatible endpoint is an estimate, calibrated as one.
     openai = found["providers"]["openai"]
-    assert (openai["calls"], openai["exact"], openai["usable"]) == (3, True, False)
-    assert found["left_out"] == {"cached": 4, "echo": 4, "error": 1, "tools": 2}
-    assert found["setting"] == {"anthropic": ratio}
-    assert f"SYSPROMPT_TOKEN_RATIOS='{json.dumps({'anthropic': ratio})}'" in text
-    assert "counted exactly: no ratio needed" in text
+    assert (openai["calls"], openai["usable"]) == (3, True)
+    assert openai["ratio"] == round(openai["reported"] / openai["counted"], 2)
+    assert found["left_out"] == {"cached": 4, "echo": 4, "error": 1, "exact": 4, "tools": 2}
+    assert found["setting"] == {"anthropic": ratio, "openai": openai["ratio"]}
+    assert f"SYSPROMPT_TOKEN_RATIOS='{json.dumps(found['setting'])}'" in text
+    assert "4 exact" in text
     # The line it prints is a setting the server takes, and calibrates the estimate by.
     settings.SYSPROMPT = {**settings.SYSPROMPT, "TOKEN_RATIOS": found["setting"]}
     assert app_settings().token_ratio("anthropic") == ratio

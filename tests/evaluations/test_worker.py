@@ -4,85 +4,21 @@ a stopped worker leaves the rest of its run to the next."""
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
-from pytest_django import Settings
 
 from sysprompt.evaluations import services
 from sysprompt.evaluations.models import Run, RunCall
-from sysprompt.releases import services as releases
 from tests.evaluations.fake_model_process import FakeModel
-from tests.evaluations.support import case, models_setting, production_on_release, suite_with
-from tests.events.workers import REPO, database_url, descendants
+from tests.evaluations.support import case, kill_tree, production_on_release, suite_with, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 TABS = {"type": "contains", "value": "tabs"}
-
-
-@pytest.fixture
-def workers(
-    settings: Settings, fake: FakeModel, allowed_root: Path, tmp_path: Path
-) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
-    models = models_setting(fake, max_concurrency=2)
-    settings.SYSPROMPT = {
-        "ALLOWED_ROOTS": [str(allowed_root)],
-        "MODELS": models,
-        "EVAL_CLAIM_SECONDS": 1.5,
-    }
-    releases.production_ensure()
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url(),
-        "SECRET_KEY": "tests-only-not-a-secret",
-        "DEBUG": "false",
-        "SYSPROMPT_ALLOWED_ROOTS": str(allowed_root),
-        "SYSPROMPT_MODELS": json.dumps(models),
-        "SYSPROMPT_EVAL_CLAIM_SECONDS": "1.5",
-    }
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start() -> subprocess.Popen[bytes]:
-        log = open(tmp_path / f"worker-{len(started)}.log", "ab")  # noqa: SIM115
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "evaluations_worker", "--interval", "0.1"],
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        log.close()
-        started.append(process)
-        return process
-
-    yield start
-    for process in started:
-        kill_tree(process)
-
-
-def kill_tree(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL to the worker and the task workers under it: nothing finishes."""
-    for pid in [process.pid, *descendants(process.pid)]:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    process.wait(timeout=30)
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def started_run(cases: int) -> Run:

@@ -1,5 +1,6 @@
 """What the gate's tests share: production on release A ("tabs"), release B beside it,
-a suite whose case passes on A, and runs executed in-process with the echo model."""
+a suite whose case passes on A, and runs executed in-process with the echo model (the
+gate names it: a gate counts echo's runs only when it does)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.contrib.auth.models import User
 from sysprompt.evaluations import services as evaluations
 from sysprompt.evaluations.execution import run_execute
 from sysprompt.evaluations.models import Run
+from sysprompt.model_endpoints import ECHO
 from sysprompt.prompts import services as prompts
 from sysprompt.releases import services as releases
 
@@ -42,7 +44,7 @@ def gated(publisher: User, **gate: Any) -> Gated:
     releases.label_set(
         name="production",
         target={"release": old},
-        gate={"suite": "style", **gate},
+        gate={"suite": "style", "models": [ECHO], **gate},
         author=publisher,
     )
     return Gated(old, good, bad)
@@ -62,13 +64,17 @@ def add_case(name: str, *checks: dict[str, Any], **fields: Any) -> None:
     )
 
 
-def executed(candidate: object, baseline: object = None, suite: str = "style") -> Run:
-    """A run of ``suite`` created and executed to its end."""
+def executed(
+    candidate: object, baseline: object = None, suite: str = "style", **models: str
+) -> Run:
+    """A run of ``suite`` created and executed to its end (``models``: ``model``, or
+    ``candidate_model`` and ``baseline_model``; left out: the default, echo)."""
     run = evaluations.run_create(
         suite=suite,
         candidate=candidate,
         baseline={"label": "production"} if baseline is None else baseline,
         author=None,
+        **models,
     )
     run_execute(run.pk)
     return Run.objects.get(pk=run.pk)

@@ -70,11 +70,11 @@ def test_conversation_build_call_label_wins_over_the_host_label(
 
 
 def test_conversation_build_host_label_production_is_production(
-    releases: tuple[int, int], writer: User
+    releases: tuple[int, int], publisher: User
 ) -> None:
     host = agent_host_ensure(name="host-1")
     owner = User.objects.get(username="host-1").pk
-    services.host_label_set(username=host.username, label="production", author=writer)
+    services.host_label_set(username=host.username, label="production", author=publisher)
 
     assert built(None, owner)[:2] == ("production", "None")
 

@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from sysprompt.errors import GateForceForbidden, GateNotPassed, InvalidInput
 from sysprompt.evaluations import services as evaluations
 from sysprompt.events.models import AuditRecord
+from sysprompt.model_endpoints import ECHO
 from sysprompt.prompts import services as prompts
 from sysprompt.releases import services
 from sysprompt.releases.models import Label, Release
@@ -54,7 +55,7 @@ def test_gate_without_run_is_refused_naming_the_suite(boss: User) -> None:
 
     assert "suite 'style'" in str(error)
     assert error.reasons == [
-        f"no finished run of suite style with release {made.good} as candidate and "
+        f"no finished run of suite style on model echo with release {made.good} as candidate and "
         f"production (release {made.old}) as baseline"
     ]
     assert serves() == {"release": made.old}
@@ -138,8 +139,8 @@ def test_gate_run_with_another_baseline_is_refused(boss: User, baseline: str) ->
     error = refusal(boss, {"release": made.good})
 
     assert error.reasons == [
-        f"no run of suite style compares release {made.good} with what production serves "
-        f"now (release {made.old}): run {run.pk} had another baseline"
+        f"no run of suite style on model echo compares release {made.good} with what "
+        f"production serves now (release {made.old}): run {run.pk} had another baseline"
     ]
 
 
@@ -193,7 +194,12 @@ def test_gate_cannot_be_set_on_a_label_that_follows_latest(boss: User) -> None:
     evaluations.suite_create(name="style", author=None)
 
     with pytest.raises(InvalidInput) as refused:
-        services.label_set(name="production", target="latest", gate={"suite": "style"}, author=boss)
+        services.label_set(
+            name="production",
+            target="latest",
+            gate={"suite": "style", "models": [ECHO]},
+            author=boss,
+        )
 
     assert refused.value.field == "gate"
     assert Label.objects.get(name="production").gate is None
@@ -206,6 +212,11 @@ def test_gate_cannot_be_set_on_a_label_that_follows_latest(boss: User) -> None:
         ({"suite": "style", "max_regressions": -1}, "gate.max_regressions"),
         ({"suite": "style", "min_pass_rate": 1.5}, "gate.min_pass_rate"),
         ({"suite": "style", "extra": 1}, "gate"),
+        ({"suite": "style"}, "gate.models"),  # the default model is echo: name it
+        ({"suite": "style", "models": []}, "gate.models"),
+        ({"suite": "style", "models": ["nowhere"]}, "gate.models"),
+        ({"suite": "style", "models": [ECHO, ECHO]}, "gate.models"),
+        ({"suite": "style", "models": ECHO}, "gate.models"),
         ("style", "gate"),
     ],
 )
@@ -229,7 +240,7 @@ def test_gate_set_and_removed_is_audited(boss: User) -> None:
     assert label_get("production").gate is None
     gates = AuditRecord.objects.filter(action="label.gate").order_by("id")
     assert list(gates.values_list("summary", flat=True)) == [
-        "gated label production on suite style (max regressions 2, min pass rate 0.5)",
+        "gated label production on suite style (max regressions 2, min pass rate 0.5, models echo)",
         "removed the gate of label production",
     ]
 
@@ -265,7 +276,10 @@ def test_gate_forced_move_without_a_message_is_refused(boss: User) -> None:
 def test_gate_forced_move_needs_a_publisher(boss: User) -> None:
     made = gated(boss)
     services.label_set(
-        name="staging", target={"release": made.old}, gate={"suite": "style"}, author=boss
+        name="staging",
+        target={"release": made.old},
+        gate={"suite": "style", "models": [ECHO]},
+        author=boss,
     )
     writer = user("writer", AUTHOR)
 

@@ -43,7 +43,8 @@ CASES: list[tuple[str, str | None, Change, bool]] = [
     ("an unprotected label → production", "staging", _label("production"), True),
     ("an unprotected label → none (production)", "staging", _label(None), True),
     ("an unprotected label → another", "staging", _label("canary"), False),
-    ("production → production named", None, _label("production"), False),
+    # a host on a protected label: its label is for publishers, whatever it is set to
+    ("production → production named", None, _label("production"), True),
 ]
 
 

@@ -1,9 +1,11 @@
 """Token counts as the pages show them: ``{% load tokens_ui %}``.
 
 * ``{{ count|tokens }}`` — a :class:`sysprompt_core.tokens.TokenCount` as
-  ``1,234 tokens`` (exact) or ``≈1,234 tokens`` (an estimate), in a ``span`` whose
-  tooltip says which (``TokenCount.note``: "estimate: anthropic has no public offline
-  tokenizer; …") and whose ``data-tokens`` and ``data-exact`` carry the figure;
+  ``1,234 tokens`` (exact), ``≈1,234 tokens`` (an estimate) or ``tokens unavailable``
+  (the text could not be counted), in a ``span`` whose tooltip says which
+  (``TokenCount.note``: "estimate: anthropic has no public offline tokenizer; …",
+  "unavailable: tiktoken failed …") and whose ``data-tokens`` (empty when unavailable)
+  and ``data-exact`` carry the figure;
 * ``{{ count|tokens_short }}`` — the same with the number alone (``≈1,234``), for
   columns headed "tokens".
 
@@ -23,11 +25,12 @@ register = template.Library()
 
 
 def _span(count: TokenCount, text: str) -> SafeString:
+    kind = " is-unavailable" if count.tokens is None else " is-estimate" if count.estimated else ""
     return format_html(
         '<span class="token-count{}" title="{}" data-tokens="{}" data-exact="{}">{}</span>',
-        "" if count.exact else " is-estimate",
+        kind,
         count.note,
-        count.tokens,
+        "" if count.tokens is None else count.tokens,
         "true" if count.exact else "false",
         text,
     )
@@ -37,6 +40,8 @@ def _span(count: TokenCount, text: str) -> SafeString:
 def tokens(count: TokenCount | None) -> str:
     if count is None:
         return ""
+    if count.tokens is None:
+        return _span(count, count.label())
     unit = "token" if count.tokens == 1 else "tokens"
     return _span(count, f"{count.short} {unit}")
 

@@ -74,7 +74,7 @@ def test_parse_check_types_are_the_documented_ten() -> None:
         (
             {"type": "json_schema", "schema": {"pattern": "(x"}},
             "checks[0].schema",
-            "not a valid JSON Schema at pattern",
+            "at pattern: '(x' is not a valid regular expression",
         ),
         (
             {"type": "json_schema", "schema": {"enum": ["x" * 70_000]}},

@@ -52,6 +52,7 @@ def test_response_key_ignores_key_order() -> None:
         },
         {"tools": [{"type": "function", "function": {"name": "f"}}]},
         {"repetition": 1},
+        {"output_schema": {"type": "object"}},
     ],
     ids=lambda change: next(iter(change)),
 )

@@ -42,7 +42,7 @@ def test_summary_text_ends_with_why_it_failed() -> None:
     text = summary_text(run(regressions=2, errors=1))
 
     assert text.splitlines()[-1] == (
-        "FAILED: 2 regression(s), at most 0; 1 case(s) ended in an error"
+        "FAILED: 1 case(s) ended in an error; 2 regression(s), at most 0"
     )
 
 

@@ -72,7 +72,9 @@ def test_impact_matrix_counts_chars_tokens_and_shared_prefixes() -> None:
         len(o200k.encode_ordinary("Static text.\ninfra")),
         len(o200k.encode_ordinary("Static text, longer now.\ninfra")),
     )
+    assert row.tokens_after is not None and row.tokens_before is not None
     assert row.tokens_change == row.tokens_after - row.tokens_before > 0
+    assert row.tokens_error is None
     assert not row.tokens_exact  # no provider: an estimate
     assert (row.shared_prefix_before, row.shared_prefix_after) == (13, 25)
     assert row.prefix_changed

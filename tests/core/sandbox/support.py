@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sysprompt_core.limits import DEFAULT_GIT_RECYCLE_BYTES
 from sysprompt_core.sandbox import Exchange, WorkerPool, WorkerSpec
 
 REPO = Path(__file__).resolve().parents[3]
@@ -28,11 +29,16 @@ def spec(
     landlock: bool = True,
     memory_limit: int = 512 * MIB,
     allow_unconfined: bool | None = None,
+    recycle_bytes: int = DEFAULT_GIT_RECYCLE_BYTES,
 ) -> WorkerSpec:
     """A probe worker's spec; without Landlock it reads unconfined unless told not to."""
     allow = not landlock if allow_unconfined is None else allow_unconfined
     return WorkerSpec.of(
-        [str(root) for root in roots], memory_limit, landlock, allow_unconfined=allow
+        [str(root) for root in roots],
+        memory_limit,
+        landlock,
+        allow_unconfined=allow,
+        recycle_bytes=recycle_bytes,
     )
 
 

@@ -129,6 +129,23 @@ def test_pool_worker_that_kept_memory_is_replaced(pool: WorkerPool, tmp_path: Pa
     assert run(pool, spec(tmp_path), "list", tmp_path).pid != first.pid
 
 
+@pytest.mark.parametrize(
+    ("recycle_bytes", "replaced"), [(2 * MIB, True), (RECYCLE_BYTES + 16 * MIB, False)]
+)
+def test_pool_worker_that_grew_past_its_specs_bound_is_replaced_after_its_read(
+    pool: WorkerPool, tmp_path: Path, recycle_bytes: int, replaced: bool
+) -> None:
+    bounded = spec(tmp_path, recycle_bytes=recycle_bytes)
+    run(pool, bounded, "list", tmp_path)  # started, and has read
+    [ready] = pool.pids()
+
+    grown = run(pool, bounded, "keep", 6 * MIB)
+
+    assert (grown.outcome, grown.pid) == (Outcome.DONE, ready)
+    assert dies_soon(ready) is replaced
+    assert (run(pool, bounded, "list", tmp_path).pid != ready) is replaced
+
+
 def test_pool_answer_larger_than_the_limit_fails_and_kills(
     pool: WorkerPool, tmp_path: Path
 ) -> None:

@@ -2,7 +2,9 @@
 (evaluations §5) — what ``manage.py evaluate`` does, from any machine with a token.
 
 arguments (``--url``/``SYSPROMPT_URL``, ``--token``/``SYSPROMPT_TOKEN``) →
-``POST /api/evaluations`` (202) → ``GET /api/evaluations/{id}`` every ``--poll``
+``POST /api/evaluations`` (202; a refusal — a bad field, a release or label that does
+not exist, a limit — is exit 2; the models each side is answered by, and the plan, on
+stderr) → ``GET /api/evaluations/{id}`` every ``--poll``
 seconds, the progress on stderr, until the run ends or ``--wait-timeout`` passes →
 the summary on stdout, ``--junit FILE`` from ``GET …/results`` (every page) → exit 0 when it passes
 (no regression, no error), 1 when it does not, 2 on an error (refused, unreachable,
@@ -28,6 +30,7 @@ from sysprompt_core.evaluations.report import (
     Thresholds,
     junit_xml,
     outcome,
+    started_text,
     summary_text,
 )
 
@@ -116,7 +119,7 @@ def _body(options: argparse.Namespace) -> dict[str, Any]:
 def evaluate(options: argparse.Namespace, client: httpx.Client, err: TextIO, out: TextIO) -> int:
     started = _answer(client.post("/api/evaluations", json=_body(options)))
     path = f"/api/evaluations/{started['id']}"
-    err.write(f"evaluation {started['id']} started (suite {options.suite})\n")
+    err.write(started_text(started, options.suite))
     deadline = time.monotonic() + options.wait_timeout
     shown: tuple[Any, ...] | None = None
     while True:

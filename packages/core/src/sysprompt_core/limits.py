@@ -33,6 +33,13 @@ DEFAULT_GIT_MEMORY_LIMIT = 512 * 1_048_576
 (``SYSPROMPT_GIT_MEMORY_LIMIT``, ``RLIMIT_AS``): a read that needs more ends with its
 values missing, and the worker is replaced. An idle worker uses about 60 MB of it; the
 status of a repository of 100,000 files about 100 MB more."""
+DEFAULT_GIT_RECYCLE_BYTES = 8 * 1_048_576
+"""How much more resident memory than when it said it was ready a git worker may hold
+after a read (``SYSPROMPT_GIT_RECYCLE_BYTES``): one that holds more — read from
+``/proc`` by its pool as the read ends — is killed, which frees all it held at once,
+and a fresh one is started in the background. A small repository's read leaves about
+2 MB behind; a large status up to 32 MB, kept by the allocator, which a worker kept
+until its next read."""
 DEFAULT_MAX_FILE_BYTES = 1_048_576
 """The largest file ``file:`` reads, and the largest ``git:status``
 (``SYSPROMPT_MAX_FILE_BYTES``)."""
@@ -108,11 +115,32 @@ EVAL_CHECKS_MAX_COUNT = 50
 EVAL_CHECK_TEXT_MAX_CHARS = 10_000
 """The longest ``value`` of a text check (``contains``, ``equals``…) or judge ``rubric``."""
 EVAL_PATTERN_MAX_CHARS = 1_000
-"""The longest ``regex`` check pattern, in characters."""
+"""The longest pattern, in characters: a ``regex`` check's, and each one a
+``json_schema`` check's schema holds (``pattern``, the keys of ``patternProperties``)."""
+EVAL_PATTERN_MAX_REPEAT = 1_000
+"""The largest count a pattern's counted repeat (``{m,n}``) or fuzzy limit (``{e<=n}``)
+may give; ``+`` and ``*`` are open-ended."""
+EVAL_PATTERN_MAX_DEPTH = 20
+"""How deep a pattern may nest groups, alternatives and repeats."""
+EVAL_PATTERN_MAX_SIZE = 5_000
+"""The largest pattern, in parts of its parse tree counted once per repetition of the
+repeats around them (what the ``regex`` module builds when it compiles: measured, at
+most 300 bytes and 2 µs a part). 5,000 parts: at most 1.5 MB and 10 ms to compile, while
+``a{4294967294}`` would ask for 20 GB."""
+EVAL_CASE_PATTERNS_MAX_SIZE = 20_000
+"""The patterns of one case's checks together, in the same parts (at most 6 MB)."""
 EVAL_PATTERN_TIMEOUT = 0.25
 """Seconds one ``regex`` check (or a JSON schema's ``pattern``) may take on one answer;
 past it the check fails and says so, so an author's pattern never hangs a worker."""
 EVAL_SCHEMA_MAX_BYTES = 65_536
 """The largest ``json_schema`` check schema, in bytes of canonical JSON."""
+EVAL_SCHEMA_MAX_NODES = 1_000
+"""The most JSON values (objects, arrays, strings, numbers…) one schema may hold:
+checking a schema against JSON Schema's own takes about half a millisecond per
+subschema."""
+EVAL_CASE_SCHEMA_MAX_NODES = 2_000
+"""The most JSON values the schemas of one case's checks may hold together."""
+EVAL_SCHEMA_MAX_DEPTH = 32
+"""How deep a schema may nest objects and arrays."""
 EVAL_SCHEMA_TIMEOUT = 1.0
 """Seconds checking one answer against one JSON schema may take."""

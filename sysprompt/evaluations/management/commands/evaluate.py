@@ -6,8 +6,10 @@ arguments → ``services.run_create`` (queued) → the run is done by a worker
 ``--inline`` (``execution.run_execute`` in a thread of this process: no worker needed,
 e.g. in a CI job with its own database) → progress on stderr while it runs → the
 summary on stdout, ``--junit FILE`` (one testcase per case) → exit 0 when it passes (no
-regression, no error), 1 when it does not, 2 when it could not be started or did not
-finish (failed, cancelled, or still going after ``--wait-timeout`` seconds).
+regression, no error), 1 when it does not, 2 when it could not be started (a bad field,
+a release or label that does not exist, a limit) or did not finish (failed, cancelled,
+or still going after ``--wait-timeout`` seconds). As it starts it says which model each
+side is answered by (and when that is the default) and the run's plan.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from sysprompt_core.evaluations.report import (
     Thresholds,
     junit_xml,
     outcome,
+    started_text,
     summary_text,
 )
 
@@ -112,7 +115,15 @@ class Command(BaseCommand):
         except SyspromptError as error:
             self.stderr.write(f"evaluate: {error}")
             return EXIT_ERROR
-        self.stderr.write(f"evaluation {run.pk} started (suite {run.suite_name})")
+        started = {
+            "id": run.pk,
+            "baseline_model": run.baseline_model,
+            "candidate_model": run.candidate_model,
+            "default_model": run.default_model,
+            "planned_calls": run.planned_calls,
+            "planned_cost": run.planned_cost,
+        }
+        self.stderr.write(started_text(started, run.suite_name), ending="")
         inline = _Inline(run.pk) if options["inline"] else None
         try:
             shown = self._wait(run.pk, options["wait_timeout"], options["poll"], inline)

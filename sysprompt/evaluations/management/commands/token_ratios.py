@@ -38,20 +38,15 @@ def report(found: Calibration) -> str:
     if not found.providers:
         return (
             "No evidence: no evaluation call has input tokens reported by its provider "
-            "(errors, cached answers, the echo model and calls with tools do not count). "
+            "(errors, cached answers, the echo model, OpenAI's models, counted exactly, and "
+            "calls with tools do not count). "
             "Run an evaluation against the provider's model first; until a ratio is set, "
             "its estimates are the plain o200k_base count.\n" + left_line + "\n"
         )
     low, high = TOKEN_RATIO_RANGE
     rows = [("provider", "calls", "counted", "reported", "ratio", "")]
     for name, e in sorted(found.providers.items()):
-        why = (
-            "counted exactly: no ratio needed"
-            if e.exact
-            else ""
-            if e.usable
-            else f"outside {low:g}–{high:g}: not used"
-        )
+        why = "" if e.usable else f"outside {low:g}–{high:g}: not used"
         ratio = f"{e.ratio:.2f}" if e.ratio is not None else "—"
         rows.append((name, str(e.calls), f"{e.counted:,}", f"{e.reported:,}", ratio, why))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]

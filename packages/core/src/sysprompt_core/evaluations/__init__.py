@@ -1,10 +1,14 @@
 """Evaluations, as pure functions: no Django, no I/O, no model call.
 
 * ``checks``   — :func:`parse_checks` (the JSON form, refused with the part named) and
-  :func:`run_check` (``passed`` and a ``reason``), regular expressions and JSON
-  schemas time-limited;
-* ``judge``    — the ``judge`` check's messages to the judge model and the strict reading
-  of its answer;
+  :func:`run_check` (``passed`` and a ``reason``);
+* ``patterns`` — an author's regular expression measured before it is compiled (repeat
+  counts, nesting, the size the ``regex`` module would build), never cached, run with
+  a time limit;
+* ``schemas``  — the ``json_schema`` check: a schema bounded before it is checked,
+  answers validated with nothing fetched and every pattern time-limited;
+* ``judge``    — the ``judge`` check's messages to the judge model (the graded answer a
+  JSON string) and the strict reading of its answer;
 * ``verdicts`` — a side's pass rate over its repetitions and a case's verdict
   (``regression``, ``fix``, ``same_pass``, ``same_fail``, ``error``);
 * ``keys``     — :func:`response_key`, the response cache's key;

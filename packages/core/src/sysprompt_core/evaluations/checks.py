@@ -9,12 +9,13 @@ A case's ``checks`` is a list of objects, each ``{"type": …, …}``:
                     whitespace, is exactly it
 ``starts_with``     ``value``: the answer, without leading whitespace, starts with it
 ``regex``           ``pattern``: found anywhere in the answer (the ``regex``
-                    module's syntax, a superset of Python's ``re``), within
-                    ``EVAL_PATTERN_TIMEOUT`` seconds
+                    module's syntax, a superset of Python's ``re``), bounded before
+                    it is compiled (:mod:`~sysprompt_core.evaluations.patterns`), run
+                    within ``EVAL_PATTERN_TIMEOUT`` seconds
 ``json``            the answer (without surrounding whitespace) is one JSON value
 ``json_schema``     ``schema``: the answer is JSON valid under the schema (JSON
-                    Schema 2020-12; ``$ref`` only inside the schema; ``pattern`` and
-                    the whole check time-limited)
+                    Schema 2020-12, bounded, nothing fetched, patterns and the whole
+                    check time-limited: :mod:`~sysprompt_core.evaluations.schemas`)
 ``max_chars``       ``value``: the answer has at most that many characters
 ``tool_called``     ``name``, optional ``arguments``: some tool call has that name
                     and its arguments contain the given ones (objects compared as
@@ -25,7 +26,9 @@ A case's ``checks`` is a list of objects, each ``{"type": …, …}``:
 
 :func:`parse_checks` turns the JSON into :data:`Check` values or raises
 :class:`~sysprompt_core.errors.InvalidCheck` naming the part that is wrong
-(``checks[2].pattern``); :func:`run_check` gives a :class:`CheckResult` — ``passed``
+(``checks[2].pattern``) — the patterns and schemas of one case's checks within a
+budget together (:class:`~sysprompt_core.evaluations.schemas.CaseBudget`);
+:func:`run_check` gives a :class:`CheckResult` — ``passed``
 and a ``reason`` a person reads — for every check but ``judge``, which needs a model
 call and is run by the caller with :mod:`~sysprompt_core.evaluations.judge`.
 """
@@ -33,34 +36,26 @@ call and is run by the caller with :mod:`~sysprompt_core.evaluations.judge`.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from sysprompt_core._json import json_type
 from sysprompt_core.errors import InvalidCheck
 from sysprompt_core.evaluations.answers import Answer
 from sysprompt_core.evaluations.keys import canonical_json
-from sysprompt_core.extras import extra_missing
+from sysprompt_core.evaluations.patterns import BoundedPattern, pattern_search
+from sysprompt_core.evaluations.schemas import (
+    BoundedSchema,
+    CaseBudget,
+    schema_bounded,
+    schema_outcome,
+)
 from sysprompt_core.limits import (
     EVAL_CHECK_TEXT_MAX_CHARS,
     EVAL_CHECKS_MAX_COUNT,
-    EVAL_PATTERN_MAX_CHARS,
     EVAL_PATTERN_TIMEOUT,
-    EVAL_SCHEMA_MAX_BYTES,
-    EVAL_SCHEMA_TIMEOUT,
 )
-
-try:
-    import jsonschema
-    import jsonschema.exceptions
-    import jsonschema.validators
-    import referencing.exceptions
-    import regex
-except ModuleNotFoundError as missing:  # an agent host's install: no [evaluations]
-    raise extra_missing("evaluations", missing) from missing
 
 __all__ = [
     "CHECK_TYPES",
@@ -116,7 +111,7 @@ class TextCheck:
 @dataclass(frozen=True, slots=True)
 class RegexCheck:
     pattern: str
-    compiled: Any  # regex.Pattern[str]; the regex module ships no type information
+    compiled: BoundedPattern
     type: Literal["regex"] = "regex"
 
 
@@ -128,6 +123,7 @@ class JsonCheck:
 @dataclass(frozen=True, slots=True)
 class JsonSchemaCheck:
     schema: Mapping[str, object] | bool
+    bounded: BoundedSchema
     type: Literal["json_schema"] = "json_schema"
 
 
@@ -183,11 +179,13 @@ def parse_checks(value: object, field: str = "checks") -> tuple[Check, ...]:
         raise InvalidCheck(field, f"must be a list of checks, got {json_type(value)}")
     if len(value) > EVAL_CHECKS_MAX_COUNT:
         raise InvalidCheck(field, f"may hold at most {EVAL_CHECKS_MAX_COUNT} checks")
-    return tuple(parse_check(item, f"{field}[{index}]") for index, item in enumerate(value))
+    budget = CaseBudget()
+    return tuple(parse_check(item, f"{field}[{index}]", budget) for index, item in enumerate(value))
 
 
-def parse_check(value: object, field: str) -> Check:
-    """One check from its JSON form, or :class:`InvalidCheck` naming ``field``'s part."""
+def parse_check(value: object, field: str, budget: CaseBudget | None = None) -> Check:
+    """One check from its JSON form, or :class:`InvalidCheck` naming ``field``'s part;
+    what its patterns and schema take is spent from ``budget`` (the case's)."""
     if not isinstance(value, dict):
         raise InvalidCheck(
             field, f'must be an object like {{"type": "contains", …}}, got {json_type(value)}'
@@ -203,7 +201,7 @@ def parse_check(value: object, field: str) -> Check:
     for name in required:
         if name not in value:
             raise InvalidCheck(f"{field}.{name}", f"a {kind} check needs it")
-    return _PARSERS[kind](value, field)
+    return _PARSERS[kind](value, field, budget or CaseBudget())
 
 
 def _text(value: object, field: str, *, empty: bool = False) -> str:
@@ -222,7 +220,7 @@ def _flag(value: object, field: str) -> bool:
     return value
 
 
-def _parse_text(value: Mapping[str, object], field: str) -> Check:
+def _parse_text(value: Mapping[str, object], field: str, budget: CaseBudget) -> Check:
     (kind,) = (kind for kind in _TEXT_KINDS if kind == value["type"])
     return TextCheck(
         type=kind,
@@ -231,58 +229,30 @@ def _parse_text(value: Mapping[str, object], field: str) -> Check:
     )
 
 
-def _parse_regex(value: Mapping[str, object], field: str) -> Check:
+def _parse_regex(value: Mapping[str, object], field: str, budget: CaseBudget) -> Check:
     pattern = _text(value["pattern"], f"{field}.pattern")
-    if len(pattern) > EVAL_PATTERN_MAX_CHARS:
-        raise InvalidCheck(
-            f"{field}.pattern", f"may have at most {EVAL_PATTERN_MAX_CHARS:,} characters"
-        )
-    return RegexCheck(pattern=pattern, compiled=_compile(pattern, f"{field}.pattern"))
+    return RegexCheck(pattern=pattern, compiled=budget.compiled(pattern, f"{field}.pattern"))
 
 
-def _compile(pattern: str, field: str) -> Any:
-    try:
-        return regex.compile(pattern, regex.VERSION0)
-    except (regex.error, OverflowError, RecursionError, ValueError) as error:
-        raise InvalidCheck(field, f"is not a valid regular expression: {error}") from None
-
-
-def _parse_json(value: Mapping[str, object], field: str) -> Check:
+def _parse_json(value: Mapping[str, object], field: str, budget: CaseBudget) -> Check:
     return JsonCheck()
 
 
-def _parse_json_schema(value: Mapping[str, object], field: str) -> Check:
+def _parse_json_schema(value: Mapping[str, object], field: str, budget: CaseBudget) -> Check:
     schema = value["schema"]
-    where = f"{field}.schema"
-    if not isinstance(schema, dict | bool):
-        raise InvalidCheck(where, f"must be a JSON Schema (an object), got {json_type(schema)}")
-    if len(canonical_json(schema).encode()) > EVAL_SCHEMA_MAX_BYTES:
-        raise InvalidCheck(where, f"may have at most {EVAL_SCHEMA_MAX_BYTES:,} bytes")
-    for ref in _refs(schema):
-        if not ref.startswith("#"):
-            raise InvalidCheck(
-                where, f"$ref {ref!r} points outside the schema; only '#…' is allowed"
-            )
-    try:
-        _VALIDATOR.check_schema(schema)
-    except jsonschema.exceptions.SchemaError as error:
-        at = "/".join(str(part) for part in error.absolute_path)
-        raise InvalidCheck(
-            where, f"is not a valid JSON Schema{f' at {at}' if at else ''}: {error.message}"
-        ) from None
-    for pattern in _patterns(schema):
-        _compile(pattern, where)
-    return JsonSchemaCheck(schema=schema)
+    bounded = schema_bounded(schema, f"{field}.schema", budget)
+    assert isinstance(schema, dict | bool)
+    return JsonSchemaCheck(schema=schema, bounded=bounded)
 
 
-def _parse_max_chars(value: Mapping[str, object], field: str) -> Check:
+def _parse_max_chars(value: Mapping[str, object], field: str, budget: CaseBudget) -> Check:
     limit = value["value"]
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise InvalidCheck(f"{field}.value", f"must be a whole number ≥ 0, got {json_type(limit)}")
     return MaxCharsCheck(value=limit)
 
 
-def _parse_tool_called(value: Mapping[str, object], field: str) -> Check:
+def _parse_tool_called(value: Mapping[str, object], field: str, budget: CaseBudget) -> Check:
     name = _text(value["name"], f"{field}.name")
     arguments = value.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
@@ -290,14 +260,14 @@ def _parse_tool_called(value: Mapping[str, object], field: str) -> Check:
     return ToolCalledCheck(name=name, arguments=arguments)
 
 
-def _parse_judge(value: Mapping[str, object], field: str) -> Check:
+def _parse_judge(value: Mapping[str, object], field: str, budget: CaseBudget) -> Check:
     model = value.get("model")
     if model is not None:
         model = _text(model, f"{field}.model")
     return JudgeCheck(rubric=_text(value["rubric"], f"{field}.rubric"), model=model)
 
 
-_PARSERS: dict[str, Callable[[Mapping[str, object], str], Check]] = {
+_PARSERS: dict[str, Callable[[Mapping[str, object], str, CaseBudget], Check]] = {
     "contains": _parse_text,
     "not_contains": _parse_text,
     "equals": _parse_text,
@@ -366,7 +336,7 @@ def _run_text(check: TextCheck, text: str) -> CheckResult:
 
 def _run_regex(check: RegexCheck, text: str) -> CheckResult:
     try:
-        match = check.compiled.search(text, timeout=EVAL_PATTERN_TIMEOUT)
+        match = pattern_search(check.compiled, text, EVAL_PATTERN_TIMEOUT)
     except TimeoutError:
         return CheckResult(
             "regex",
@@ -398,20 +368,8 @@ def _run_schema(check: JsonSchemaCheck, text: str) -> CheckResult:
     parsed = _load(text)
     if isinstance(parsed, _NotJson):
         return CheckResult("json_schema", False, f"the answer is not JSON: {parsed.reason}")
-    validator = _VALIDATOR(check.schema)
-    token = _DEADLINE.set(time.monotonic() + EVAL_SCHEMA_TIMEOUT)
-    try:
-        error = jsonschema.exceptions.best_match(validator.iter_errors(parsed))
-    except _Timeout as stop:
-        return CheckResult("json_schema", False, f"{stop} and was stopped")
-    except (RecursionError, referencing.exceptions.Unresolvable) as failure:
-        return CheckResult("json_schema", False, f"the answer could not be checked: {failure}")
-    finally:
-        _DEADLINE.reset(token)
-    if error is None:
-        return CheckResult("json_schema", True, "the answer is valid under the schema")
-    at = "/".join(str(part) for part in error.absolute_path)
-    return CheckResult("json_schema", False, f"{'at ' + at + ': ' if at else ''}{error.message}")
+    outcome = schema_outcome(check.bounded, parsed)
+    return CheckResult("json_schema", outcome.passed, outcome.reason, error=outcome.error)
 
 
 def _run_tool_called(check: ToolCalledCheck, answer: Answer) -> CheckResult:
@@ -451,127 +409,3 @@ def _same(a: object, b: object) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     return a == b
-
-
-# --- JSON Schema: one validator class whose time-consuming keywords are bounded.
-
-
-class _Timeout(Exception):
-    """The schema check ran out of time; the message says where."""
-
-
-_OVERALL = f"checking the answer against the schema took longer than {EVAL_SCHEMA_TIMEOUT} s"
-_DEADLINE: ContextVar[float] = ContextVar("sysprompt_eval_schema_deadline", default=float("inf"))
-"""When the schema check under way must stop (``time.monotonic()``); per thread."""
-
-
-def _refs(schema: object) -> Iterator[str]:
-    if isinstance(schema, dict):
-        for keyword in ("$ref", "$dynamicRef"):
-            ref = schema.get(keyword)
-            if isinstance(ref, str):
-                yield ref
-        for value in schema.values():
-            yield from _refs(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            yield from _refs(value)
-
-
-def _patterns(schema: object) -> Iterator[str]:
-    if isinstance(schema, dict):
-        pattern = schema.get("pattern")
-        if isinstance(pattern, str):
-            yield pattern
-        properties = schema.get("patternProperties")
-        if isinstance(properties, dict):
-            yield from (key for key in properties if isinstance(key, str))
-        for value in schema.values():
-            yield from _patterns(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            yield from _patterns(value)
-
-
-def _search(validator: Any, pattern: str, text: str) -> bool:
-    remaining = _DEADLINE.get() - time.monotonic()
-    if remaining <= 0:
-        raise _Timeout(_OVERALL)
-    try:
-        return (
-            regex.search(
-                pattern, text, regex.VERSION0, timeout=min(remaining, EVAL_PATTERN_TIMEOUT)
-            )
-            is not None
-        )
-    except TimeoutError:
-        raise _Timeout(
-            f"the schema's pattern {_quote(pattern)} took longer than {EVAL_PATTERN_TIMEOUT} s"
-        ) from None
-
-
-def _pattern(
-    validator: Any, pattern: str, instance: object, schema: object
-) -> Iterator[jsonschema.ValidationError]:
-    if isinstance(instance, str) and not _search(validator, pattern, instance):
-        yield jsonschema.ValidationError(f"{_quote(instance)} does not match {pattern!r}")
-
-
-def _pattern_properties(
-    validator: Any, patterns: Mapping[str, object], instance: object, schema: object
-) -> Iterator[jsonschema.ValidationError]:
-    if not isinstance(instance, dict):
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            if _search(validator, pattern, key):
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _unique_items(
-    validator: Any, unique: object, instance: object, schema: object
-) -> Iterator[jsonschema.ValidationError]:
-    if unique and isinstance(instance, list):
-        seen: set[str] = set()
-        for item in instance:
-            key = canonical_json(_normal(item))
-            if key in seen:
-                yield jsonschema.ValidationError(
-                    f"{_quote(canonical_json(instance))} has non-unique elements"
-                )
-                return
-            seen.add(key)
-
-
-def _normal(value: object) -> object:
-    """A JSON value with integral floats as ints, so 1 and 1.0 compare equal."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, list):
-        return [_normal(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _normal(item) for key, item in value.items()}
-    return value
-
-
-def _deadlined(function: Callable[..., Any]) -> Callable[..., Any]:
-    def keyword(validator: Any, value: object, instance: object, schema: object) -> Any:
-        if time.monotonic() > _DEADLINE.get():
-            raise _Timeout(_OVERALL)
-        return function(validator, value, instance, schema)
-
-    return keyword
-
-
-def _validator_class() -> Any:
-    base = jsonschema.Draft202012Validator
-    keywords = {name: _deadlined(function) for name, function in base.VALIDATORS.items()}
-    keywords.update(
-        pattern=_pattern,
-        patternProperties=_pattern_properties,
-        uniqueItems=_deadlined(_unique_items),
-    )
-    return jsonschema.validators.extend(base, keywords)  # type: ignore[no-untyped-call]
-
-
-_VALIDATOR = _validator_class()

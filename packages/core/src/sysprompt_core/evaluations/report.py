@@ -3,9 +3,11 @@ results as JUnit XML. Shared by ``manage.py evaluate`` and the client's
 ``sysprompt-eval``, which both read the API's shapes (``GET /api/evaluations/{id}`` and
 ``…/results``).
 
+started run (``POST /api/evaluations``' answer) → :func:`started_text` (stderr: the
+models each side is answered by — saying when one is the default — and the plan) → …
 run → :func:`outcome` (the exit code: 0 passed, 1 failed, 2 the run did not finish) →
-:func:`summary_text` (stdout) → :func:`junit_xml` (one testcase per case; a
-regression is a failure, an error an error).
+:func:`summary_text` (stdout: a run with cases in error says so first) →
+:func:`junit_xml` (one testcase per case; a regression is a failure, an error an error).
 """
 
 from __future__ import annotations
@@ -15,7 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree
 
-__all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_PASSED", "Thresholds", "junit_xml", "outcome"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_FAILED",
+    "EXIT_PASSED",
+    "Thresholds",
+    "junit_xml",
+    "outcome",
+    "started_text",
+    "summary_text",
+]
 
 EXIT_PASSED = 0
 EXIT_FAILED = 1
@@ -33,14 +44,15 @@ class Thresholds:
 
 
 def failures(summary: Mapping[str, Any], thresholds: Thresholds = Thresholds()) -> list[str]:
-    """Why a finished run's ``summary`` does not pass ``thresholds`` (empty: it passes)."""
+    """Why a finished run's ``summary`` does not pass ``thresholds`` (empty: it passes);
+    cases in error first: a run with errors never passes."""
     reasons = []
-    regressions = int(summary.get("regressions", 0))
-    if regressions > thresholds.max_regressions:
-        reasons.append(f"{regressions} regression(s), at most {thresholds.max_regressions}")
     errors = int(summary.get("errors", 0))
     if errors:
         reasons.append(f"{errors} case(s) ended in an error")
+    regressions = int(summary.get("regressions", 0))
+    if regressions > thresholds.max_regressions:
+        reasons.append(f"{regressions} regression(s), at most {thresholds.max_regressions}")
     rate = float(summary.get("candidate", {}).get("pass_rate", 0.0))
     if rate < thresholds.min_pass_rate:
         reasons.append(f"candidate pass rate {rate:.1%}, at least {thresholds.min_pass_rate:.1%}")
@@ -62,18 +74,40 @@ def _side(value: object) -> str:
     return "latest" if value == "latest" else f"release {value}"
 
 
+def _models(run: Mapping[str, Any]) -> str:
+    baseline, candidate = run.get("baseline_model"), run.get("candidate_model")
+    named = f"model {candidate}" if baseline == candidate else f"models {baseline} → {candidate}"
+    return named + (" (the default: none was named)" if run.get("default_model") else "")
+
+
+def started_text(started: Mapping[str, Any], suite: str) -> str:
+    """The line a command writes as a run starts: its id, the models (saying when one is
+    the server's default, so a run never silently gets ``echo``) and its plan."""
+    cost = started.get("planned_cost")
+    plan = f"at most {started.get('planned_calls')} model call(s)"
+    if isinstance(cost, int | float):
+        plan += f", costing at most {cost:.4g}"
+    return f"evaluation {started.get('id')} started (suite {suite}, {_models(started)}; {plan})\n"
+
+
 def summary_text(run: Mapping[str, Any], thresholds: Thresholds = Thresholds()) -> str:
-    """A few lines a person reads in a CI log."""
+    """A few lines a person reads in a CI log; a run with cases in error says so first."""
+    summary = run.get("summary")
+    status = str(run.get("status"))
+    errors = int(summary.get("errors", 0)) if isinstance(summary, Mapping) else 0
+    if errors:
+        status += f" with {errors} case(s) in error"
     lines = [
         f"evaluation {run.get('id')} of suite {run.get('suite')}: {_side(run.get('candidate'))}"
-        f" against {_side(run.get('baseline'))} — {run.get('status')}"
+        f" against {_side(run.get('baseline'))} — {status}"
     ]
-    summary = run.get("summary")
+    if run.get("baseline_model"):
+        lines.append(_models(run))
     if isinstance(summary, Mapping):
         base, cand = summary.get("baseline", {}), summary.get("candidate", {})
         lines += [
-            f"cases {summary.get('cases')}: {summary.get('regressions')} regression(s), "
-            f"{summary.get('fixes')} fix(es), {summary.get('errors')} error(s), "
+            f"cases {summary.get('cases')}: {summary.get('errors')} error(s), "
+            f"{summary.get('regressions')} regression(s), {summary.get('fixes')} fix(es), "
             f"{summary.get('same_pass')} same pass, {summary.get('same_fail')} same fail",
             f"pass rate: baseline {float(base.get('pass_rate', 0)):.1%}, "
             f"candidate {float(cand.get('pass_rate', 0)):.1%}",

@@ -163,17 +163,24 @@ class ContextImpact:
         )
 
     @property
-    def tokens_before(self) -> int:
+    def tokens_before(self) -> int | None:
         return self.counted_before.tokens
 
     @property
-    def tokens_after(self) -> int:
+    def tokens_after(self) -> int | None:
         return self.counted_after.tokens
 
     @property
-    def tokens_change(self) -> int:
-        """After minus before, in tokens."""
+    def tokens_change(self) -> int | None:
+        """After minus before, in tokens (None when either could not be counted)."""
+        if self.tokens_after is None or self.tokens_before is None:
+            return None
         return self.tokens_after - self.tokens_before
+
+    @property
+    def tokens_error(self) -> str | None:
+        """Why a prompt could not be counted (its tokens are then None), or None."""
+        return self.counted_before.failure or self.counted_after.failure
 
     @property
     def tokens_exact(self) -> bool:

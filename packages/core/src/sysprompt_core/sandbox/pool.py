@@ -23,9 +23,14 @@ one request (:meth:`WorkerPool.run`):
    worker that dies, or answers anything but JSON objects, or more than
    ``max_message_bytes`` in one line, is killed too: :attr:`Outcome.FAILED`. Its answers
    are only ever parsed as JSON.
-3. **Release**: a worker that finished goes back to the idle ones; one that was killed,
-   or said it exits (it ran out of memory, or grew), is reaped, and a replacement is
-   started at once in the background, ready for the next request.
+3. **Release**: a worker that finished goes back to the idle ones — unless it holds
+   more than its spec's ``recycle_bytes`` of resident memory above what it held when it
+   said it was ready (read from ``/proc/<pid>/statm`` as the read ends): a worker does
+   not give back all a large read made its allocator keep, and a few such workers held
+   tens of megabytes each until their next read. One that grew, was killed, or said it
+   exits (it ran out of memory, or grew by its own measure) is killed and reaped, which
+   frees all it held at once, and a replacement is started at once in the background,
+   ready for the next request.
 
 Per process: the workers belong to the process that started them. After ``fork``
 (gunicorn starts its workers that way) the child notices that its pid changed, closes
@@ -51,12 +56,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sysprompt_core.limits import DEFAULT_GIT_RECYCLE_BYTES
+
 __all__ = [
     "DEFAULT_COMMAND",
     "Exchange",
     "Outcome",
     "WorkerPool",
     "WorkerSpec",
+    "resident_bytes",
 ]
 
 DEFAULT_COMMAND: tuple[str, ...] = (sys.executable, "-P", "-m", "sysprompt_core.sandbox.worker")
@@ -80,7 +88,9 @@ class WorkerSpec:
     configuration search paths by level (``global``, ``xdg``; a level left out is
     searched nowhere). ``allow_unconfined``: whether it reads although the kernel does
     not confine it (no Landlock or no seccomp); else it reads nothing and says why
-    (:mod:`sysprompt_core.sandbox.confinement`).
+    (:mod:`sysprompt_core.sandbox.confinement`). ``recycle_bytes``: how much more
+    resident memory than when it was ready it may hold after a read before it is
+    replaced (:data:`~sysprompt_core.limits.DEFAULT_GIT_RECYCLE_BYTES`).
 
     ``identity`` tells the roots' directories apart from others made later at the same
     paths (device and inode of each): Landlock grants a directory, not a name, so a
@@ -92,6 +102,7 @@ class WorkerSpec:
     search_paths: tuple[tuple[str, str], ...] = ()
     identity: tuple[tuple[int, int], ...] = ()
     allow_unconfined: bool = False
+    recycle_bytes: int = DEFAULT_GIT_RECYCLE_BYTES
 
     @classmethod
     def of(
@@ -101,6 +112,7 @@ class WorkerSpec:
         landlock: bool = True,
         search_paths: Sequence[tuple[str, str]] = (),
         allow_unconfined: bool = False,
+        recycle_bytes: int = DEFAULT_GIT_RECYCLE_BYTES,
     ) -> WorkerSpec:
         """A spec for ``roots`` as they are on disk now."""
         identity: list[tuple[int, int]] = []
@@ -118,6 +130,7 @@ class WorkerSpec:
             tuple(search_paths),
             tuple(identity),
             allow_unconfined,
+            recycle_bytes,
         )
 
     def message(self) -> Message:
@@ -127,6 +140,7 @@ class WorkerSpec:
             "landlock": self.landlock,
             "search_paths": dict(self.search_paths),
             "allow_unconfined": self.allow_unconfined,
+            "recycle_bytes": self.recycle_bytes,
         }
 
 
@@ -167,6 +181,7 @@ class _Worker:
         self.spec = spec
         self.landlock = 0
         self.landlock_reason: str | None = None
+        self.ready_resident: int | None = None
         self._in = process.stdin.fileno()
         self._out = process.stdout.fileno()
         self._buffer = bytearray()
@@ -179,6 +194,14 @@ class _Worker:
 
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def grown(self) -> bool:
+        """Whether it holds more than its spec's ``recycle_bytes`` of resident memory
+        above what it held when ready (False where ``/proc`` does not tell)."""
+        now = resident_bytes(self.pid)
+        if now is None or self.ready_resident is None:
+            return False
+        return now - self.ready_resident > self.spec.recycle_bytes
 
     def send(self, message: Message) -> None:
         data = json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
@@ -250,6 +273,15 @@ def _exit_of(process: subprocess.Popen[bytes]) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit status {code}"
+
+
+def resident_bytes(pid: int) -> int | None:
+    """The resident memory of process ``pid`` (``/proc/<pid>/statm``), or None."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read(128).split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _environment() -> dict[str, str]:
@@ -429,6 +461,7 @@ class _State:
         if ready.get("ready") is not True:
             return "a git reader could not start: it did not say it was ready"
         worker.landlock = int(ready.get("landlock") or 0)
+        worker.ready_resident = resident_bytes(worker.pid)
         reason = ready.get("reason")
         worker.landlock_reason = reason if isinstance(reason, str) else None
         return True
@@ -507,7 +540,7 @@ class WorkerPool:
         keep = False
         try:
             outcome, reason = self._exchange(worker, request, deadline, max_message_bytes, messages)
-            keep = outcome is Outcome.DONE and reason is None
+            keep = outcome is Outcome.DONE and reason is None and not worker.grown()
             if reason == "exits":
                 reason = None
             return Exchange(outcome, tuple(messages), reason, worker.landlock, worker.pid)

@@ -25,8 +25,10 @@ standard input and output (one object per line, UTF-8). The life of a worker:
    "missing": …}`` line per value as soon as it is known, the last one with
    ``"done": true`` (and ``"exit"`` when the worker ends after it).
    A read that runs out of memory answers what it could not read as missing and the
-   worker exits, as it does when, freed memory given back, it still holds
-   :data:`RECYCLE_BYTES` more than when it started: a fresh process holds nothing.
+   worker exits, as it does when, freed memory given back, it still holds more than
+   the spec's ``recycle_bytes`` (default :data:`RECYCLE_BYTES`) above what it held when
+   it started: a fresh process holds nothing. Its pool checks the same from ``/proc``
+   as the read ends, and replaces a worker that grew.
 
 The worker never writes a file and starts no process; its parent kills it at a
 request's deadline (a request says how many ``seconds`` it has left, and an alarm ends
@@ -49,6 +51,7 @@ from typing import Any, BinaryIO
 import pygit2
 from pygit2.enums import ConfigLevel
 
+from sysprompt_core.limits import DEFAULT_GIT_RECYCLE_BYTES
 from sysprompt_core.sandbox.confinement import Confinement, confine
 from sysprompt_core.variables.git import read_repository
 from sysprompt_core.variables.registry import Missing, ResolverOptions, Value
@@ -58,9 +61,10 @@ try:  # not on Windows
 except ImportError:  # pragma: no cover
     resource = None  # type: ignore[assignment]
 
-RECYCLE_BYTES = 32 * 1024 * 1024
-"""A worker whose resident memory is still this much above where it started after a
-request (and after ``malloc_trim``) exits: a fresh process holds nothing."""
+RECYCLE_BYTES = DEFAULT_GIT_RECYCLE_BYTES
+"""A worker whose resident memory is still more than this above where it started after
+a request (and after ``malloc_trim``) exits, unless its spec's ``recycle_bytes`` says
+another bound: a fresh process holds nothing."""
 
 PACK_WINDOW_BYTES = 32 * 1024 * 1024
 """How much of a pack file libgit2 maps at once (its default, 1 GiB on 64-bit, would
@@ -201,12 +205,13 @@ def serve(handler: Handler, stdin: BinaryIO | None = None, stdout: int | None = 
     confinement = prepare(spec)
     refused = confinement.refusal(allow_unconfined=bool(spec.get("allow_unconfined", False)))
     start = _resident_bytes(statm)
+    bound = int(spec.get("recycle_bytes") or RECYCLE_BYTES)
     write({"ready": True, **confinement.message(), "refused": refused, "pid": os.getpid()})
     while line := source.readline():
         if refused is not None:  # fails closed: reads nothing, says why
             write({"refused": refused, "done": True})
             continue
-        answer = _Answer(write, lambda: _resident_bytes(statm) - start > RECYCLE_BYTES)
+        answer = _Answer(write, lambda: _resident_bytes(statm) - start > bound)
         request = json.loads(line)
         _alarm(request.get("seconds"))
         try:

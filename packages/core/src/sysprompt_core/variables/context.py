@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from sysprompt_core.limits import (
     DEFAULT_GIT_MEMORY_LIMIT,
     DEFAULT_GIT_QUEUE_TIMEOUT,
+    DEFAULT_GIT_RECYCLE_BYTES,
     DEFAULT_GIT_TIMEOUT,
     DEFAULT_GIT_WORKERS,
     DEFAULT_MAX_FILE_BYTES,
@@ -52,7 +53,9 @@ class ResolverOptions:
     (a ``ResolveContext(cwd=…)`` reads its own directory and nothing else, wherever it
     is). The ``git_*`` options govern the git reader processes
     (``sysprompt_core.sandbox``): how many at once, how long a read may queue for one
-    before its own ``git_timeout`` starts, the address space each may use, whether each
+    before its own ``git_timeout`` starts, the address space each may use, how much
+    more memory than at its start each may hold after a read before it is replaced
+    (``git_recycle_bytes``), whether each
     confines itself with Landlock (off only to try what a host without Landlock does),
     and whether a reader the kernel does not confine (no Landlock, or no seccomp filter)
     reads at all: by default it does not, and the ``git:`` values do not exist, with the
@@ -65,6 +68,7 @@ class ResolverOptions:
     max_prompt_bytes: int = DEFAULT_MAX_PROMPT_BYTES
     git_workers: int = DEFAULT_GIT_WORKERS
     git_memory_limit: int = DEFAULT_GIT_MEMORY_LIMIT
+    git_recycle_bytes: int = DEFAULT_GIT_RECYCLE_BYTES
     git_landlock: bool = True
     git_allow_unconfined: bool = False
     git_queue_timeout: float = DEFAULT_GIT_QUEUE_TIMEOUT
@@ -78,6 +82,8 @@ class ResolverOptions:
             raise ValueError("git_workers must be at least 1")
         if self.git_memory_limit <= 0:
             raise ValueError("git_memory_limit must be positive")
+        if self.git_recycle_bytes <= 0:
+            raise ValueError("git_recycle_bytes must be positive")
         if self.max_file_bytes < 0:
             raise ValueError("max_file_bytes must not be negative")
         if self.max_read_bytes < 0:

@@ -1097,6 +1097,7 @@ def worker_spec(directory: str, options: ResolverOptions) -> WorkerSpec:
         landlock=options.git_landlock,
         search_paths=_search_paths(roots),
         allow_unconfined=options.git_allow_unconfined,
+        recycle_bytes=options.git_recycle_bytes,
     )
 
 
