@@ -56,6 +56,8 @@ class Difference:
 
 
 _KEPT = "3029283: construct and compact keep the frozen context for the fields left out"
+_COUNTS = "92ac37c: token counts that fail say why (tokens_error, counted.error)"
+_LIMITS = "c51fdee: evaluation runs planned, limited and costed"
 
 DIFFERENCES: tuple[Difference, ...] = (
     # --- Volatile: what differs on every run of the same code. ---
@@ -79,6 +81,36 @@ DIFFERENCES: tuple[Difference, ...] = (
             _KEPT + " (the row of gone-1)",
         )
         for field in ("model", "sha256")
+    ),
+    # 92ac37c: a count that fails is shown unavailable with its reason (null: counted).
+    Difference("preview_*", "json/**/tokens_error", "added", _COUNTS, value=None),
+    Difference("release_impact*", "json/contexts/*/tokens_error", "added", _COUNTS, value=None),
+    Difference(
+        "get_evaluation_results *", "json/results/*/*/counted/error", "added", _COUNTS, value=None
+    ),
+    # 4ae14ad: a gate names the models of the runs it accepts (none: any).
+    Difference("*label*", "**/gate/models", "added", "4ae14ad: gates name models", value=[]),
+    # c51fdee: a run is planned and held to limits, and counts what it spends; a side's
+    # tokens are null when the provider reported none (echo), where they were 0.
+    *(
+        Difference(where, f"json/{path}{field}", "added", _LIMITS)
+        for where, path in (("list_evaluations", "results/*/"), ("get_evaluation *", ""))
+        for field in ("cases_in_error", "default_model", "planned_calls", "planned_cost", "spent")
+    ),
+    Difference("get_evaluation_results *", "json/results/*/*/cost", "added", _LIMITS, value=None),
+    *(
+        Difference("get_evaluation_results *", f"json/results/*/*/{field}", "changed", _LIMITS)
+        for field in ("input_tokens", "output_tokens")
+    ),
+    *(
+        Difference("start_evaluation", f"json/{field}", "added", _LIMITS)
+        for field in (
+            "candidate_model",
+            "baseline_model",
+            "default_model",
+            "planned_calls",
+            "planned_cost",
+        )
     ),
     # --- Added by the upgrade. ---
     # migrate's post_migrate adds the content type and permissions of every new model.
