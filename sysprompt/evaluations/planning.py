@@ -187,7 +187,12 @@ def _side_prompts(side: RunSide, field: str, read: dict[Pointer, str]) -> tuple[
 
 
 def _tokens(text: str) -> int:
-    return count(text).tokens if text else 0
+    """The text's tokens; a text that could not be counted is priced at one token a
+    character, which no tokenizer exceeds."""
+    if not text:
+        return 0
+    tokens = count(text).tokens
+    return len(text) if tokens is None else tokens
 
 
 class _Tally:

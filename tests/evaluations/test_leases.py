@@ -25,8 +25,15 @@ from sysprompt.evaluations.execution import run_execute
 from sysprompt.evaluations.models import Run, RunCall
 from sysprompt.releases import services as releases
 from tests.evaluations.fake_model_process import FakeModel
-from tests.evaluations.support import case, models_setting, production_on_release, run, suite_with
-from tests.evaluations.test_worker import kill_tree, wait_for
+from tests.evaluations.support import (
+    case,
+    kill_tree,
+    models_setting,
+    production_on_release,
+    run,
+    suite_with,
+    wait_for,
+)
 from tests.events.workers import REPO, database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
