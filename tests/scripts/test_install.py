@@ -61,7 +61,12 @@ def run(checkout: Path, script: str) -> list[str]:
         for key, value in os.environ.items()
         if not key.startswith(("SYSPROMPT_", "TEST_")) and key not in {"DEBUG", "DATABASE_URL"}
     }
-    env |= {"SYSPROMPT_RECORDED": str(log), "TEST_DATABASES": "sqlite", "PORT": "8999"}
+    env |= {
+        "SYSPROMPT_RECORDED": str(log),
+        "TEST_DATABASES": "sqlite",
+        "TEST_TYPESCRIPT": "0",  # the TypeScript client's install is npm's, not pip's
+        "PORT": "8999",
+    }
     result = subprocess.run(
         ["bash", script],
         cwd=checkout,
