@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sysprompt.prompts.catalog import default_prompt
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import django  # noqa: E402
@@ -160,6 +162,7 @@ def main() -> None:
     now = timezone.now()
     ConversationPrompt.objects.bulk_create(
         ConversationPrompt(
+            prompt=default_prompt(),
             conversation_id=f"impact-{n}",
             system_prompt="frozen",
             cwd=args.cwd,

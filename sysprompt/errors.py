@@ -88,6 +88,43 @@ class ResolutionBusy(SyspromptError):
         )
 
 
+class PromptNotFound(SyspromptError):
+    """No prompt has (or had) that name, or the agent host may not use it (the 404)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"There is no prompt named {name!r}.")
+        self.name = name
+
+
+class PromptArchived(SyspromptError):
+    """The prompt is archived: it starts no new conversation (the API's 410)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"The prompt {name!r} is archived: it starts no new conversation. "
+            "Unarchive it to use it again."
+        )
+        self.name = name
+
+
+class PromptConflict(SyspromptError):
+    """A prompt cannot be named, deleted or used so (the API's 409); nothing was written."""
+
+
+class PromptForbidden(SyspromptError):
+    """A change of a prompt restricted to groups the user is in none of (the 403)."""
+
+    def __init__(self, name: str, action: str, groups: list[list[str]]) -> None:
+        named = "; and ".join(" or ".join(level) for level in groups)
+        super().__init__(
+            f"The prompt {name!r} is restricted: to {action} it you must be a member of "
+            f"{named} (or a superuser)."
+        )
+        self.name = name
+        self.action = action
+        self.groups = groups
+
+
 class AdminBootstrapError(SyspromptError):
     """The admin cannot be created: a user named ``admin`` exists but is no superuser."""
 

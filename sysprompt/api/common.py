@@ -9,7 +9,7 @@ current ``ETag``), :func:`page_response` (one page of a queryset or of a list).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import QuerySet
 from django.utils.http import parse_etags
@@ -22,6 +22,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from sysprompt.api import serializers as s
+from sysprompt.prompts.catalog import prompt_get
+
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import Prompt
 
 ERROR = s.ErrorOutputSerializer
 BAD_REQUEST = PolymorphicProxySerializer(
@@ -175,3 +179,20 @@ def drf_datetime(value: datetime) -> str:
     """A datetime as DRF's DateTimeField writes it (ISO 8601 in UTC, ``Z`` suffix)."""
     text = value.astimezone(UTC).isoformat()
     return text.removesuffix("+00:00") + "Z" if text.endswith("+00:00") else text
+
+
+PROMPT_PATH_PARAMETER = OpenApiParameter(
+    "prompt",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description=(
+        "The prompt's name, a path such as support/triage (its slashes are part of it: a "
+        "generated client encodes them); /-/ ends it."
+    ),
+)
+
+
+def route_prompt(view: APIView) -> Prompt:
+    """The prompt a route names (``/api/prompts/{prompt}/-/…``), ``default`` on today's
+    routes: 400 for a name that breaks the rule, 404 for an unknown one."""
+    return prompt_get(view.kwargs.get("prompt"), field="prompt")

@@ -149,6 +149,23 @@ register_converter(AnyConversationIdConverter, "any_conversation_id")
 # A fragment name has slashes; any text reaches the view, which answers 400 for a bad one.
 register_converter(AnyConversationIdConverter, "any_fragment_name")
 
+
+class PromptNameConverter:
+    """A prompt's name in ``/api/prompts/{name}/-/…``: segments that do not start with
+    ``-`` (so ``/-/`` always ends the name); the view answers 400 for one that breaks the
+    rule, 404 for an unknown one."""
+
+    regex = "[^/-][^/]*(?:/[^/-][^/]*)*"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(PromptNameConverter, "prompt_name")
+
 conversation = "conversations/<any_conversation_id:conversation_id>/system-prompt"
 
 urlpatterns = [

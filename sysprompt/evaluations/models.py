@@ -24,7 +24,10 @@ SIDES = ("baseline", "candidate", "both")
 
 
 class Suite(models.Model):
-    name = models.CharField(max_length=LABEL_NAME_MAX_LENGTH, unique=True)
+    prompt = models.ForeignKey(
+        "sysprompt.Prompt", on_delete=models.PROTECT, related_name="suites", editable=False
+    )
+    name = models.CharField(max_length=LABEL_NAME_MAX_LENGTH)
     description = models.TextField(blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
@@ -37,7 +40,10 @@ class Suite(models.Model):
     )
 
     class Meta:
-        ordering = ["name"]
+        ordering = ["prompt", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["prompt", "name"], name="evaluations_suite_name"),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -65,6 +71,9 @@ class Case(models.Model):
 
 
 class Run(models.Model):
+    prompt = models.ForeignKey(
+        "sysprompt.Prompt", on_delete=models.PROTECT, related_name="runs", editable=False
+    )
     suite = models.ForeignKey(
         Suite, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
@@ -123,6 +132,7 @@ class Run(models.Model):
         indexes = [
             models.Index(fields=["suite", "-id"], name="evaluations_run_suite_idx"),
             models.Index(fields=["created_at"], name="evaluations_run_created_idx"),
+            models.Index(fields=["prompt", "-id"], name="evaluations_run_prompt_idx"),
         ]
 
     def __str__(self) -> str:

@@ -28,6 +28,7 @@ from sysprompt.evaluations.validation import (
 )
 from sysprompt.events import records
 from sysprompt.events.services import Actor
+from sysprompt.prompts.catalog import default_prompt
 
 IMPORT_MAX_LINES = 20_000
 """The most cases one JSONL import may hold."""
@@ -41,6 +42,7 @@ def suite_create(*, name: object, description: object = "", author: Actor) -> Su
     if Suite.objects.filter(name=checked).exists():
         raise InvalidInput("name", f"there is a suite {checked!r} already")
     suite = Suite.objects.create(
+        prompt=default_prompt(),
         name=checked,
         description=description_valid(description),
         created_at=now,
@@ -259,6 +261,7 @@ def run_create(
     row = request.suite
     candidate_side = request.candidate
     run = Run.objects.create(
+        prompt_id=row.prompt_id,
         suite=row,
         suite_name=row.name,
         candidate=candidate_side,

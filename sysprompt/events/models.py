@@ -35,6 +35,7 @@ from sysprompt.events.catalog import (
     PENDING,
     URL_MAX_LENGTH,
 )
+from sysprompt_core.prompt_names import PROMPT_NAME_MAX_LENGTH
 
 
 class AuditRecordQuerySet(models.QuerySet["AuditRecord"]):
@@ -60,6 +61,12 @@ class AuditRecord(models.Model):
     action = models.CharField(max_length=ACTION_MAX_LENGTH, editable=False)
     object = models.CharField(max_length=AUDIT_OBJECT_MAX_LENGTH, editable=False)
     summary = models.CharField(max_length=AUDIT_SUMMARY_MAX_LENGTH, editable=False)
+    prompt = models.CharField(
+        max_length=PROMPT_NAME_MAX_LENGTH,
+        blank=True,
+        editable=False,
+        help_text="The prompt's name at the time; empty: deployment-wide (fragments, users).",
+    )
 
     objects = AuditRecordQuerySet.as_manager()
 
@@ -68,6 +75,7 @@ class AuditRecord(models.Model):
         indexes = [
             models.Index(fields=["actor", "id"], name="events_audit_actor_id_idx"),
             models.Index(fields=["action", "id"], name="events_audit_action_id_idx"),
+            models.Index(fields=["prompt", "id"], name="events_audit_prompt_id_idx"),
         ]
 
     def __str__(self) -> str:
@@ -87,6 +95,12 @@ class Webhook(models.Model):
 
     url = models.CharField(max_length=URL_MAX_LENGTH)
     events = models.JSONField(default=list, help_text="The event types it receives.")
+    prompts = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Prompt names or folders ("support/") whose events it receives; empty: all '
+        "(events of no prompt, such as a fragment's, always).",
+    )
     include_text = models.BooleanField(
         default=False, help_text="Payloads carry prompt text (templates, fragments, overrides)."
     )

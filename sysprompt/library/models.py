@@ -169,14 +169,12 @@ class ShippedDefault(models.Model):
 
 
 class HostOverride(models.Model):
-    """An agent host's instance override (library spec §4, level 1)."""
+    """An agent host's instance override for one prompt (library spec §4, level 1)."""
 
-    user = models.OneToOneField(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        primary_key=True,
-        related_name="+",
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
     )
+    prompt = models.ForeignKey("sysprompt.Prompt", on_delete=models.PROTECT, related_name="+")
     override = models.JSONField(null=True, blank=True, help_text="As given; null: none.")
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -187,5 +185,10 @@ class HostOverride(models.Model):
     )
     updated_at = models.DateTimeField()
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "prompt"], name="library_hostoverride_unique"),
+        ]
+
     def __str__(self) -> str:
-        return f"override of user {self.user_id}"
+        return f"override of user {self.user_id} for prompt {self.prompt_id}"

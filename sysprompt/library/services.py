@@ -251,7 +251,9 @@ def default_keep_mine(
 
 
 @transaction.atomic
-def host_override_set(*, username: str, override: object, author: Author) -> HostOverrideState:
+def host_override_set(
+    *, username: str, prompt_id: int, override: object, author: Author
+) -> HostOverrideState:
     """Set the instance override of the agent host ``username`` (``None`` removes it),
     stored as given once checked: ``InvalidInput`` names the field (``override``,
     ``override.strategy``, ``override.preset`` for a preset not in the library);
@@ -263,6 +265,7 @@ def host_override_set(*, username: str, override: object, author: Author) -> Hos
     override_valid(override, "override", library_source())
     HostOverride.objects.update_or_create(
         user_id=user_id,
+        prompt_id=prompt_id,
         defaults={
             "override": override,
             "updated_by_id": None if author is None else author.pk,

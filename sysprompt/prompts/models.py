@@ -1,5 +1,14 @@
-"""What sysprompt stores: the global template's history and one prompt per conversation.
+"""What sysprompt stores: named prompts, each template's history and one system prompt
+per conversation.
 
+* :class:`Prompt` is a named prompt (``support/triage``; the rule is
+  :mod:`sysprompt_core.prompt_names`). Its id never changes; a rename leaves a
+  :class:`PromptAlias` under the old name. Everything per prompt (template versions,
+  conversations, releases, labels, test contexts, suites, runs, a host's label and
+  override) points at it; the fragment library is shared. ``default`` is the prompt
+  every deployment has, and what today's routes mean. A prompt may be restricted to
+  groups, and so may a folder (:class:`FolderRestriction`); :class:`HostPrompts` is an
+  agent host's default prompt and the prompts it may use.
 * :class:`TemplateVersion` is append-only. Saving the template adds a version with the
   next number; the one with the highest number is current. A version is never changed
   or deleted, so a stored prompt can always name the version it came from.
@@ -21,20 +30,116 @@ Writes go through :mod:`sysprompt.prompts.services`; reads through
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import models
 
 from sysprompt.history import HistoryRow
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, MODEL_MAX_LENGTH
+from sysprompt_core.prompt_names import PROMPT_NAME_MAX_LENGTH
 from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH, PRODUCTION
 
 
+class Prompt(models.Model):
+    """A named prompt; see the module docstring."""
+
+    name = models.CharField(max_length=PROMPT_NAME_MAX_LENGTH, unique=True)
+    description = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True, help_text="Short strings.")
+    archived = models.BooleanField(
+        default=False, help_text="Hidden from lists; new conversations are refused (410)."
+    )
+    editor_groups = models.ManyToManyField(
+        Group,
+        blank=True,
+        related_name="+",
+        help_text="Only members (and superusers) may change it; empty: its folders decide.",
+    )
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PromptAlias(models.Model):
+    """A name a prompt had: it keeps answering until a prompt takes it."""
+
+    name = models.CharField(max_length=PROMPT_NAME_MAX_LENGTH, unique=True)
+    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="aliases")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} → {self.prompt_id}"
+
+
+class FolderRestriction(models.Model):
+    """A folder (``support/``) whose prompts only the groups' members may change."""
+
+    folder = models.CharField(max_length=PROMPT_NAME_MAX_LENGTH, unique=True)
+    editor_groups = models.ManyToManyField(Group, blank=True, related_name="+")
+    updated_at = models.DateTimeField()
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["folder"]
+
+    def __str__(self) -> str:
+        return self.folder
+
+
+class HostPrompts(models.Model):
+    """An agent host's default prompt and the prompts it may use."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    default = models.ForeignKey(
+        Prompt,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Empty: the prompt named default.",
+    )
+    allowed = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='Names or folders ("support/"); null: every prompt.',
+    )
+    updated_at = models.DateTimeField()
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"prompts of user {self.user_id}"
+
+
 class TemplateVersion(HistoryRow):
-    """One saved state of the global template; the highest ``number`` is current."""
+    """One saved state of a prompt's template; its highest ``number`` is current.
+
+    Numbers count across the deployment (like a repository's revisions), so a stored
+    conversation or release names a version by its number alone; each prompt's history
+    lists its own."""
 
     stored_message = "Template {row} is stored; add a new version."
     kept_message = "Template {row} is part of the history; it stays."
 
     number = models.PositiveIntegerField(unique=True, editable=False)
+    prompt = models.ForeignKey(
+        Prompt, on_delete=models.PROTECT, related_name="versions", editable=False
+    )
     text = models.TextField(blank=True, editable=False)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -67,7 +172,8 @@ class TemplateVersion(HistoryRow):
 class ConversationPrompt(models.Model):
     """The system prompt persisted for one conversation."""
 
-    conversation_id = models.CharField(max_length=CONVERSATION_ID_MAX_LENGTH, unique=True)
+    conversation_id = models.CharField(max_length=CONVERSATION_ID_MAX_LENGTH)
+    prompt = models.ForeignKey(Prompt, on_delete=models.PROTECT, related_name="conversations")
     system_prompt = models.TextField(null=True, blank=True)
     sha256 = models.CharField(max_length=64, null=True, blank=True)
     template_version = models.ForeignKey(
@@ -141,10 +247,19 @@ class ConversationPrompt(models.Model):
 
     class Meta:
         ordering = ["-id"]
+        constraints = [
+            # Ids are scoped to the agent host that made them (named prompts §2).
+            models.UniqueConstraint(
+                fields=["owner", "conversation_id"], name="sysprompt_conv_owner_id_unique"
+            ),
+        ]
         indexes = [
             models.Index(fields=["owner", "id"], name="sysprompt_conv_owner_id_idx"),
+            models.Index(fields=["conversation_id"], name="sysprompt_conv_id_idx"),
             # The impact report: a label's conversations constructed in a recent window.
-            models.Index(fields=["label", "constructed_at"], name="sysprompt_conv_label_at_idx"),
+            models.Index(
+                fields=["prompt", "label", "constructed_at"], name="sysprompt_conv_label_idx"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -28,6 +28,7 @@ from sysprompt.errors import InvalidInput, PreconditionFailed
 from sysprompt.events import records
 from sysprompt.events.services import Actor as Recorded
 from sysprompt.prompts.builds import Build, Chooser, working_copy
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from sysprompt.prompts.permissions import CONVERSATION_DELETE_PERMISSION
 from sysprompt.prompts.rendering import (
@@ -102,6 +103,7 @@ def _template_version_add(
     if if_match is not None and not _etag_matches(if_match, current):
         raise PreconditionFailed(current)
     version = TemplateVersion.objects.create(
+        prompt=default_prompt(),
         number=current.version + 1,
         text=text,
         compress=current.compress if compress is None else compress,
@@ -229,6 +231,7 @@ def _resolved(
     try:
         with transaction.atomic():
             row = ConversationPrompt.objects.create(
+                prompt=default_prompt(),
                 conversation_id=conversation_id,
                 created_at=rendered.rendered_at,
                 owner_id=user.pk,
@@ -358,7 +361,12 @@ def _conversation_prompt_store(
     if row is None:
         row, created = ConversationPrompt.objects.get_or_create(
             conversation_id=conversation_id,
-            defaults={"created_at": rendered.rendered_at, "owner_id": user.pk, **fields},
+            defaults={
+                "prompt": default_prompt(),
+                "created_at": rendered.rendered_at,
+                "owner_id": user.pk,
+                **fields,
+            },
         )
         if created:
             return Stored(prompt=row, created=True)

@@ -11,8 +11,12 @@ and the agent hosts' labels.
   stored in the canonical JSON form of :mod:`sysprompt_core.releases.targets`; every
   change of target is a :class:`LabelMove` (from, to, who, when, message).
 * :class:`TestContext` is a host context authors save to see in every impact report.
-* :class:`HostLabel` is the label an agent host's conversations use when a call names
-  none.
+* :class:`HostLabel` is the label an agent host's conversations of one prompt use when
+  a call names none.
+
+Everything here belongs to one prompt (``sysprompt.Prompt``): release numbers count per
+prompt, and a label name is per prompt while whether it is protected is the same for
+every prompt.
 
 Writes go through :mod:`sysprompt.releases.services`; reads through
 :mod:`sysprompt.releases.selectors`.
@@ -35,7 +39,10 @@ class Release(HistoryRow):
     stored_message = "{row} is stored; create a new release."
     kept_message = "{row} is part of the history; it stays."
 
-    number = models.PositiveIntegerField(unique=True, editable=False)
+    prompt = models.ForeignKey(
+        "sysprompt.Prompt", on_delete=models.PROTECT, related_name="releases", editable=False
+    )
+    number = models.PositiveIntegerField(editable=False, help_text="Counted per prompt.")
     message = models.TextField(blank=True, editable=False)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -59,7 +66,6 @@ class Release(HistoryRow):
     )
     fingerprint = models.CharField(
         max_length=64,
-        unique=True,
         editable=False,
         help_text="SHA-256 of the template version and the variant versions it holds.",
     )
@@ -71,6 +77,10 @@ class Release(HistoryRow):
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(number__gte=1), name="releases_release_number_gte_1"
+            ),
+            models.UniqueConstraint(fields=["prompt", "number"], name="releases_release_number"),
+            models.UniqueConstraint(
+                fields=["prompt", "fingerprint"], name="releases_release_fingerprint"
             ),
         ]
 
@@ -111,12 +121,17 @@ class ReleaseFragment(models.Model):
 class Label(models.Model):
     """A name that says what conversations are built from; see the module docstring."""
 
-    name = models.CharField(max_length=LABEL_NAME_MAX_LENGTH, unique=True)
+    prompt = models.ForeignKey(
+        "sysprompt.Prompt", on_delete=models.PROTECT, related_name="labels", editable=False
+    )
+    name = models.CharField(max_length=LABEL_NAME_MAX_LENGTH)
     target = models.JSONField(
         help_text='"latest", {"release": N} or {"split": [{"release", "weight"}, …]}.'
     )
     protected = models.BooleanField(
-        default=False, help_text="Moving it needs the permission to publish releases."
+        default=False,
+        help_text="Moving it needs the permission to publish releases. Whether a name is "
+        "protected is deployment-wide: every prompt's label of that name says the same.",
     )
     gate = models.JSONField(
         null=True,
@@ -135,7 +150,10 @@ class Label(models.Model):
     )
 
     class Meta:
-        ordering = ["name"]
+        ordering = ["prompt", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["prompt", "name"], name="releases_label_name"),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -176,7 +194,10 @@ class TestContext(models.Model):
 
     __test__ = False  # not a pytest test class, whatever its name says
 
-    name = models.CharField(max_length=LABEL_NAME_MAX_LENGTH, unique=True)
+    prompt = models.ForeignKey(
+        "sysprompt.Prompt", on_delete=models.PROTECT, related_name="test_contexts", editable=False
+    )
+    name = models.CharField(max_length=LABEL_NAME_MAX_LENGTH)
     cwd = models.CharField(max_length=CWD_MAX_LENGTH)
     values = models.JSONField(
         default=dict, blank=True, help_text="Host-local values, as an agent host supplies them."
@@ -197,18 +218,22 @@ class TestContext(models.Model):
     )
 
     class Meta:
-        ordering = ["name"]
+        ordering = ["prompt", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["prompt", "name"], name="releases_testcontext_name"),
+        ]
 
     def __str__(self) -> str:
         return self.name
 
 
 class HostLabel(models.Model):
-    """The label an agent host's conversations use when a call names none."""
+    """The label an agent host's conversations of one prompt use when a call names none."""
 
-    user = models.OneToOneField(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
     )
+    prompt = models.ForeignKey("sysprompt.Prompt", on_delete=models.PROTECT, related_name="+")
     label = models.ForeignKey(Label, on_delete=models.PROTECT, related_name="hosts")
     updated_at = models.DateTimeField()
     updated_by = models.ForeignKey(
@@ -219,5 +244,10 @@ class HostLabel(models.Model):
         related_name="+",
     )
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "prompt"], name="releases_hostlabel_unique"),
+        ]
+
     def __str__(self) -> str:
-        return f"label of user {self.user_id}"
+        return f"label of user {self.user_id} for prompt {self.prompt_id}"

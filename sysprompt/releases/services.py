@@ -54,6 +54,7 @@ from sysprompt.events.services import Actor as Recorded
 from sysprompt.library import services as library_services
 from sysprompt.library.selectors import HostOverrideState as OverrideState
 from sysprompt.library.selectors import agent_host_id
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt.prompts.selectors import Actor, template_version
 from sysprompt.prompts.validation import preset_check
 from sysprompt.releases.gates import Gate, gate_valid, move_reasons
@@ -136,6 +137,7 @@ def _release_add(*, message: str, author: Actor | None) -> ReleaseCreated:
         return ReleaseCreated(existing, created=False)
     number = (Release.objects.aggregate(top=Max("number"))["top"] or 0) + 1
     release = Release.objects.create(
+        prompt=default_prompt(),
         number=number,
         message=message,
         author_id=None if author is None else author.pk,
@@ -351,6 +353,7 @@ def _label_write(
         try:
             with transaction.atomic():
                 label = Label.objects.create(
+                    prompt=default_prompt(),
                     name=name,
                     target=target.as_json(),
                     protected=bool(protected),
@@ -572,6 +575,7 @@ def host_label_set(*, username: str, label: str | None, author: Actor) -> HostLa
     _check_host_may_change(username, previous or PRODUCTION, name, author)
     HostLabel.objects.update_or_create(
         user_id=user_id,
+        prompt=default_prompt(),
         defaults={"label": row, "updated_at": timezone.now(), "updated_by_id": author.pk},
     )
     if previous != name:
@@ -589,7 +593,7 @@ def host_override_set(*, username: str, override: object, author: Actor) -> Over
     is checked, nothing written (:func:`host_change_check`)."""
     host_change_check(username=username, author=author)
     return library_services.host_override_set(
-        username=username, override=override, author=_who(author)
+        username=username, prompt_id=default_prompt().pk, override=override, author=_who(author)
     )
 
 
@@ -622,6 +626,7 @@ def production_ensure() -> Label:
     makes sure it is there again (after a database was emptied by hand)."""
     now = timezone.now()
     label, created = Label.objects.get_or_create(
+        prompt=default_prompt(),
         name=PRODUCTION,
         defaults={"target": LATEST, "protected": True, "created_at": now, "updated_at": now},
     )
@@ -670,7 +675,9 @@ def test_context_save(*, name: str, fields: dict[str, Any], author: Actor) -> Te
                 f"There are {TEST_CONTEXTS_MAX} test contexts already, the most an "
                 "installation keeps (each runs in every impact report); delete one first.",
             )
-        row = TestContext.objects.create(name=checked.name, created_at=now, **values)
+        row = TestContext.objects.create(
+            prompt=default_prompt(), name=checked.name, created_at=now, **values
+        )
         records.context_saved(actor=_who(author), name=checked.name, created=True)
         return TestContextSaved(row, created=True)
     changed = [

@@ -23,6 +23,7 @@ from sysprompt.api.serializers import ConversationPromptOutputSerializer
 from sysprompt.api.views import prompt_payload
 from sysprompt.conf import DEFAULT_COMPACTION_INSTRUCTIONS, DEFAULT_TEMPLATE
 from sysprompt.prompts import selectors
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 from tests.conftest import token_client
 
@@ -159,7 +160,10 @@ def test_resolve_concurrent_first_turns_store_one_row(
 ) -> None:
     make_repo(workdir)
     TemplateVersion.objects.create(
-        number=1, text="[git:branch] [git:status] [system:time]", created_at="2026-01-01T00:00Z"
+        prompt=default_prompt(),
+        number=1,
+        text="[git:branch] [git:status] [system:time]",
+        created_at="2026-01-01T00:00Z",
     )
     key = Token.objects.create(user=agent_host).key
 

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.releases import selectors, services
 from sysprompt.releases.models import Release
@@ -31,6 +32,7 @@ from tests.editor.releases_support import (  # noqa: F401  (fixtures)
 def conversation(cid: str, cwd: Path, **fields: object) -> None:
     now = timezone.now()
     ConversationPrompt.objects.create(
+        prompt=default_prompt(),
         conversation_id=cid,
         system_prompt="frozen",
         cwd=str(cwd),

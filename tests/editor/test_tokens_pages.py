@@ -21,6 +21,7 @@ from pytest_django import Settings
 
 from sysprompt.accounts import services as accounts
 from sysprompt.library import services as library
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.releases import services as releases
 from sysprompt_core.tokens import encoding
@@ -128,6 +129,7 @@ def test_editor_preview_counts_compression_for_the_model_when_compress_is_on(
 def conversation(cid: str, cwd: Path, prompt: str | None, **fields: object) -> None:
     now = timezone.now()
     ConversationPrompt.objects.create(
+        prompt=default_prompt(),
         conversation_id=cid,
         system_prompt=prompt,
         cwd=str(cwd),

@@ -20,6 +20,7 @@ from sysprompt.events import services as events
 from sysprompt.events.models import AuditRecord
 from sysprompt.groups import PROMPT_AUTHORS_GROUP, PROMPT_PUBLISHERS_GROUP
 from sysprompt.library import services as library
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.releases import services as releases
 from tests.conftest import token_client
@@ -54,6 +55,7 @@ def world(db: None, workdir: Path) -> World:
 def conversation(owner: User, conversation_id: str = "c-1") -> ConversationPrompt:
     now = timezone.now()
     return ConversationPrompt.objects.create(
+        prompt=default_prompt(),
         conversation_id=conversation_id,
         system_prompt="Be brief.",
         cwd="/srv/project",

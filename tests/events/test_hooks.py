@@ -17,6 +17,7 @@ from sysprompt.events.catalog import EVENT_TYPES
 from sysprompt.events.models import AuditRecord, Delivery, Event
 from sysprompt.library import services as library
 from sysprompt.library.installer import library_install
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt.prompts.services import template_save
 from sysprompt.transfer.readers import Archive
 from sysprompt.transfer.services import library_import
@@ -71,7 +72,9 @@ CHANGES: list[tuple[str, Callable[[User], Any], str, str, dict[str, Any]]] = [
         "host override",
         lambda a: (
             accounts.agent_host_ensure(name="build-01"),
-            library.host_override_set(username="build-01", override="Be brief.", author=a),
+            library.host_override_set(
+                prompt_id=default_prompt().pk, username="build-01", override="Be brief.", author=a
+            ),
         ),
         "host.override_set",
         "host.changed",

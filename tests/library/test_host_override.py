@@ -13,6 +13,7 @@ from sysprompt.errors import AgentHostNotFound, InvalidInput
 from sysprompt.groups import AGENT_HOSTS_GROUP
 from sysprompt.library import selectors, services
 from sysprompt.library.models import HostOverride
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt_core.library import Override
 from tests.library.support import save
 
@@ -59,7 +60,9 @@ def test_host_override_set_stores_as_given_and_parses(
 ) -> None:
     save("presets/reviewer", "Review [var:area].")
 
-    state = services.host_override_set(username="host-1", override=value, author=author)
+    state = services.host_override_set(
+        prompt_id=default_prompt().pk, username="host-1", override=value, author=author
+    )
 
     assert (state.override, state.updated_by) == (value, "author")
     assert state.updated_at is not None
@@ -68,9 +71,13 @@ def test_host_override_set_stores_as_given_and_parses(
 
 
 def test_host_override_set_none_removes_it(host: User) -> None:
-    services.host_override_set(username="host-1", override="x", author=None)
+    services.host_override_set(
+        prompt_id=default_prompt().pk, username="host-1", override="x", author=None
+    )
 
-    state = services.host_override_set(username="host-1", override=None, author=None)
+    state = services.host_override_set(
+        prompt_id=default_prompt().pk, username="host-1", override=None, author=None
+    )
 
     assert state.override is None and selectors.host_override(host.pk) is None
     assert HostOverride.objects.count() == 1
@@ -96,7 +103,9 @@ def test_host_override_set_refuses_naming_the_field(host: User, value: object, f
     services.variant_delete(name="presets/gone", author=None)
 
     with pytest.raises(InvalidInput) as raised:
-        services.host_override_set(username="host-1", override=value, author=None)
+        services.host_override_set(
+            prompt_id=default_prompt().pk, username="host-1", override=value, author=None
+        )
 
     assert raised.value.field == field
     assert not HostOverride.objects.exists()
@@ -107,7 +116,9 @@ def test_host_override_refuses_a_user_that_is_no_agent_host(
     agent_host: User, username: str
 ) -> None:
     with pytest.raises(AgentHostNotFound, match=username):
-        services.host_override_set(username=username, override="x", author=None)
+        services.host_override_set(
+            prompt_id=default_prompt().pk, username=username, override="x", author=None
+        )
     with pytest.raises(AgentHostNotFound):
         selectors.host_override_state(username)
     assert not HostOverride.objects.exists()

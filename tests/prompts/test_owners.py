@@ -27,6 +27,7 @@ from rest_framework.test import APIClient
 
 from sysprompt.accounts import services as accounts
 from sysprompt.prompts import services
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt.prompts.models import ConversationPrompt
 from tests.conftest import token_client
 
@@ -287,6 +288,7 @@ def test_rows_without_owner_visible_only_to_authors(
 ) -> None:
     now = datetime.now(UTC)
     ConversationPrompt.objects.create(
+        prompt=default_prompt(),
         conversation_id="legacy-1",
         system_prompt=f"frozen before owners: {SECRET}",
         cwd=str(workdir),

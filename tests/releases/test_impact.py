@@ -13,6 +13,7 @@ from django.utils import timezone
 from sysprompt.accounts.services import agent_host_ensure
 from sysprompt.errors import InvalidInput, ReleaseNotFound
 from sysprompt.library import services as library
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt.prompts.models import ConversationPrompt
 from sysprompt.releases import services
 from sysprompt.releases.impact import IMPACT_MAX_CONTEXTS, impact_report
@@ -28,6 +29,7 @@ def conversation(cid: str, cwd: Path, *, label: str = "production", **fields: An
     now = timezone.now()
     fields.setdefault("constructed_at", now)
     ConversationPrompt.objects.create(
+        prompt=default_prompt(),
         conversation_id=cid,
         system_prompt="frozen",
         cwd=str(cwd),
@@ -139,6 +141,7 @@ def test_impact_report_keeps_only_the_most_frequent_contexts(released: int, work
     now = timezone.now()
     ConversationPrompt.objects.bulk_create(
         ConversationPrompt(
+            prompt=default_prompt(),
             conversation_id=f"c{n}",
             cwd=str(workdir),
             model=f"m{n}",
@@ -172,7 +175,9 @@ def test_impact_report_applies_the_owner_instance_override_and_the_thread_overri
     released: int, writer: User, workdir: Path
 ) -> None:
     host = agent_host_ensure(name="host-1")
-    library.host_override_set(username=host.username, override="Instance.", author=writer)
+    library.host_override_set(
+        prompt_id=default_prompt().pk, username=host.username, override="Instance.", author=writer
+    )
     owner = User.objects.get(username=host.username).pk
     conversation("c1", workdir, owner_id=owner, override={"content": "Thread."})
 

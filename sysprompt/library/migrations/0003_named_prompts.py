@@ -1,0 +1,88 @@
+# Named prompts: an agent host's instance override becomes per (host, prompt). The
+# table is rebuilt with an id; every stored override is kept, as the prompt default's.
+
+import django.db.models.deletion
+from django.apps.registry import Apps
+from django.conf import settings
+from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+
+
+def overrides_copy(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    default = apps.get_model("sysprompt", "Prompt").objects.get(name="default")
+    old = apps.get_model("library", "HostOverrideOld")  # type: ignore[misc]  # renamed here
+    new = apps.get_model("library", "HostOverride")
+    new.objects.bulk_create(
+        new(
+            user_id=row.user_id,
+            prompt=default,
+            override=row.override,
+            updated_at=row.updated_at,
+            updated_by_id=row.updated_by_id,
+        )
+        for row in old.objects.order_by("user_id")
+    )
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("library", "0002_version_based_on"),
+        ("sysprompt", "0006_named_prompts"),
+        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
+    ]
+
+    operations = [
+        migrations.RenameModel(old_name="HostOverride", new_name="HostOverrideOld"),
+        migrations.CreateModel(
+            name="HostOverride",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "override",
+                    models.JSONField(blank=True, help_text="As given; null: none.", null=True),
+                ),
+                ("updated_at", models.DateTimeField()),
+                (
+                    "user",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "prompt",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="sysprompt.prompt",
+                    ),
+                ),
+                (
+                    "updated_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("user", "prompt"), name="library_hostoverride_unique"
+                    )
+                ],
+            },
+        ),
+        migrations.RunPython(overrides_copy, migrations.RunPython.noop),
+        migrations.DeleteModel(name="HostOverrideOld"),
+    ]
