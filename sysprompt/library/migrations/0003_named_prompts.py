@@ -6,10 +6,14 @@ from django.apps.registry import Apps
 from django.conf import settings
 from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.utils import timezone
 
 
 def overrides_copy(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    default = apps.get_model("sysprompt", "Prompt").objects.get(name="default")
+    now = timezone.now()  # made by sysprompt 0006; again if the rows were flushed since
+    default, _ = apps.get_model("sysprompt", "Prompt").objects.get_or_create(
+        name="default", defaults={"created_at": now, "updated_at": now}
+    )
     old = apps.get_model("library", "HostOverrideOld")  # type: ignore[misc]  # renamed here
     new = apps.get_model("library", "HostOverride")
     new.objects.bulk_create(

@@ -8,12 +8,16 @@ from django.apps.registry import Apps
 from django.conf import settings
 from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.utils import timezone
 
 PER_PROMPT = ("Release", "Label", "TestContext")
 
 
 def default_assign(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    default = apps.get_model("sysprompt", "Prompt").objects.get(name="default")
+    now = timezone.now()  # made by sysprompt 0006; again if the rows were flushed since
+    default, _ = apps.get_model("sysprompt", "Prompt").objects.get_or_create(
+        name="default", defaults={"created_at": now, "updated_at": now}
+    )
     for name in PER_PROMPT:
         apps.get_model("releases", name).objects.filter(prompt__isnull=True).update(prompt=default)
     old = apps.get_model("releases", "HostLabelOld")  # type: ignore[misc]  # renamed here
