@@ -28,8 +28,19 @@ def overrides_copy(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     )
 
 
+def content_type_keep(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """The rebuilt table's model keeps its content type (and so the permissions groups
+    hold): the rename above renamed it with the old table; name it back."""
+    content_types = apps.get_model("contenttypes", "ContentType").objects
+    if not content_types.filter(app_label="library", model="hostoverride").exists():
+        content_types.filter(app_label="library", model="hostoverrideold").update(
+            model="hostoverride"
+        )
+
+
 class Migration(migrations.Migration):
     dependencies = [
+        ("contenttypes", "0002_remove_content_type_name"),
         ("library", "0002_version_based_on"),
         ("sysprompt", "0006_named_prompts"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
@@ -89,4 +100,5 @@ class Migration(migrations.Migration):
         ),
         migrations.RunPython(overrides_copy, migrations.RunPython.noop),
         migrations.DeleteModel(name="HostOverrideOld"),
+        migrations.RunPython(content_type_keep, migrations.RunPython.noop),
     ]

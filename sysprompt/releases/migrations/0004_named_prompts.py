@@ -44,8 +44,17 @@ def prompt_field(related_name: str, *, null: bool) -> models.ForeignKey:  # type
     )
 
 
+def content_type_keep(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """The rebuilt table's model keeps its content type (and so the permissions groups
+    hold): the rename above renamed it with the old table; name it back."""
+    content_types = apps.get_model("contenttypes", "ContentType").objects
+    if not content_types.filter(app_label="releases", model="hostlabel").exists():
+        content_types.filter(app_label="releases", model="hostlabelold").update(model="hostlabel")
+
+
 class Migration(migrations.Migration):
     dependencies = [
+        ("contenttypes", "0002_remove_content_type_name"),
         ("releases", "0003_label_gate"),
         ("sysprompt", "0006_named_prompts"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
@@ -125,6 +134,7 @@ class Migration(migrations.Migration):
         ),
         migrations.RunPython(default_assign, migrations.RunPython.noop),
         migrations.DeleteModel(name="HostLabelOld"),
+        migrations.RunPython(content_type_keep, migrations.RunPython.noop),
         migrations.AlterField(
             model_name="release", name="prompt", field=prompt_field("releases", null=False)
         ),
