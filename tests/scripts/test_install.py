@@ -35,7 +35,7 @@ INPUTS = (
 )
 PIP = "-m pip install -q --disable-pip-version-check -c requirements-lock.txt"
 CORE = "-e packages/core[diff,evaluations,tokens]"  # the server's parts of the core
-SERVE_SET = f"{PIP} {CORE} -e packages/client -e ."
+SERVE_SET = f"{PIP.replace(' -c ', ' --no-compile -c ')} {CORE} -e packages/client -e ."
 DEV_SET = f"{PIP} {CORE} -e packages/client -e .[dev]"
 TOOLS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
 TOOLS_SET = f"{PIP} {' '.join(TOOLS['dev'])}"  # the [dev] extra alone, no editable package
