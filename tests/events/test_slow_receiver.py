@@ -161,10 +161,10 @@ def test_dripping_receiver_holds_its_own_lane_only(worker: WorkerProcess, drip: 
         healthy.secret = fast.secret
 
         services.webhook_test(webhook_id=slow, author=author)
-        wait_until(lambda: len(drip.opened) > already, what="the slow attempt", timeout=30)
+        wait_until(lambda: len(drip.opened) > already, what="the slow attempt")
         asked = time.monotonic()
         services.webhook_test(webhook_id=fast.webhook.id, author=author)
-        healthy.wait_for(1, timeout=30)
+        healthy.wait_for(1)
         arrived = time.monotonic() - asked
         held = Delivery.objects.get(webhook_id=slow)
         lease_held = held.locked_until is not None and held.locked_until > timezone.now()
