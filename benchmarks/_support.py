@@ -280,7 +280,7 @@ def stop_group(process: subprocess.Popen[Any], grace: float = 8.0) -> None:
     process.wait()
 
 
-def _wait_ready(server: Server, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+def _wait_ready(server: Server, process: subprocess.Popen[bytes], timeout: float = 180) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -23,6 +23,7 @@ from pytest_django import Settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests import redis_database
 from tests.collect import collected_at_module_end  # noqa: F401 - autouse
 
 # CI runs the property tests on a fixed sequence of examples, so a submission's result
@@ -79,6 +80,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A Redis database of the run's own, never the server's database 0 (see
+    # tests/redis_database.py); pytest-xdist's workers inherit it through the environment.
+    try:
+        release = redis_database.claim(os.environ)
+    except redis_database.NoFreeDatabase as error:
+        raise pytest.UsageError(str(error)) from error
+    if release is not None:
+        config.add_cleanup(release)
     settings.SECRET_KEY = "tests-only-not-a-secret"
     settings.STORAGES = {
         **settings.STORAGES,

@@ -77,7 +77,7 @@ def busy(allowed_root: Path, settings: Settings) -> Iterator[Blocked]:
         target=resolver.resolve, args=(["status"], ResolveContext(str(blocked), options=options))
     )
     reader.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while not any(waiting_on_a_fifo(pid) for pid in resolver.pool.pids()):
         assert time.monotonic() < deadline, "the reader never blocked on the index"
         time.sleep(0.01)
@@ -138,7 +138,7 @@ def test_git_busy_first_turn_once_free_stores_the_branch(
     busy.release()
     git(busy.project, "checkout", "--quiet", "-b", "feature")
 
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while (response := turn(agent_client, "resolve", busy.project)).status_code == 503:  # type: ignore[attr-defined]
         assert time.monotonic() < deadline
         time.sleep(0.1)

@@ -77,7 +77,7 @@ def kill_tree(process: subprocess.Popen[bytes]) -> None:
     process.wait(timeout=30)
 
 
-def wait_for(condition: Callable[[], bool], seconds: float = 30) -> None:
+def wait_for(condition: Callable[[], bool], seconds: float = 120) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < deadline, "timed out"

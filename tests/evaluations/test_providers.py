@@ -209,12 +209,12 @@ def test_provider_missing_key_variable_is_said_without_a_call(
 def test_provider_timeout_is_an_error_within_the_timeout(
     providers: Providers, fake: FakeModel
 ) -> None:
-    fake.control(latency_ms=2_000)
+    fake.control(latency_ms=60_000)
     started = time.monotonic()
 
     with pytest.raises(ProviderError, match="no answer within 0.5 s"):
         providers(endpoint(fake, "openai", timeout=0.5)).complete(Call(SYSTEM, CONVERSATION))
-    assert time.monotonic() - started < 1.9
+    assert time.monotonic() - started < 20  # the deadline, not the answer a minute on
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])

@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -122,17 +121,18 @@ def test_webhook_is_delivered_while_a_long_run_is_in_progress(
         receiver.secret = events.webhook_create(
             url=receiver.url, events=["template.saved"], author=author
         ).secret
-        run = started_run(20)  # 40 calls × 0.6 s ÷ 2 at a time: about 12 s
+        run = started_run(20)  # 40 calls, 2 at a time
         processes(["worker"], env)
-        wait_for(lambda: RunCall.objects.filter(run=run, done=True).count() >= 2)
+        wait_for(lambda: RunCall.objects.filter(run=run, done=True).count() >= 2, seconds=120)
+        # From now on each call waits far longer than the webhook may take on a loaded
+        # machine: the run is surely still going when the delivery arrives, however
+        # slow the machine (the test asserts what happens, not how fast).
+        fake.control(latency_ms=600_000)
         receiver.received.clear()  # the saves of started_run, delivered meanwhile
 
-        saved = time.monotonic()
         template_save(text="saved while the run goes on", author=author)
-        receiver.wait_for(1, timeout=10)
-        took = time.monotonic() - saved
+        receiver.wait_for(1, timeout=120)
 
-        assert took < 3
         assert status(run) == "running"
         assert RunCall.objects.filter(run=run, done=False).count() >= 10
 

@@ -81,7 +81,9 @@ class Receiver:
         with self.lock:
             return [item.verified for item in self.received if item.verified is not None]
 
-    def wait_for(self, count: int, timeout: float = 20.0) -> list[Received]:
+    def wait_for(self, count: int, timeout: float = 120.0) -> list[Received]:
+        """The requests received once there are ``count``; the default deadline is one a
+        worker process that starts Django first meets on a loaded 2-core machine."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:

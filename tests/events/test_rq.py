@@ -26,7 +26,7 @@ from sysprompt.prompts.services import template_save
 from tests import rq_queues
 from tests.events.support import ALLOW_LOCAL, Receiver, receiving
 from tests.events.test_worker import Gate
-from tests.events.workers import WorkerProcess, environment, wait_until
+from tests.events.workers import LOADED, WorkerProcess, environment, wait_until
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -99,11 +99,11 @@ def test_rq_worker_delivers_and_survives_a_kill(worker: WorkerProcess) -> None:
         author = _subscribe(receiver)
         worker.start()
         template_save(text="one", author=author)
-        receiver.wait_for(1, timeout=30)
+        receiver.wait_for(1)
 
         gate.open.clear()
         template_save(text="two", author=author)
-        assert gate.held.wait(timeout=20), worker.log()
+        assert gate.held.wait(timeout=LOADED), worker.log()
         worker.kill()
         gate.open.set()
         template_save(text="three", author=author)
@@ -129,7 +129,7 @@ def test_sweep_sends_what_redis_refused_at_commit(
         assert not Event.objects.get().fanned_out  # the outbox kept it
 
         worker.start()  # with the real Redis: its sweep enqueues the event again
-        [item] = receiver.wait_for(1, timeout=30)
+        [item] = receiver.wait_for(1)
         wait_until(lambda: Delivery.objects.filter(state="delivered").exists(), what="the log")
 
     assert item.verified is not None

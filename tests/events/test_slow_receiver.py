@@ -130,7 +130,9 @@ def test_dripping_answer_ends_at_the_deadline(settings: Settings, drip: Drip, ph
 
     took = time.monotonic() - started
     assert outcome.error == f"No complete answer within {TIMEOUT:g} s."
-    assert TIMEOUT - 0.1 < took < TIMEOUT + 0.6  # not the 12 s the whole answer takes
+    # Not before the deadline, and far from the 12 s the whole answer takes (the margin
+    # is a loaded machine's, not a speed the test asks for).
+    assert TIMEOUT - 0.1 < took < TIMEOUT + 5
 
 
 @pytest.fixture
@@ -159,10 +161,10 @@ def test_dripping_receiver_holds_its_own_lane_only(worker: WorkerProcess, drip: 
         healthy.secret = fast.secret
 
         services.webhook_test(webhook_id=slow, author=author)
-        wait_until(lambda: len(drip.opened) > already, what="the slow attempt", timeout=30)
+        wait_until(lambda: len(drip.opened) > already, what="the slow attempt")
         asked = time.monotonic()
         services.webhook_test(webhook_id=fast.webhook.id, author=author)
-        healthy.wait_for(1, timeout=30)
+        healthy.wait_for(1)
         arrived = time.monotonic() - asked
         held = Delivery.objects.get(webhook_id=slow)
         lease_held = held.locked_until is not None and held.locked_until > timezone.now()
@@ -172,7 +174,7 @@ def test_dripping_receiver_holds_its_own_lane_only(worker: WorkerProcess, drip: 
     assert arrived < TIMEOUT  # not behind the slow attempt (a whole answer: 12 s)
     assert lease_held and held.state == "pending"  # claimed while the receiver drips
     opened, closed = drip.opened[already], drip.closed[already]
-    assert closed is not None and closed - opened < TIMEOUT + 0.8  # hung up at the deadline
+    assert closed is not None and closed - opened < TIMEOUT + 5  # hung up at the deadline
     [attempt] = Attempt.objects.filter(webhook_id=slow)  # one attempt: the claim held
     assert attempt.error == f"No complete answer within {TIMEOUT:g} s."
     assert len(drip.opened) == already + 1

@@ -18,7 +18,7 @@ from sysprompt.events import services
 from sysprompt.events.models import Delivery, Event
 from sysprompt.prompts.services import template_save
 from tests.events.support import ALLOW_LOCAL, Received, Receiver, receiving
-from tests.events.workers import WorkerProcess, environment, wait_until
+from tests.events.workers import LOADED, WorkerProcess, environment, wait_until
 
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_worker_killed_mid_delivery_loses_nothing(
 
     gate.open.clear()
     template_save(text="two", author=author)
-    assert gate.held.wait(timeout=20), worker.log()
+    assert gate.held.wait(timeout=LOADED), worker.log()
     worker.kill()  # in the middle of sending "two": its task stays "running" for ever
     gate.open.set()
     template_save(text="three", author=author)
@@ -135,14 +135,14 @@ def test_worker_killed_mid_batch_loses_nothing(
     for n in range(3):  # waiting in the outbox: the worker takes them as one batch
         template_save(text=f"version {n}", author=author)
     worker.start()
-    assert gate.held.wait(timeout=20), worker.log()
+    assert gate.held.wait(timeout=LOADED), worker.log()
     wait_until(lambda: Delivery.objects.filter(locked_by__gt="").count() == 3, what="claims")
     worker.kill()  # the batch claimed, the first of it sent, none of it recorded
     gate.open.set()
     worker.start()
     wait_until(
         lambda: not Delivery.objects.exclude(state="delivered").exists(),
-        timeout=60,
+        timeout=LOADED,
         what="every delivery delivered",
     )
 

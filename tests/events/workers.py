@@ -132,7 +132,13 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def wait_until(condition: Any, timeout: float = 30.0, what: str = "condition") -> None:
+LOADED = 120.0
+"""Seconds to wait for what a worker process does: it starts Django (and RQ) first, which
+takes most of a minute on a loaded 2-core machine; a quiet one is done in seconds. A
+wait ends as soon as its event comes, so only a failure waits this long."""
+
+
+def wait_until(condition: Any, timeout: float = LOADED, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"

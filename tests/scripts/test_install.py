@@ -1,7 +1,9 @@
 """The install step the scripts share (scripts/_install): scripts/serve installs what the
 app runs on — core, client, server, without the server's [dev] extra — and scripts/test
 and .ci/run add the development tools; the stamp names the set, so a serve install is
-completed by the next test run and a dev install is enough for serve.
+completed by the next test run (with the tools alone: the editable packages a running
+scripts/serve imports are not reinstalled under it) and a dev install is enough for
+serve.
 
 The real scripts run in a copy of the repository's install inputs whose
 ``.venv/bin/python`` (and the CI's tools) only write their arguments to a log: what is
@@ -14,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -32,8 +35,10 @@ INPUTS = (
 )
 PIP = "-m pip install -q --disable-pip-version-check -c requirements-lock.txt"
 CORE = "-e packages/core[diff,evaluations,tokens]"  # the server's parts of the core
-SERVE_SET = f"{PIP} {CORE} -e packages/client -e ."
+SERVE_SET = f"{PIP.replace(' -c ', ' --no-compile -c ')} {CORE} -e packages/client -e ."
 DEV_SET = f"{PIP} {CORE} -e packages/client -e .[dev]"
+TOOLS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+TOOLS_SET = f"{PIP} {' '.join(TOOLS['dev'])}"  # the [dev] extra alone, no editable package
 RECORDER = '#!/bin/sh\nprintf "%s %s\\n" "$(basename "$0")" "$*" >>"$SYSPROMPT_RECORDED"\n'
 
 
@@ -96,7 +101,7 @@ def test_switching_between_serve_and_test_installs_only_what_is_missing(checkout
     steps = [
         ("scripts/serve", [SERVE_SET]),
         ("scripts/serve", []),  # the stamp matches
-        ("scripts/test", [DEV_SET]),  # a serve install lacks the tools
+        ("scripts/test", [TOOLS_SET]),  # a serve install lacks the tools, and only them
         ("scripts/serve", []),  # a dev install holds everything serve needs
         ("scripts/test", []),
     ]
@@ -106,4 +111,10 @@ def test_switching_between_serve_and_test_installs_only_what_is_missing(checkout
         lock.write("# changed\n")
 
     assert run(checkout, "scripts/serve") == [SERVE_SET]  # the files changed
-    assert run(checkout, "scripts/test") == [DEV_SET]
+    assert run(checkout, "scripts/test") == [TOOLS_SET]
+    assert (checkout / ".venv/.sysprompt-install-stamp").read_text().startswith("dev ")
+
+    with (checkout / "requirements-lock.txt").open("a") as lock:
+        lock.write("# changed again\n")
+
+    assert run(checkout, "scripts/test") == [DEV_SET]  # a dev install whose files changed

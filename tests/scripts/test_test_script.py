@@ -2,7 +2,8 @@
 and Redis (Debian's packages, as an unprivileged user when root), runs the tests
 against them, and stops and removes both afterwards — after a pass, a failure and a
 Ctrl-C alike. Runs the real script with a one-test selection (servers_probe.py) and
-both URLs at closed ports."""
+both URLs at closed ports. Each pass runs in pytest-xdist's worker processes, as a full
+run does."""
 
 from __future__ import annotations
 
@@ -20,10 +21,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.redis_database import with_database
+
 REPO = Path(__file__).resolve().parents[2]
 PROBE = "tests/scripts/servers_probe.py"
 STARTED = re.compile(r"Started a throwaway (PostgreSQL|Redis) on 127\.0\.0\.1:(\d+) in (\S+)")
-RUN_TIMEOUT = 240
+RUN_TIMEOUT = 600
+"""The script starts PostgreSQL and Redis, then pytest twice: minutes on a loaded 2-core
+machine; a run ends as soon as it is done, so only a hung one waits this long."""
 
 
 def _packages_missing() -> str | None:
@@ -63,6 +68,7 @@ def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
         "TEST_REDIS_URL": f"redis://127.0.0.1:{closed_port()}/0",
         "SYSPROMPT_PROBE_LOG": str(tmp_path / "probe.log"),
         "TEST_DATABASES": "sqlite postgres",  # not the outer run's choice
+        "TEST_WORKERS": "2",  # in worker processes, as a full run; the probe is one test
         **extra,
     }
 
@@ -163,11 +169,31 @@ def test_script_starts_throwaway_servers_and_removes_them(tmp_path: Path) -> Non
     assert set(servers) == {"PostgreSQL", "Redis"}, run.stderr
     seen = [json.loads(line) for line in (tmp_path / "probe.log").read_text().splitlines()]
     redis = f"redis://127.0.0.1:{servers['Redis'].port}/0"
+    # Each pytest run has a database of its own on that Redis (tests/redis_database.py).
+    assert [with_database(each.pop("redis"), 0) for each in seen] == [redis, redis]
     assert seen == [
-        {"vendor": "sqlite", "port": "", "redis": redis},
-        {"vendor": "postgresql", "port": str(servers["PostgreSQL"].port), "redis": redis},
+        {"vendor": "sqlite", "port": ""},
+        {"vendor": "postgresql", "port": str(servers["PostgreSQL"].port)},
     ]
+    assert "tests on SQLite: passed\ntests on PostgreSQL: passed\n" in run.stderr
     assert_gone(servers)
+
+
+def test_script_runs_both_passes_when_the_first_fails_and_fails_at_the_end(
+    tmp_path: Path,
+) -> None:
+    env = environment(tmp_path, SYSPROMPT_PROBE_FAIL="1")
+
+    run = run_script(env)
+
+    assert run.returncode == 1, run.stderr
+    seen = [json.loads(line) for line in (tmp_path / "probe.log").read_text().splitlines()]
+    assert [each["vendor"] for each in seen] == ["sqlite", "postgresql"]
+    assert run.stdout.count("failing on purpose") >= 2
+    results = run.stderr[run.stderr.index("=== results") :]
+    assert "tests on SQLite: FAILED (exit status 1)" in results
+    assert "tests on PostgreSQL: FAILED (exit status 1)" in results
+    assert_gone(started(run.stderr))
 
 
 def test_script_removes_the_servers_when_the_tests_fail(tmp_path: Path) -> None:

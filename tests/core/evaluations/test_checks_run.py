@@ -115,7 +115,7 @@ def test_run_check_catastrophic_pattern_stops_at_its_time_limit(
 
     assert passed is False
     assert "took longer than 0.25 s" in reason
-    assert time.monotonic() - started < 2.0  # unbounded, this pattern runs for hours
+    assert time.monotonic() - started < 20  # unbounded, this pattern runs for hours
 
 
 def test_run_check_json_schema_whole_check_has_a_deadline() -> None:
@@ -129,7 +129,7 @@ def test_run_check_json_schema_whole_check_has_a_deadline() -> None:
 
     assert passed is False
     assert "took longer than" in reason
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < 8  # not the 10 s of 40 patterns one by one
 
 
 @pytest.mark.parametrize(

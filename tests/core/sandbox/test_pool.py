@@ -31,7 +31,7 @@ def pool() -> Iterator[WorkerPool]:
 
 
 def dies_soon(pid: int) -> bool:
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + 20  # a loaded machine's; a quiet one takes milliseconds
     while not process_is_dead(pid):
         if time.monotonic() > deadline:
             return False
@@ -50,7 +50,7 @@ def test_pool_kills_a_worker_at_the_deadline(pool: WorkerPool, tmp_path: Path) -
     [pid] = pool.pids()
     started = time.monotonic()
     exchange = run(pool, spec(tmp_path), "sleep", 60, seconds=0.3)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 20  # at the deadline, not after the 60 s sleep
     assert exchange.outcome is Outcome.TIMED_OUT
     assert exchange.messages == ({"slept": True},)  # what it said before is kept
     assert dies_soon(pid)
@@ -62,7 +62,7 @@ def test_pool_busy_answers_busy_at_the_deadline_not_later(pool: WorkerPool, tmp_
     run(pool, spec(tmp_path), "list", tmp_path)
     results: list[Exchange] = []
     sleeper = threading.Thread(
-        target=lambda: results.append(run(pool, spec(tmp_path), "sleep", 1.0, seconds=5))
+        target=lambda: results.append(run(pool, spec(tmp_path), "sleep", 6.0, seconds=10))
     )
     sleeper.start()
     time.sleep(0.2)
@@ -71,7 +71,7 @@ def test_pool_busy_answers_busy_at_the_deadline_not_later(pool: WorkerPool, tmp_
     waited = time.monotonic() - started
     sleeper.join()
     assert busy.outcome is Outcome.BUSY
-    assert 0.25 < waited < 0.8
+    assert 0.25 < waited < 4  # not until the sleeper frees the worker, 6 s on
     assert results[0].outcome is Outcome.DONE
     assert run(pool, spec(tmp_path), "list", tmp_path, seconds=5).outcome is Outcome.DONE
 

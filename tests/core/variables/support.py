@@ -78,7 +78,7 @@ def context(
     cwd: Path | str | None,
     *,
     roots: tuple[Path | str, ...] = (),
-    git_timeout: float = 2.0,
+    git_timeout: float = 30.0,  # a loaded machine's; a read ends as soon as it is done
     max_file_bytes: int = 1048576,
     workers: int = 2,
     landlock: bool = True,

@@ -147,7 +147,7 @@ def test_file_fifo_is_missing_without_blocking(tree: Tree) -> None:
     os.mkfifo(tree.project / "pipe")
     started = time.monotonic()
     assert tree.resolve("pipe") == Missing("not a regular file")
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 20  # opening it to read would block for ever
 
 
 @posix_only
