@@ -170,13 +170,13 @@ def test_rq_two_worker_processes_share_a_run_each_call_once(
     processes: Start,
 ) -> None:
     env = _rq_environment(settings, fake, allowed_root, rq_queue)
-    fake.control(latency_ms=200)
+    fake.control(latency_ms=1000)  # 10 s for one worker alone: both are up before the end
     run = started_run(10)
     with rq_queues.opened(rq_queue) as queue:
         assert queue.count == 1  # enqueued on commit
 
     processes(["evaluations_worker"], env), processes(["evaluations_worker"], env)
-    wait_for(lambda: status(run) == "finished", seconds=60)
+    wait_for(lambda: status(run) == "finished", seconds=180)
 
     assert len(fake.requests()) == run.total == 20
     assert fake.most_at_once() > 2  # one worker makes at most 2 calls at a time
