@@ -49,7 +49,9 @@ def _use_rq(settings: Settings, queue: str, url: str) -> None:
 
 @pytest.fixture
 def rq_settings(settings: Settings, queue_name: str) -> Iterator[dict[str, object]]:
-    values = {**ALLOW_LOCAL, "WEBHOOK_TIMEOUT": 2.0, "TASKS_QUEUE": queue_name}
+    # The held delivery must still be in flight when the worker is killed, however long a
+    # loaded machine takes to get there; its claim (2 × 20 + 5 s) ends well within LOADED.
+    values = {**ALLOW_LOCAL, "WEBHOOK_TIMEOUT": 20.0, "TASKS_QUEUE": queue_name}
     settings.SYSPROMPT = values
     _use_rq(settings, queue_name, REDIS_URL)
     yield values
