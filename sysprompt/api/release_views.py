@@ -193,7 +193,7 @@ class ReleaseCreateApi(_Authors):
         responses={
             200: rs.ReleaseDetailOutputSerializer,
             201: rs.ReleaseDetailOutputSerializer,
-            **error_responses(400, 415),
+            **error_responses(400, 404, 415),
         },
     )
     def post(self, request: Request, prompt: str | None = None) -> Response:
@@ -229,7 +229,7 @@ class ReleaseGetApi(_Authors):
         operation_id="get_release",
         summary="One release with the version of every variant it holds",
         parameters=[NUMBER],
-        responses={200: rs.ReleaseDetailOutputSerializer, **error_responses(404)},
+        responses={200: rs.ReleaseDetailOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request, number: str, prompt: str | None = None) -> Response:
         return Response(release_detail(release_number(number), self.prompt()))
@@ -536,7 +536,7 @@ class TestContextCreateApi(_Authors):
         summary="Save a new test context",
         description="201; 400 naming the field (name: one of that name exists already).",
         request=rs.TestContextCreateInputSerializer,
-        responses={201: rs.TestContextOutputSerializer, **error_responses(400, 415)},
+        responses={201: rs.TestContextOutputSerializer, **error_responses(400, 404, 415)},
     )
     def post(self, request: Request, prompt: str | None = None) -> Response:
         chosen = self.write_check(request, "save a test context")
@@ -581,7 +581,7 @@ class TestContextPutApi(_Authors):
         responses={
             200: rs.TestContextOutputSerializer,
             201: rs.TestContextOutputSerializer,
-            **error_responses(400, 415),
+            **error_responses(400, 404, 415),
         },
     )
     def put(self, request: Request, name: str, prompt: str | None = None) -> Response:
