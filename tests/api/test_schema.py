@@ -1065,7 +1065,7 @@ def test_schema_refers_to_the_error_components_when_an_operation_fails(
         component = "BadRequest" if code == "400" else "Error"
         if key == (IMPORT, "POST") and code == "400":
             component = "ImportRefused"  # the report of what was refused
-        if key[0].startswith("/api/labels/") and code == "409":
+        if key[0].startswith(("/api/labels/", f"{PROMPT}/labels/")) and code == "409":
             component = "GateRefused"  # what the label's gate is missing, one by one
         assert response["content"]["application/json"]["schema"] == {
             "$ref": f"#/components/schemas/{component}"
