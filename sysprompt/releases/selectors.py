@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from django.contrib.auth import get_user_model
 from django.db import connection, models
@@ -49,7 +49,7 @@ from sysprompt.library.selectors import (
     library_source,
     variants_of_rows,
 )
-from sysprompt.prompts.builds import Build, Chooser
+from sysprompt.prompts.builds import Build
 from sysprompt.prompts.catalog import default_prompt
 from sysprompt.prompts.models import Prompt, TemplateVersion
 from sysprompt.prompts.selectors import CurrentTemplate, template_of
@@ -515,7 +515,17 @@ def _template_of_row(row: Sequence[Any]) -> CurrentTemplate:
     )
 
 
-def conversation_build(label: str | None = None, *, prompt: Prompt | None = None) -> Chooser:
+class PromptChooser(Protocol):
+    """A :class:`~sysprompt.prompts.builds.Chooser` that also takes the prompt the
+    conversation is (or is being) frozen from (``None``: the chooser's own, else
+    ``default``)."""
+
+    def __call__(
+        self, *, conversation_id: str, owner_id: int | None, prompt: Prompt | None = None
+    ) -> Build: ...
+
+
+def conversation_build(label: str | None = None, *, prompt: Prompt | None = None) -> PromptChooser:
     """The chooser of a call that names ``label`` (``None``: it names none;
     ``"latest"``: the working copy, recorded as label ``latest``) in ``prompt``
     (``None``: ``default``; the chooser's own ``prompt`` keyword, when its caller passes
