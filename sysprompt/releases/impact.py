@@ -45,7 +45,7 @@ from django.utils import timezone
 
 from sysprompt.conf import app_settings, resolver_options
 from sysprompt.errors import InvalidInput, LabelNotFound
-from sysprompt.library.selectors import host_override
+from sysprompt.library.selectors import DatabaseSource, host_override
 from sysprompt.library.validation import override_valid
 from sysprompt.prompts.models import ConversationPrompt, Prompt
 from sysprompt.prompts.token_counts import token_ratios
@@ -59,6 +59,7 @@ from sysprompt.releases.selectors import (
 from sysprompt.releases.validation import candidate_valid, label_name_valid, window_days_valid
 from sysprompt_core.library import Override
 from sysprompt_core.releases import (
+    LATEST,
     SPLIT_TOTAL,
     ContextImpact,
     Deadline,
@@ -201,6 +202,17 @@ class ImpactScope:
         self.deadline = Deadline()
         self.ratios = token_ratios()
         self.places = _Places()
+        self._working: DatabaseSource | None = None
+
+    def library(self, pointer: Pointer, built: DatabaseSource) -> DatabaseSource:
+        """The library ``pointer`` builds from: for ``latest`` one working library for
+        the whole report (the library is shared by every prompt: its reads and its
+        names are read once), else ``built`` (a release's own)."""
+        if pointer != LATEST:
+            return built
+        if self._working is None:
+            self._working = built
+        return self._working
 
 
 def label_impact(
@@ -234,7 +246,8 @@ def label_impact(
     if not contexts:
         return ()
     for position, (index, before_pointer, _) in enumerate(arms):
-        before_template, before_library, _ = pointer_build(before_pointer, prompt=prompt)
+        before_template, built, _ = pointer_build(before_pointer, prompt=prompt)
+        before_library = scope.library(before_pointer, built)
         before = Side(before_template.text, before_library, before_template.compress)
         matrix = impact_matrix(
             [
@@ -394,7 +407,13 @@ def _tests(prompt: Prompt, now: datetime, places: _Places, *, start: int) -> lis
 
 class _Places(dict[str, tuple[str, str | None, str | None]]):
     """Each working directory of a report checked once: its path as checked, its real
-    path (``None``: only a value) and why not, when it failed the check."""
+    path (``None``: only a value) and why not, when it failed the check; and the
+    settings, read once for every row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conf = app_settings()
+        self.options = resolver_options(self.conf)
 
     def checked(self, cwd: str) -> tuple[str, str | None, str | None]:
         if cwd not in self:
@@ -425,7 +444,7 @@ def _resolve_context(
     only a value, and the note says why). Without a cwd (a test context that supplies
     its values, as a central deployment's host does) no host-local value is resolved
     here: the supplied ones are all there are."""
-    conf = app_settings()
+    conf = places.conf
     resolves = conf.server_resolves
     if not cwd:
         path, real, note = None, None, None
@@ -439,7 +458,7 @@ def _resolve_context(
         model=model or None,
         conversation_id=conversation_id,
         now=now,
-        options=resolver_options(conf),
+        options=places.options,
         directory=real,
         provider=provider or None,
         tools=frozenset(tools),
