@@ -89,6 +89,7 @@ from sysprompt.releases.validation import (
     target_valid,
     test_context_valid,
 )
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 from sysprompt_core.releases import (
     LATEST,
     PRODUCTION,
@@ -655,11 +656,12 @@ def _host_label_write(
     if row is None and name == PRODUCTION:
         row = production_ensure(prompt)
     if row is None:
-        raise InvalidInput(
-            "label",
-            f"There is no label {name!r} of prompt {prompt.name!r}; GET /api/labels lists "
-            "them (/api/prompts/{name}/-/labels for another prompt).",
+        where = (
+            "/api/labels"
+            if prompt.name == DEFAULT_PROMPT
+            else f"/api/prompts/{prompt.name}/-/labels"
         )
+        raise InvalidInput("label", f"There is no label {name!r}; GET {where} lists them.")
     _check_host_may_change(username, previous or PRODUCTION, name, author)
     HostLabel.objects.update_or_create(
         user_id=user_id,
