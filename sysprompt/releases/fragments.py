@@ -36,9 +36,15 @@ from sysprompt.library.models import Fragment, FragmentVersion
 from sysprompt.library.selectors import parsed_text, stored_key
 from sysprompt.library.validation import fragment_name_valid, text_size_valid, variant_key_valid
 from sysprompt.prompts.models import Prompt, TemplateVersion
+from sysprompt.prompts.selectors import template_of
 from sysprompt.releases.impact import HOST_VALUES_NOTE, ContextRow, ImpactScope, label_impact
-from sysprompt.releases.models import Label, Release, ReleaseFragment
-from sysprompt.releases.selectors import labels_list, live_newest
+from sysprompt.releases.models import Label, Release, ReleaseFragment, TestContext
+from sysprompt.releases.selectors import (
+    LabelState,
+    labels_by_prompt,
+    live_newest,
+    prompt_template,
+)
 from sysprompt.releases.validation import window_days_valid
 from sysprompt_core import template as engine
 from sysprompt_core.library import FragmentSource, FragmentVariant, VariantKey
@@ -338,10 +344,13 @@ def fragment_impact(
     now = timezone.now() if now is None else now
     since = now - timedelta(days=days)
     scope = ImpactScope()
+    uses = users.uses[:IMPACT_MAX_PROMPTS]
+    _read_at_once(scope, [use.prompt for use in uses])
+    labels_of = labels_by_prompt([use.prompt for use in uses])
     parts = []
-    for use in users.uses[:IMPACT_MAX_PROMPTS]:
+    for use in uses:
         labels = []
-        for state in _covered(use):
+        for state in _covered(use, labels_of[use.prompt.pk]):
             rows = label_impact(
                 prompt=use.prompt,
                 label=state[0],
@@ -370,10 +379,33 @@ def fragment_impact(
     )
 
 
-def _covered(use: PromptUse) -> Iterator[tuple[str, Target]]:
+def _read_at_once(scope: ImpactScope, prompts: list[Prompt]) -> None:
+    """Every prompt's current template and test contexts, for the whole report: two
+    queries rather than two per label."""
+    ids = [prompt.pk for prompt in prompts]
+    newest = (
+        TemplateVersion.objects.filter(prompt_id__in=ids)
+        .order_by()
+        .values("prompt_id")
+        .annotate(top=Max("number"))
+        .values_list("top", flat=True)
+    )
+    versions = TemplateVersion.objects.select_related("author").filter(number__in=list(newest))
+    scope.templates = {version.prompt_id: template_of(version) for version in versions}
+    for prompt in prompts:
+        if prompt.pk not in scope.templates:
+            scope.templates[prompt.pk] = prompt_template(prompt)  # none saved: the default
+    scope.tests = {}
+    for test in (
+        TestContext.objects.select_related("prompt").filter(prompt_id__in=ids).order_by("name")
+    ):
+        scope.tests.setdefault(test.prompt_id, []).append(test)
+
+
+def _covered(use: PromptUse, states: list[LabelState]) -> Iterator[tuple[str, Target]]:
     """The prompt's labels that serve something including the fragment, with their
     targets (``production`` as installed while its row is missing)."""
-    for state in labels_list(use.prompt):
+    for state in states:
         if any(use.uses(pointer) for pointer in state.target.pointers):
             yield state.name, state.target
 

@@ -48,8 +48,10 @@ from sysprompt.errors import InvalidInput, LabelNotFound
 from sysprompt.library.selectors import DatabaseSource, host_override
 from sysprompt.library.validation import override_valid
 from sysprompt.prompts.models import ConversationPrompt, Prompt
+from sysprompt.prompts.selectors import CurrentTemplate
 from sysprompt.prompts.token_counts import token_ratios
 from sysprompt.prompts.validation import DIRECTORY_TYPES, cwd_check
+from sysprompt.releases.models import TestContext
 from sysprompt.releases.selectors import (
     label_get,
     pointer_build,
@@ -203,6 +205,11 @@ class ImpactScope:
         self.ratios = token_ratios()
         self.places = _Places()
         self._working: DatabaseSource | None = None
+        self.templates: dict[int, CurrentTemplate] = {}
+        """Each prompt's current template by its id, when the caller read them at once
+        (a fragment's impact, over many prompts); else each label's build reads it."""
+        self.tests: dict[int, list[TestContext]] | None = None
+        """Every prompt's test contexts by its id, when the caller read them at once."""
 
     def library(self, pointer: Pointer, built: DatabaseSource) -> DatabaseSource:
         """The library ``pointer`` builds from: for ``latest`` one working library for
@@ -233,7 +240,7 @@ def label_impact(
     places = scope.places
     contexts = [
         *_recorded(prompt, label, since, now, places),
-        *_tests(prompt, now, places, start=IMPACT_MAX_CONTEXTS),
+        *_tests(_test_rows(prompt, scope), now, places, start=IMPACT_MAX_CONTEXTS),
     ]
     arms: list[tuple[int | None, Pointer, int]] = (
         [(index, arm.pointer, arm.weight) for index, arm in enumerate(current.arms)]
@@ -246,7 +253,8 @@ def label_impact(
     if not contexts:
         return ()
     for position, (index, before_pointer, _) in enumerate(arms):
-        before_template, built, _ = pointer_build(before_pointer, prompt=prompt)
+        latest = scope.templates.get(prompt.pk)
+        before_template, built, _ = pointer_build(before_pointer, latest, prompt=prompt)
         before_library = scope.library(before_pointer, built)
         before = Side(before_template.text, before_library, before_template.compress)
         matrix = impact_matrix(
@@ -365,9 +373,17 @@ def _recorded(
     return contexts
 
 
-def _tests(prompt: Prompt, now: datetime, places: _Places, *, start: int) -> list[_Context]:
+def _test_rows(prompt: Prompt, scope: ImpactScope) -> list[TestContext]:
+    if scope.tests is not None:
+        return scope.tests.get(prompt.pk, [])
+    return list(test_contexts_list(prompt))
+
+
+def _tests(
+    tests: list[TestContext], now: datetime, places: _Places, *, start: int
+) -> list[_Context]:
     contexts = []
-    for order, test in enumerate(test_contexts_list(prompt), start=start):
+    for order, test in enumerate(tests, start=start):
         tools = tuple(str(tool) for tool in test.tools or ())
         variables = {str(k): str(v) for k, v in (test.variables or {}).items()}
         context, note = _resolve_context(

@@ -668,6 +668,20 @@ def labels_list(prompt: Prompt | None = None) -> list[LabelState]:
     return states
 
 
+def labels_by_prompt(prompts: Sequence[Prompt]) -> dict[int, list[LabelState]]:
+    """The labels of each of ``prompts`` (as :func:`labels_list`), by prompt id: one query."""
+    by_id: dict[int, list[LabelState]] = {prompt.pk: [] for prompt in prompts}
+    names = {prompt.pk: prompt for prompt in prompts}
+    rows = Label.objects.select_related("updated_by").filter(prompt_id__in=list(names))
+    for label in rows.order_by("prompt_id", "name"):
+        by_id[label.prompt_id].append(_state(label, names[label.prompt_id]))
+    for prompt_id, states in by_id.items():
+        if all(state.name != PRODUCTION for state in states):
+            states.append(_production_default(names[prompt_id]))
+            states.sort(key=lambda state: state.name)
+    return by_id
+
+
 def label_get(name: str, *, prompt: Prompt | None = None) -> LabelState:
     """The prompt's label ``name``; :class:`LabelNotFound` when there is none."""
     prompt = prompt_or_default(prompt)
