@@ -166,6 +166,7 @@ def server_env(database: Database, roots: Path) -> dict[str, str]:
         SYSPROMPT_ALLOWED_ROOTS=str(roots),
         ALLOWED_HOSTS="127.0.0.1,localhost",
         PYTHONDONTWRITEBYTECODE="1",
+        SYSPROMPT_ENV_FILE="",  # the tree measured, not a developer's .env
     )
     return env
 

@@ -6,15 +6,21 @@ fails at start-up with a message a person can act on.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
+from dotenv.parser import parse_stream
+
+ENV_FILE_VARIABLE = "SYSPROMPT_ENV_FILE"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -127,3 +133,63 @@ def env_json_object(name: str, environ: Mapping[str, str] = os.environ) -> dict[
     if not isinstance(value, dict):
         raise ImproperlyConfigured(f"{where} must be a JSON object.")
     return value
+
+
+def env_file_load(default: Path, environ: MutableMapping[str, str] = os.environ) -> Path | None:
+    """Fill ``environ`` from a file of ``NAME=value`` lines where it has no value (the
+    environment wins); the file read, or ``None``.
+
+    The file is the one ``SYSPROMPT_ENV_FILE`` names (set but empty: none), else
+    ``default`` when it exists, except in a test run (pytest sets ``PYTEST_VERSION`` for
+    its process and those it starts): a developer's ``.env`` must not change the tests.
+    A line that is not a setting, a comment or blank is refused with its number (never
+    its text: it may hold a key).
+    """
+    named = environ.get(ENV_FILE_VARIABLE)
+    if named is None:
+        if environ.get("PYTEST_VERSION") is not None or not default.is_file():
+            return None
+        path, where = default, str(default)
+    elif not named.strip():
+        return None
+    else:
+        path = Path(named.strip()).expanduser()
+        where = f"{ENV_FILE_VARIABLE}={named.strip()}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ImproperlyConfigured(f"{where}: cannot read the settings file: {error}") from None
+    for name, value in env_file_values(text, str(path)).items():
+        environ.setdefault(name, value)
+    return path
+
+
+def env_file_values(text: str, where: str) -> dict[str, str]:
+    """The settings of a ``.env`` file's text, read by python-dotenv's parser:
+    ``NAME=value``, ``export NAME=value``, values in single quotes (as written) or double
+    quotes (escapes, several lines), ``#`` comments; no ``${VAR}`` expansion."""
+    values: dict[str, str] = {}
+    for binding in parse_stream(io.StringIO(text)):
+        text_read = binding.original.string  # blank lines before it are part of it
+        line = binding.original.line + text_read[: len(text_read) - len(text_read.lstrip())].count(
+            "\n"
+        )
+        if binding.error:
+            raise ImproperlyConfigured(
+                f"{where}, line {line}: not a setting; write NAME=value (the value in "
+                "quotes if it has spaces or #), a comment starting with #, or a blank line."
+            )
+        if binding.key is None:
+            continue
+        if not _NAME.fullmatch(binding.key):
+            raise ImproperlyConfigured(
+                f"{where}, line {line}: {binding.key!r} is not a variable name "
+                "(letters, digits and _, not starting with a digit)."
+            )
+        if binding.value is None:
+            raise ImproperlyConfigured(
+                f"{where}, line {line}: {binding.key} has no value; write "
+                f"{binding.key}=value ({binding.key}= for an empty one)."
+            )
+        values[binding.key] = binding.value
+    return values

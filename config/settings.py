@@ -1,4 +1,6 @@
-"""Django settings for sysprompt, read from the environment.
+"""Django settings for sysprompt, read from the environment and from a ``.env`` file
+beside ``manage.py`` (or the one ``SYSPROMPT_ENV_FILE`` names) for what the
+environment leaves unset.
 
 Every variable is listed in docs/configuration.md. Application settings live in
 the one ``SYSPROMPT`` dict and are read through ``sysprompt.conf``.
@@ -18,6 +20,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import (
     env_bool,
+    env_file_load,
     env_float,
     env_int,
     env_json_object,
@@ -27,6 +30,12 @@ from config.env import (
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# First: the variables a `.env` file sets where the environment has none, for every
+# reader below and for the model keys the evaluations' providers read (docs/configuration.md,
+# "The .env file"). Every process loads it: scripts/serve's, each manage.py command's, the
+# worker's, gunicorn's.
+ENV_FILE = env_file_load(BASE_DIR / ".env")
 
 DEBUG = env_bool("DEBUG", default=False)
 

@@ -41,6 +41,8 @@ DATABASE_FREE = (
     "test_docs_links.py",
     "test_collect.py",
     "evaluations/test_providers.py",
+    "config/test_startup.py",
+    "config/test_env_file.py",
     # Real servers on a SQLite file of their own, whatever database the suite runs on:
     "api/test_git_server.py",
     "api/test_git_burst.py",

@@ -15,6 +15,10 @@ A call may ask for structured output (:attr:`Call.output_schema`, the judge's an
 form): sent as OpenAI's ``response_format`` (a strict ``json_schema``) or the Messages
 API's ``output_config.format``, unless the endpoint says ``structured_output: false``.
 
+The SDKs are imported at a provider's first call, not with this module: importing both
+costs seconds of CPU (thousands of pydantic models), and every ``manage.py`` command and
+the server's URLconf import this module through the evaluations' services.
+
 The SDKs retry 429s, 5xx and timeouts themselves, with exponential backoff that honours
 ``Retry-After`` (``retries`` of the endpoint); each call is bounded by ``timeout``. A
 failure is a :class:`ProviderError` whose message an author may read: it never holds
@@ -31,13 +35,14 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import anthropic
-import openai
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sysprompt.model_endpoints import ModelEndpoint
 from sysprompt_core.evaluations import Answer, ToolCall
+
+if TYPE_CHECKING:  # imported where a call is made (see the module's description)
+    import anthropic
+    import openai
 
 __all__ = ["Call", "Completion", "Provider", "ProviderError", "provider_for"]
 
@@ -147,15 +152,25 @@ class _Base:
         raise NotImplementedError
 
     def _failed(self, error: Exception) -> ProviderError:
+        """The author's message for an error of this provider's SDK."""
+        return self._failure(error)
+
+    def _failure(
+        self,
+        error: Exception,
+        status: int | None = None,
+        message: str = "",
+        timed_out: bool = False,
+        unreachable: bool = False,
+    ) -> ProviderError:
         where = f"model {self.endpoint.name}"
-        if isinstance(error, openai.APIStatusError | anthropic.APIStatusError):
-            status = error.status_code
-            if status in (401, 403):
-                return ProviderError(f"{where}: the provider refused the key (HTTP {status})")
-            return ProviderError(f"{where}: HTTP {status}: {_message(error)}")
-        if isinstance(error, openai.APITimeoutError | anthropic.APITimeoutError):
+        if status in (401, 403):
+            return ProviderError(f"{where}: the provider refused the key (HTTP {status})")
+        if status is not None:
+            return ProviderError(f"{where}: HTTP {status}: {message}")
+        if timed_out:
             return ProviderError(f"{where}: no answer within {self.endpoint.timeout:g} s")
-        if isinstance(error, openai.APIConnectionError | anthropic.APIConnectionError):
+        if unreachable:
             return ProviderError(f"{where}: could not connect to the provider")
         return ProviderError(f"{where}: {type(error).__name__}: {error}")
 
@@ -182,6 +197,8 @@ def _scrubbed(message: str, key: str) -> str:
 
 class OpenAIProvider(_Base):
     def _make_client(self, key: str) -> openai.OpenAI:
+        import openai
+
         return openai.OpenAI(
             api_key=key,
             base_url=self.endpoint.base_url or OPENAI_URL,
@@ -189,7 +206,20 @@ class OpenAIProvider(_Base):
             max_retries=self.endpoint.retries,
         )
 
+    def _failed(self, error: Exception) -> ProviderError:
+        import openai
+
+        return self._failure(
+            error,
+            status=error.status_code if isinstance(error, openai.APIStatusError) else None,
+            message=_message(error) if isinstance(error, openai.APIStatusError) else "",
+            timed_out=isinstance(error, openai.APITimeoutError),
+            unreachable=isinstance(error, openai.APIConnectionError),
+        )
+
     def _complete(self, client: openai.OpenAI, call: Call) -> tuple[Answer, int | None, int | None]:
+        import openai
+
         endpoint = self.endpoint
         messages = [
             *([{"role": "system", "content": call.system}] if call.system is not None else []),
@@ -235,7 +265,20 @@ def _openai_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class AnthropicProvider(_Base):
+    def _failed(self, error: Exception) -> ProviderError:
+        import anthropic
+
+        return self._failure(
+            error,
+            status=error.status_code if isinstance(error, anthropic.APIStatusError) else None,
+            message=_message(error) if isinstance(error, anthropic.APIStatusError) else "",
+            timed_out=isinstance(error, anthropic.APITimeoutError),
+            unreachable=isinstance(error, anthropic.APIConnectionError),
+        )
+
     def _make_client(self, key: str) -> anthropic.Anthropic:
+        import anthropic
+
         return anthropic.Anthropic(
             api_key=key,
             base_url=self.endpoint.base_url or ANTHROPIC_URL,
@@ -246,6 +289,8 @@ class AnthropicProvider(_Base):
     def _complete(
         self, client: anthropic.Anthropic, call: Call
     ) -> tuple[Answer, int | None, int | None]:
+        import anthropic
+
         endpoint = self.endpoint
         params = dict(endpoint.params)
         params.pop("seed", None)  # the Messages API has none

@@ -20,7 +20,6 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from mcp_types import INVALID_REQUEST
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated
 
@@ -28,10 +27,11 @@ from sysprompt.api.auth import BearerTokenAuthentication
 from sysprompt.api.parsers import max_body_bytes
 from sysprompt.conf import app_settings
 from sysprompt.errors import BodyTooLarge
-from sysprompt.mcp.server import mcp_server
-from sysprompt.mcp.transport import exchange
 
 ALLOWED_METHODS = "POST"
+INVALID_REQUEST = -32600
+"""JSON-RPC's "Invalid Request" (``mcp_types.INVALID_REQUEST``, written out: this module
+is imported with the URLconf, and the MCP SDK only at ``/mcp``'s first request)."""
 AUTHENTICATE = 'Bearer realm="sysprompt"'
 _AUTHENTICATORS = (TokenAuthentication(), BearerTokenAuthentication())
 
@@ -98,6 +98,11 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         body = _body(request, limit)
     except BodyTooLarge as refused:
         return error_response(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, str(refused))
+    # The MCP SDK (a second of CPU to import) loads here, at the first request, not with
+    # the URLconf that every `manage.py check` and server start imports.
+    from sysprompt.mcp.server import mcp_server
+    from sysprompt.mcp.transport import exchange
+
     server = mcp_server(user=user, write=app_settings().mcp_write)
     answer = exchange(server, request, body, max_body_bytes=limit)
     content_type = answer.header("content-type") or ""

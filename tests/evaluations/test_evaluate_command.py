@@ -5,6 +5,10 @@ The run is done in-process (``--inline``); a worker is the point of test_worker.
 from __future__ import annotations
 
 import io
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -17,6 +21,7 @@ from sysprompt.evaluations.models import Run
 from sysprompt.releases import services as releases
 from tests.evaluations.fake_model_process import FakeModel
 from tests.evaluations.support import case, models_setting, production_on_release, suite_with
+from tests.events.workers import REPO, database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -187,6 +192,50 @@ def test_evaluate_naming_no_model_uses_the_configured_real_model_and_says_so(
     )
     assert "model fake (the default: none was named)" in out
     assert len(configured.requests()) == 2  # the real model answered, not echo
+
+
+def test_evaluate_in_another_shell_uses_the_models_of_the_env_file(
+    fake: FakeModel, allowed_root: Path, tmp_path: Path
+) -> None:
+    releases.production_ensure()
+    production_on_release("ANSWER: Use tabs.", then="ANSWER: Use spaces.")
+    suite_with("style", case("indent", contains("tabs")))
+    env_file = tmp_path / "sysprompt.env"
+    env_file.write_text(
+        "# the models, for every shell and the worker\n"
+        f"SYSPROMPT_MODELS='{json.dumps(models_setting(fake))}'\n"
+        f"SYSPROMPT_ALLOWED_ROOTS={allowed_root}\n"
+    )
+    shell = {  # a shell that exported none of the app's settings
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("SYSPROMPT_", "DJANGO_")) and key != "DATABASE_URL"
+    }
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "evaluate", "--suite", "style", "--candidate", "latest"]
+        + ["--inline"],
+        cwd=REPO,
+        env=shell
+        | {
+            "SYSPROMPT_ENV_FILE": str(env_file),
+            "DATABASE_URL": database_url(),
+            "SECRET_KEY": "tests-only-not-a-secret",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    run = Run.objects.get()
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert result.stderr.splitlines()[0] == (
+        f"evaluation {run.pk} started (suite style, model fake (the default: none was "
+        "named); at most 2 model call(s))"
+    )
+    assert (run.baseline_model, run.candidate_model, run.default_model) == ("fake", "fake", True)
+    assert len(fake.requests()) == 2  # the file's model answered, not echo
 
 
 def test_evaluate_exits_2_when_a_limit_refuses_the_run(

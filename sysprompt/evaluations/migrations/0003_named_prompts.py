@@ -5,10 +5,14 @@ import django.db.models.deletion
 from django.apps.registry import Apps
 from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.utils import timezone
 
 
 def default_assign(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    default = apps.get_model("sysprompt", "Prompt").objects.get(name="default")
+    now = timezone.now()  # made by sysprompt 0006; again if the rows were flushed since
+    default, _ = apps.get_model("sysprompt", "Prompt").objects.get_or_create(
+        name="default", defaults={"created_at": now, "updated_at": now}
+    )
     for name in ("Suite", "Run"):
         apps.get_model("evaluations", name).objects.filter(prompt__isnull=True).update(
             prompt=default

@@ -6,10 +6,14 @@ from django.apps.registry import Apps
 from django.conf import settings
 from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.utils import timezone
 
 
 def overrides_copy(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    default = apps.get_model("sysprompt", "Prompt").objects.get(name="default")
+    now = timezone.now()  # made by sysprompt 0006; again if the rows were flushed since
+    default, _ = apps.get_model("sysprompt", "Prompt").objects.get_or_create(
+        name="default", defaults={"created_at": now, "updated_at": now}
+    )
     old = apps.get_model("library", "HostOverrideOld")  # type: ignore[misc]  # renamed here
     new = apps.get_model("library", "HostOverride")
     new.objects.bulk_create(
@@ -24,8 +28,19 @@ def overrides_copy(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     )
 
 
+def content_type_keep(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """The rebuilt table's model keeps its content type (and so the permissions groups
+    hold): the rename above renamed it with the old table; name it back."""
+    content_types = apps.get_model("contenttypes", "ContentType").objects
+    if not content_types.filter(app_label="library", model="hostoverride").exists():
+        content_types.filter(app_label="library", model="hostoverrideold").update(
+            model="hostoverride"
+        )
+
+
 class Migration(migrations.Migration):
     dependencies = [
+        ("contenttypes", "0002_remove_content_type_name"),
         ("library", "0002_version_based_on"),
         ("sysprompt", "0006_named_prompts"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
@@ -85,4 +100,5 @@ class Migration(migrations.Migration):
         ),
         migrations.RunPython(overrides_copy, migrations.RunPython.noop),
         migrations.DeleteModel(name="HostOverrideOld"),
+        migrations.RunPython(content_type_keep, migrations.RunPython.noop),
     ]

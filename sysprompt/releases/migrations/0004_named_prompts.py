@@ -8,12 +8,16 @@ from django.apps.registry import Apps
 from django.conf import settings
 from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.utils import timezone
 
 PER_PROMPT = ("Release", "Label", "TestContext")
 
 
 def default_assign(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    default = apps.get_model("sysprompt", "Prompt").objects.get(name="default")
+    now = timezone.now()  # made by sysprompt 0006; again if the rows were flushed since
+    default, _ = apps.get_model("sysprompt", "Prompt").objects.get_or_create(
+        name="default", defaults={"created_at": now, "updated_at": now}
+    )
     for name in PER_PROMPT:
         apps.get_model("releases", name).objects.filter(prompt__isnull=True).update(prompt=default)
     old = apps.get_model("releases", "HostLabelOld")  # type: ignore[misc]  # renamed here
@@ -40,8 +44,17 @@ def prompt_field(related_name: str, *, null: bool) -> models.ForeignKey:  # type
     )
 
 
+def content_type_keep(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """The rebuilt table's model keeps its content type (and so the permissions groups
+    hold): the rename above renamed it with the old table; name it back."""
+    content_types = apps.get_model("contenttypes", "ContentType").objects
+    if not content_types.filter(app_label="releases", model="hostlabel").exists():
+        content_types.filter(app_label="releases", model="hostlabelold").update(model="hostlabel")
+
+
 class Migration(migrations.Migration):
     dependencies = [
+        ("contenttypes", "0002_remove_content_type_name"),
         ("releases", "0003_label_gate"),
         ("sysprompt", "0006_named_prompts"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
@@ -121,6 +134,7 @@ class Migration(migrations.Migration):
         ),
         migrations.RunPython(default_assign, migrations.RunPython.noop),
         migrations.DeleteModel(name="HostLabelOld"),
+        migrations.RunPython(content_type_keep, migrations.RunPython.noop),
         migrations.AlterField(
             model_name="release", name="prompt", field=prompt_field("releases", null=False)
         ),
