@@ -9,6 +9,8 @@ library's, which checks the override (400 naming the field) → output.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import IsAuthenticated
@@ -21,7 +23,11 @@ from sysprompt.api.auth import IsPromptAuthor
 from sysprompt.api.common import error_responses
 from sysprompt.errors import AgentHostNotFound
 from sysprompt.library import selectors as library
+from sysprompt.prompts.catalog import prompt_get
 from sysprompt.releases import services as release_services
+
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import Prompt
 
 USERNAME = OpenApiParameter(
     "username",
@@ -31,6 +37,23 @@ USERNAME = OpenApiParameter(
 )
 
 
+HOST_PROMPT = OpenApiParameter(
+    "prompt",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    description=(
+        "The prompt whose setting of this host it is (a name such as support/triage); "
+        "left out: default. Each (host, prompt) has its own."
+    ),
+)
+
+
+def query_prompt(request: Request) -> Prompt:
+    """The prompt ``?prompt=`` names (``default`` without it): 400 for a name that
+    breaks the rule, 404 for an unknown one."""
+    return prompt_get(request.query_params.get("prompt"), field="prompt")
+
+
 def host_name(username: str) -> str:
     """The path's user name; one no user can have (a NUL) is no agent host: 404."""
     if "\0" in username:
@@ -38,10 +61,11 @@ def host_name(username: str) -> str:
     return username
 
 
-def _shown(state: library.HostOverrideState) -> dict[str, object]:
+def _shown(state: library.HostOverrideState, prompt: Prompt) -> dict[str, object]:
     return dict(
         ls.HostOverrideOutputSerializer(
             {
+                "prompt": prompt.name,
                 "username": state.username,
                 "override": state.override,
                 "updated_at": state.updated_at,
@@ -57,11 +81,13 @@ class AgentHostOverrideGetApi(APIView):
     @extend_schema(
         operation_id="get_agent_host_override",
         summary="The instance override of an agent host",
-        parameters=[USERNAME],
-        responses={200: ls.HostOverrideOutputSerializer, **error_responses(404)},
+        parameters=[USERNAME, HOST_PROMPT],
+        responses={200: ls.HostOverrideOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request, username: str) -> Response:
-        return Response(_shown(library.host_override_state(host_name(username))))
+        prompt = query_prompt(request)
+        state = library.host_override_state(host_name(username), prompt.pk)
+        return Response(_shown(state, prompt))
 
 
 class AgentHostOverrideSetApi(APIView):
@@ -74,20 +100,26 @@ class AgentHostOverrideSetApi(APIView):
             "Applies to the conversations the host constructs or compacts from now on; "
             "stored prompts do not change until then. A host whose label is protected "
             "(no label: production) needs releases.publish_release: 403 without it, "
-            "whatever the body."
+            "whatever the body. Per prompt (?prompt=, default: default); a prompt "
+            "restricted to groups the author is in none of: 403, audited."
         ),
-        parameters=[USERNAME],
+        parameters=[USERNAME, HOST_PROMPT],
         request=ls.HostOverrideInputSerializer,
         responses={200: ls.HostOverrideOutputSerializer, **error_responses(400, 404, 415)},
     )
     def put(self, request: Request, username: str) -> Response:
         name = host_name(username)
-        release_services.host_change_check(username=name, author=request.user)  # before the body
+        prompt = query_prompt(request)
+        release_services.host_change_check(username=name, author=request.user, prompt=prompt)
+        release_services.prompt_write_check(
+            user=request.user, prompt=prompt, action="set the agent host's override"
+        )  # who may, before the body
         body = ls.HostOverrideInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         state = release_services.host_override_set(
             username=name,
             override=body.validated_data["override"],
             author=request.user,
+            prompt=prompt,
         )
-        return Response(_shown(state))
+        return Response(_shown(state, prompt))

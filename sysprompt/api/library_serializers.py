@@ -136,6 +136,20 @@ class VariantOutputSerializer(VariantFlagsOutputSerializer):
     )
 
 
+@extend_schema_serializer(component_name="FragmentVariantDetail")
+class VariantDetailOutputSerializer(VariantOutputSerializer):
+    used_by = serializers.ListField(
+        child=serializers.CharField(),
+        allow_null=True,
+        help_text="The prompts whose working copy or served releases include the fragment "
+        "(directly or through other fragments), by name; null for a user who is no prompt "
+        "author.",
+    )
+    used_by_truncated = serializers.BooleanField(
+        help_text="A bound stopped the reading: used_by may miss some prompts."
+    )
+
+
 @extend_schema_serializer(component_name="Fragment")
 class FragmentOutputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
@@ -308,6 +322,7 @@ class HostOverrideInputSerializer(serializers.Serializer[Any]):
 
 @extend_schema_serializer(component_name="HostOverride")
 class HostOverrideOutputSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(help_text="The prompt the override is for.")
     username = serializers.CharField()
     override = OverrideField(allow_null=True)
     updated_at = serializers.DateTimeField(allow_null=True, help_text="null: never set.")

@@ -19,7 +19,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from sysprompt.api import library_serializers as ls
-from sysprompt.api.auth import CanEditLibrary
+from sysprompt.api import release_serializers as rs
+from sysprompt.api.auth import CanEditLibrary, IsReleaseAuthor
 from sysprompt.api.common import (
     IF_MATCH,
     error_responses,
@@ -29,12 +30,15 @@ from sysprompt.api.common import (
     page_response,
 )
 from sysprompt.api.pagination import NamePagination, VersionPagination
+from sysprompt.api.release_views import row_data, summary_data
 from sysprompt.api.views import host_context, preview_data
 from sysprompt.errors import FragmentNotFound
 from sysprompt.library import selectors as library
 from sysprompt.library import services as library_services
 from sysprompt.library.validation import fragment_name_valid, variant_key_valid
 from sysprompt.prompts import rendering
+from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
+from sysprompt.releases.fragments import FragmentImpact, fragment_impact, fragment_users
 from sysprompt_core.library import FRAGMENT_NAME_MAX_LENGTH, VariantKey
 
 NAME = OpenApiParameter(
@@ -124,14 +128,21 @@ class FragmentGetApi(APIView):
             'deleted variant answers 200 with "deleted": true; PUT restores it.'
         ),
         parameters=[NAME, *VARIANT, ETAG],
-        responses={200: ls.VariantOutputSerializer, **error_responses(400, 404)},
+        responses={200: ls.VariantDetailOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request, name: str) -> Response:
         checked, key = fragment_name(name), variant_key(request)
         state = library.variant_current(checked, key.provider, key.model)
         if state is None:
             raise FragmentNotFound(checked, key.provider, key.model)
-        return variant_response(state)
+        users = fragment_users(checked) if request.user.has_perm(TEMPLATE_EDIT_PERMISSION) else None
+        data = {
+            **ls.VariantOutputSerializer(state).data,
+            "used_by": None if users is None else users.names,
+            "used_by_truncated": False if users is None else users.truncated,
+        }
+        shown = ls.VariantDetailOutputSerializer(data).data
+        return Response(shown, headers={"ETag": state.etag})
 
 
 class FragmentSaveApi(APIView):
@@ -275,3 +286,69 @@ class LibraryPreviewApi(APIView):
             },
         }
         return Response(ls.LibraryPreviewOutputSerializer(shown).data)
+
+
+class FragmentImpactApi(APIView):
+    permission_classes = [IsAuthenticated, IsReleaseAuthor]
+
+    @extend_schema(
+        operation_id="fragment_impact",
+        summary="What a change of a fragment's text would do, in every prompt that uses it",
+        description=(
+            "For every prompt whose working copy or served releases include the fragment "
+            "(directly or through other fragments), for each of its labels that serves "
+            "something including it: the label's recent conversations' contexts (the 200 "
+            "most frequent in the window) and the prompt's test contexts, rendered as the "
+            "label serves them now and with the variant holding the text — the rows of "
+            "the release impact report. Says which prompts and labels it covered. Stores "
+            "nothing. A path ending in /impact is always this report (the fragment "
+            "x/impact is /fragments/x/impact/-)."
+        ),
+        parameters=[NAME],
+        request=rs.FragmentImpactInputSerializer,
+        responses={200: rs.FragmentImpactOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        checked = fragment_name(name)
+        body = rs.FragmentImpactInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        report = fragment_impact(
+            name=checked,
+            text=data["text"],
+            provider=data.get("provider") or None,
+            model=data.get("model") or None,
+            window_days=data.get("window_days"),
+        )
+        return Response(rs.FragmentImpactOutputSerializer(_fragment_impact_data(report)).data)
+
+
+def _fragment_impact_data(report: FragmentImpact) -> dict[str, Any]:
+    return {
+        "fragment": report.fragment,
+        "provider": report.key.provider,
+        "model": report.key.model,
+        "window_days": report.window_days,
+        "since": report.since,
+        "note": report.note,
+        "truncated": report.truncated,
+        "summary": summary_data(report.summary),
+        "prompts": [
+            {
+                "prompt": part.prompt,
+                "working_copy": part.working_copy,
+                "releases": list(part.releases),
+                "labels": [
+                    {
+                        "label": label.label,
+                        "current": label.current.as_json(),
+                        "follows_latest": label.follows_latest,
+                        "summary": summary_data(label.summary),
+                        "contexts": [row_data(row) for row in label.rows],
+                    }
+                    for label in part.labels
+                ],
+            }
+            for part in report.prompts
+        ],
+    }

@@ -148,6 +148,7 @@ class ReleaseInputSerializer(serializers.Serializer[Any]):
 
 @extend_schema_serializer(component_name="Release")
 class ReleaseOutputSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(help_text="The prompt's name (default: today's routes).")
     number = serializers.IntegerField(min_value=1)
     message = serializers.CharField(allow_blank=True)
     author = serializers.CharField(allow_null=True)
@@ -233,6 +234,7 @@ class VariantChangeOutputSerializer(serializers.Serializer[Any]):
 
 @extend_schema_serializer(component_name="ReleaseComparison")
 class ComparisonOutputSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(help_text="The prompt's name (default: today's routes).")
     release = serializers.IntegerField(min_value=1, help_text="The release compared (before).")
     with_ = PointerField(help_text="What it is compared with (after).")
     changed = serializers.BooleanField()
@@ -289,6 +291,7 @@ class GateInputField(JsonValueField):
 
 @extend_schema_serializer(component_name="Label")
 class LabelOutputSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(help_text="The prompt's name (default: today's routes).")
     name = serializers.CharField()
     target = TargetField()
     protected = serializers.BooleanField(help_text="Moving it needs releases.publish_release.")
@@ -521,6 +524,7 @@ class ImpactContextOutputSerializer(serializers.Serializer[Any]):
 
 @extend_schema_serializer(component_name="Impact")
 class ImpactOutputSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(help_text="The prompt's name (default: today's routes).")
     label = serializers.CharField()  # type: ignore[assignment]
     candidate = PointerField(help_text='The candidate: a release number or "latest".')
     current = TargetField(help_text="The label's target now (the before side).")
@@ -575,6 +579,7 @@ class TestContextCreateInputSerializer(TestContextInputSerializer):
 
 @extend_schema_serializer(component_name="TestContext")
 class TestContextOutputSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(source="prompt.name", help_text="The prompt's name.")
     name = serializers.CharField()
     cwd = OptionalCwdField(allow_null=True, help_text="null: none (host-local values only).")
     values = HostValuesField()
@@ -608,6 +613,7 @@ class HostLabelInputSerializer(serializers.Serializer[Any]):
 
 @extend_schema_serializer(component_name="HostLabel")
 class HostLabelOutputSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(help_text="The prompt's name (default: today's routes).")
     username = serializers.CharField()
     label = serializers.CharField(allow_null=True, help_text="null: none set.")  # type: ignore[assignment]
     effective = serializers.CharField(
@@ -615,3 +621,78 @@ class HostLabelOutputSerializer(serializers.Serializer[Any]):
     )
     updated_at = serializers.DateTimeField(allow_null=True, help_text="null: never set.")
     updated_by = serializers.CharField(allow_null=True)
+
+
+# --- a fragment's users and the impact of a change of its text ----------------------------
+
+
+@extend_schema_serializer(component_name="FragmentImpactInput")
+class FragmentImpactInputSerializer(serializers.Serializer[Any]):
+    text = StrictCharField(
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="The variant's text whose impact is previewed (nothing is saved).",
+    )
+    provider = StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=MODEL_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text="The variant's provider (normalised); left out: the default variant.",
+    )
+    model = StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=MODEL_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text="The variant's model of that provider (normalised); needs provider.",
+    )
+    window_days = WindowDaysField(
+        required=False,
+        help_text=f"How many days of each label's conversations to look at (default "
+        f"{WINDOW_DAYS_DEFAULT}).",
+    )
+
+
+@extend_schema_serializer(component_name="FragmentImpactLabel")
+class FragmentImpactLabelOutputSerializer(serializers.Serializer[Any]):
+    label = serializers.CharField()  # type: ignore[assignment]
+    current = TargetField(help_text="The label's target now (the before side).")
+    follows_latest = serializers.BooleanField(
+        help_text="Whether saving the text reaches the label now (it serves the working "
+        "copy, or a split arm does); a label serving a release gets it with a new release."
+    )
+    summary = ImpactSummaryOutputSerializer()
+    contexts = ImpactContextOutputSerializer(many=True)
+
+
+@extend_schema_serializer(component_name="FragmentImpactPrompt")
+class FragmentImpactPromptOutputSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(help_text="The prompt's name.")
+    working_copy = serializers.BooleanField(help_text="Its working copy includes the fragment.")
+    releases = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        help_text="Its releases served by a label that include the fragment.",
+    )
+    labels = FragmentImpactLabelOutputSerializer(
+        many=True, help_text="The labels covered: those serving something that includes it."
+    )
+
+
+@extend_schema_serializer(component_name="FragmentImpact")
+class FragmentImpactOutputSerializer(serializers.Serializer[Any]):
+    fragment = serializers.CharField()
+    provider = serializers.CharField(allow_null=True, help_text="null: any provider.")
+    model = serializers.CharField(allow_null=True, help_text="null: any model.")
+    window_days = serializers.IntegerField(min_value=1)
+    since = serializers.DateTimeField()
+    note = serializers.CharField(help_text="How host-local values were rendered.")
+    truncated = serializers.BooleanField(
+        help_text="A bound stopped the report: some prompts may be missing."
+    )
+    summary = ImpactSummaryOutputSerializer(help_text="Every row of every prompt and label.")
+    prompts = FragmentImpactPromptOutputSerializer(
+        many=True, help_text="Every prompt that includes the fragment, by name."
+    )

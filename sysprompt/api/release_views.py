@@ -13,7 +13,7 @@ agent hosts get 403 on every one of them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -24,15 +24,23 @@ from rest_framework.views import APIView
 
 from sysprompt.api import release_serializers as rs
 from sysprompt.api.auth import IsReleaseAuthor
-from sysprompt.api.common import error_responses, page_parameters, page_response
-from sysprompt.api.host_views import USERNAME, host_name
+from sysprompt.api.common import (
+    error_responses,
+    page_parameters,
+    page_response,
+    route_prompt,
+)
+from sysprompt.api.host_views import HOST_PROMPT, USERNAME, host_name, query_prompt
 from sysprompt.api.pagination import MovePagination, NamePagination, ReleasePagination
 from sysprompt.errors import InvalidInput, ReleaseNotFound
 from sysprompt.prompts.selectors import Actor
 from sysprompt.releases import selectors, services
 from sysprompt.releases.impact import ContextRow, ImpactReport, impact_report
 from sysprompt.releases.validation import label_name_valid, pointer_valid
-from sysprompt_core.releases import LABEL_NAME_PATTERN, BoundedDiff
+from sysprompt_core.releases import LABEL_NAME_PATTERN, BoundedDiff, ImpactSummary
+
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import Prompt
 
 NUMBER = OpenApiParameter(
     "number",
@@ -64,6 +72,7 @@ def release_number(text: str) -> int:
 
 def _release_data(release: Any) -> dict[str, Any]:
     return {
+        "prompt": release.prompt.name,
         "number": release.number,
         "message": release.message,
         "author": release.author.get_username() if release.author else None,
@@ -76,6 +85,7 @@ def label_data(state: selectors.LabelState) -> dict[str, Any]:
     return dict(
         rs.LabelOutputSerializer(
             {
+                "prompt": state.prompt,
                 "name": state.name,
                 "target": state.target.as_json(),
                 "protected": state.protected,
@@ -88,19 +98,26 @@ def label_data(state: selectors.LabelState) -> dict[str, Any]:
     )
 
 
-def label_detail(state: selectors.LabelState) -> dict[str, Any]:
-    """One label, with where a rollback would move it now (one more query)."""
-    back_to = selectors.rollback_target(state.name)
+def label_detail(state: selectors.LabelState, prompt: Prompt | None = None) -> dict[str, Any]:
+    """One label of ``prompt`` (``None``: ``default``), with where a rollback would move
+    it now (one more query)."""
+    back_to = selectors.rollback_target(state.name, prompt=prompt)
     return {**label_data(state), "rollback_to": None if back_to is None else back_to.as_json()}
 
 
-def label_put(name: str, given: Callable[[], Any], *, author: Actor) -> services.LabelSet:
+def label_put(
+    name: str, given: Callable[[], Any], *, author: Actor, prompt: Prompt | None = None
+) -> services.LabelSet:
     """``PUT /api/labels/{name}``'s work, for the view and ``/mcp``'s ``set_label``: the
     name checked, then who may change the label (403 for a protected one without
-    ``releases.publish_release``, before ``given()`` reads the body, whatever it holds),
-    then the body (``LabelInputSerializer``), then the label set or moved."""
+    ``releases.publish_release``, and for a prompt restricted to groups the author is
+    in none of, audited; before ``given()`` reads the body, whatever it holds), then the
+    body (``LabelInputSerializer``), then the prompt's label (``None``: ``default``'s)
+    set or moved."""
     checked = label_name_valid(name)
     services.label_change_check(name=checked, author=author)
+    prompt = selectors.prompt_or_default(prompt)
+    services.prompt_write_check(user=author, prompt=prompt, action="move label")
     body = rs.LabelInputSerializer(data=given())
     body.is_valid(raise_exception=True)
     data = body.validated_data
@@ -112,11 +129,23 @@ def label_put(name: str, given: Callable[[], Any], *, author: Actor) -> services
         gate=data.get("gate", services.UNCHANGED),
         force=data.get("force", False),
         author=author,
+        prompt=prompt,
     )
 
 
 class _Authors(APIView):
     permission_classes = [IsAuthenticated, IsReleaseAuthor]
+
+    def prompt(self) -> Prompt:
+        """The prompt the route names (``default`` on today's routes)."""
+        return route_prompt(self)
+
+    def write_check(self, request: Request, action: str) -> Prompt:
+        """The route's prompt, once the user may change it (403, audited, before the
+        body is read)."""
+        prompt = self.prompt()
+        services.prompt_write_check(user=request.user, prompt=prompt, action=action)
+        return prompt
 
 
 GATE_REFUSED = OpenApiResponse(
@@ -139,8 +168,9 @@ class ReleaseListApi(_Authors):
         parameters=page_parameters(ReleasePagination.max_page_size),
         responses={200: rs.ReleasePageOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request) -> Response:
-        return page_response(self, request, selectors.releases_list(), _ReleaseRowSerializer)
+    def get(self, request: Request, prompt: str | None = None) -> Response:
+        rows = selectors.releases_list(prompt=self.prompt())
+        return page_response(self, request, rows, _ReleaseRowSerializer)
 
 
 class _ReleaseRowSerializer(rs.ReleaseOutputSerializer):
@@ -163,24 +193,26 @@ class ReleaseCreateApi(_Authors):
         responses={
             200: rs.ReleaseDetailOutputSerializer,
             201: rs.ReleaseDetailOutputSerializer,
-            **error_responses(400, 415),
+            **error_responses(400, 404, 415),
         },
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request, prompt: str | None = None) -> Response:
+        chosen = self.write_check(request, "release")
         body = rs.ReleaseInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         made = services.release_create(
-            message=body.validated_data.get("message", ""), author=request.user
+            message=body.validated_data.get("message", ""), author=request.user, prompt=chosen
         )
         code = status.HTTP_201_CREATED if made.created else status.HTTP_200_OK
-        return Response(release_detail(made.release.number), status=code)
+        return Response(release_detail(made.release.number, chosen), status=code)
 
 
-def release_detail(number: int) -> dict[str, Any]:
-    detail = selectors.release_get(number)
+def release_detail(number: int, prompt: Prompt | None = None) -> dict[str, Any]:
+    detail = selectors.release_get(number, prompt=prompt)
     return dict(
         rs.ReleaseDetailOutputSerializer(
             {
+                "prompt": detail.prompt,
                 "number": detail.number,
                 "message": detail.message,
                 "author": detail.author,
@@ -197,10 +229,10 @@ class ReleaseGetApi(_Authors):
         operation_id="get_release",
         summary="One release with the version of every variant it holds",
         parameters=[NUMBER],
-        responses={200: rs.ReleaseDetailOutputSerializer, **error_responses(404)},
+        responses={200: rs.ReleaseDetailOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request, number: str) -> Response:
-        return Response(release_detail(release_number(number)))
+    def get(self, request: Request, number: str, prompt: str | None = None) -> Response:
+        return Response(release_detail(release_number(number), self.prompt()))
 
 
 class ReleaseCompareApi(_Authors):
@@ -217,13 +249,15 @@ class ReleaseCompareApi(_Authors):
         ],
         responses={200: rs.ComparisonOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request, number: str) -> Response:
+    def get(self, request: Request, number: str, prompt: str | None = None) -> Response:
+        chosen = self.prompt()
         query = rs.CompareQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         other = pointer_valid(query.validated_data["with"], "with")
-        comparison = selectors.release_compare(release_number(number), other)
+        comparison = selectors.release_compare(release_number(number), other, prompt=chosen)
         template = comparison.template
         data = {
+            "prompt": chosen.name,
             "release": comparison.before,
             "with": comparison.after,
             "changed": comparison.changed,
@@ -268,13 +302,15 @@ class ImpactApi(_Authors):
         request=rs.ImpactInputSerializer,
         responses={200: rs.ImpactOutputSerializer, **error_responses(400, 404, 415)},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request, prompt: str | None = None) -> Response:
+        chosen = self.prompt()
         body = rs.ImpactInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         report = impact_report(
             label=body.validated_data["label"],
             candidate=body.validated_data["candidate"],
             window_days=body.validated_data.get("window_days"),
+            prompt=chosen,
         )
         return Response(rs.ImpactOutputSerializer(_impact_data(report)).data)
 
@@ -285,28 +321,34 @@ def _too_large(diff: BoundedDiff) -> str | None:
 
 
 def _impact_data(report: ImpactReport) -> dict[str, Any]:
-    summary = report.summary
     return {
+        "prompt": report.prompt,
         "label": report.label,
         "candidate": report.candidate,
         "current": report.current.as_json(),
         "window_days": report.window_days,
         "since": report.since,
         "note": report.note,
-        "summary": {
-            "contexts": summary.contexts,
-            "contexts_changed": summary.contexts_changed,
-            "conversations": summary.conversations,
-            "conversations_changed": summary.conversations_changed,
-            "share_changed": summary.share_changed,
-            "prefixes_changed": summary.prefixes_changed,
-            "conversations_prefix_changed": summary.conversations_prefix_changed,
-        },
-        "contexts": [_row_data(row) for row in report.contexts],
+        "summary": summary_data(report.summary),
+        "contexts": [row_data(row) for row in report.contexts],
     }
 
 
-def _row_data(row: ContextRow) -> dict[str, Any]:
+def summary_data(summary: ImpactSummary) -> dict[str, Any]:
+    """An impact summary as the API shows it."""
+    return {
+        "contexts": summary.contexts,
+        "contexts_changed": summary.contexts_changed,
+        "conversations": summary.conversations,
+        "conversations_changed": summary.conversations_changed,
+        "share_changed": summary.share_changed,
+        "prefixes_changed": summary.prefixes_changed,
+        "conversations_prefix_changed": summary.conversations_prefix_changed,
+    }
+
+
+def row_data(row: ContextRow) -> dict[str, Any]:
+    """One row of an impact report (a release's or a fragment's) as the API shows it."""
     impact = row.impact
     return {
         "key": impact.key,
@@ -363,8 +405,9 @@ class LabelListApi(_Authors):
         parameters=page_parameters(NamePagination.max_page_size),
         responses={200: rs.LabelPageOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request) -> Response:
-        return page_response(self, request, selectors.labels_list(), _LabelRowSerializer)
+    def get(self, request: Request, prompt: str | None = None) -> Response:
+        rows = selectors.labels_list(self.prompt())
+        return page_response(self, request, rows, _LabelRowSerializer)
 
 
 class _LabelRowSerializer(rs.LabelOutputSerializer):
@@ -379,8 +422,10 @@ class LabelGetApi(_Authors):
         parameters=[NAME],
         responses={200: rs.LabelDetailOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request, name: str) -> Response:
-        return Response(label_detail(selectors.label_get(label_name_valid(name))))
+    def get(self, request: Request, name: str, prompt: str | None = None) -> Response:
+        chosen = self.prompt()
+        state = selectors.label_get(label_name_valid(name), prompt=chosen)
+        return Response(label_detail(state, chosen))
 
 
 class LabelSetApi(_Authors):
@@ -405,10 +450,11 @@ class LabelSetApi(_Authors):
             **error_responses(400, 404, 409, 415, e409=GATE_REFUSED),
         },
     )
-    def put(self, request: Request, name: str) -> Response:
-        done = label_put(name, lambda: request.data, author=request.user)
+    def put(self, request: Request, name: str, prompt: str | None = None) -> Response:
+        chosen = self.prompt()
+        done = label_put(name, lambda: request.data, author=request.user, prompt=chosen)
         code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
-        return Response(label_detail(done.label), status=code)
+        return Response(label_detail(done.label, chosen), status=code)
 
 
 class LabelHistoryApi(_Authors):
@@ -420,8 +466,8 @@ class LabelHistoryApi(_Authors):
         parameters=[NAME, *page_parameters(MovePagination.max_page_size)],
         responses={200: rs.LabelMovePageOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request, name: str) -> Response:
-        moves = selectors.label_history(label_name_valid(name))
+    def get(self, request: Request, name: str, prompt: str | None = None) -> Response:
+        moves = selectors.label_history(label_name_valid(name), prompt=self.prompt())
         return page_response(self, request, moves, rs.LabelMoveOutputSerializer)
 
 
@@ -444,9 +490,10 @@ class LabelRollbackApi(_Authors):
             **error_responses(400, 404, 409, 415, e409=GATE_REFUSED),
         },
     )
-    def post(self, request: Request, name: str) -> Response:
+    def post(self, request: Request, name: str, prompt: str | None = None) -> Response:
         checked = label_name_valid(name)
         services.label_change_check(name=checked, author=request.user)  # before the body
+        chosen = self.write_check(request, "roll back label")
         body = rs.RollbackInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         done = services.label_rollback(
@@ -454,8 +501,9 @@ class LabelRollbackApi(_Authors):
             message=body.validated_data.get("message", ""),
             force=body.validated_data.get("force", False),
             author=request.user,
+            prompt=chosen,
         )
-        return Response(label_detail(done.label))
+        return Response(label_detail(done.label, chosen))
 
 
 # --- test contexts -----------------------------------------------------------------------
@@ -475,8 +523,8 @@ class TestContextListApi(_Authors):
         parameters=page_parameters(NamePagination.max_page_size),
         responses={200: rs.TestContextPageOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request) -> Response:
-        rows = list(selectors.test_contexts_list())
+    def get(self, request: Request, prompt: str | None = None) -> Response:
+        rows = list(selectors.test_contexts_list(self.prompt()))
         return page_response(self, request, rows, rs.TestContextOutputSerializer)
 
 
@@ -488,19 +536,22 @@ class TestContextCreateApi(_Authors):
         summary="Save a new test context",
         description="201; 400 naming the field (name: one of that name exists already).",
         request=rs.TestContextCreateInputSerializer,
-        responses={201: rs.TestContextOutputSerializer, **error_responses(400, 415)},
+        responses={201: rs.TestContextOutputSerializer, **error_responses(400, 404, 415)},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request, prompt: str | None = None) -> Response:
+        chosen = self.write_check(request, "save a test context")
         body = rs.TestContextCreateInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         fields = dict(body.validated_data)
         name = label_name_valid(fields.pop("name"))
-        if selectors.test_contexts_list().filter(name=name).exists():
+        if selectors.test_contexts_list(chosen).filter(name=name).exists():
             raise InvalidInput(
                 "name",
                 f"A test context named {name!r} exists; PUT /api/test-contexts/{name} replaces it.",
             )
-        saved = services.test_context_save(name=name, fields=fields, author=request.user)
+        saved = services.test_context_save(
+            name=name, fields=fields, author=request.user, prompt=chosen
+        )
         return Response(_test_context_data(saved.context), status=status.HTTP_201_CREATED)
 
 
@@ -513,8 +564,9 @@ class TestContextGetApi(_Authors):
         parameters=[TEST_NAME],
         responses={200: rs.TestContextOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request, name: str) -> Response:
-        return Response(_test_context_data(selectors.test_context_get(label_name_valid(name))))
+    def get(self, request: Request, name: str, prompt: str | None = None) -> Response:
+        found = selectors.test_context_get(label_name_valid(name), prompt=self.prompt())
+        return Response(_test_context_data(found))
 
 
 class TestContextPutApi(_Authors):
@@ -529,15 +581,16 @@ class TestContextPutApi(_Authors):
         responses={
             200: rs.TestContextOutputSerializer,
             201: rs.TestContextOutputSerializer,
-            **error_responses(400, 415),
+            **error_responses(400, 404, 415),
         },
     )
-    def put(self, request: Request, name: str) -> Response:
+    def put(self, request: Request, name: str, prompt: str | None = None) -> Response:
         checked = label_name_valid(name)
+        chosen = self.write_check(request, "save a test context")
         body = rs.TestContextInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         saved = services.test_context_save(
-            name=checked, fields=dict(body.validated_data), author=request.user
+            name=checked, fields=dict(body.validated_data), author=request.user, prompt=chosen
         )
         code = status.HTTP_201_CREATED if saved.created else status.HTTP_200_OK
         return Response(_test_context_data(saved.context), status=code)
@@ -555,10 +608,11 @@ class TestContextDeleteApi(_Authors):
             **error_responses(400, 404),
         },
     )
-    def delete(self, request: Request, name: str) -> Response:
+    def delete(self, request: Request, name: str, prompt: str | None = None) -> Response:
         checked = label_name_valid(name)
-        if not services.test_context_delete(name=checked, author=request.user):
-            selectors.test_context_get(checked)  # raises TestContextNotFound
+        chosen = self.write_check(request, "delete a test context")
+        if not services.test_context_delete(name=checked, author=request.user, prompt=chosen):
+            selectors.test_context_get(checked, prompt=chosen)  # raises TestContextNotFound
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -569,6 +623,7 @@ def _host_label_data(state: selectors.HostLabelState) -> dict[str, Any]:
     return dict(
         rs.HostLabelOutputSerializer(
             {
+                "prompt": state.prompt,
                 "username": state.username,
                 "label": state.label,
                 "effective": state.effective,
@@ -583,11 +638,13 @@ class AgentHostLabelGetApi(_Authors):
     @extend_schema(
         operation_id="get_agent_host_label",
         summary="The label of an agent host",
-        parameters=[USERNAME],
-        responses={200: rs.HostLabelOutputSerializer, **error_responses(404)},
+        parameters=[USERNAME, HOST_PROMPT],
+        responses={200: rs.HostLabelOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request, username: str) -> Response:
-        return Response(_host_label_data(selectors.host_label_state(host_name(username))))
+        prompt = query_prompt(request)
+        state = selectors.host_label_state(host_name(username), prompt=prompt)
+        return Response(_host_label_data(state))
 
 
 class AgentHostLabelSetApi(_Authors):
@@ -598,18 +655,24 @@ class AgentHostLabelSetApi(_Authors):
             "The label its conversations use when a call names none (else production), "
             "from their next construct or compact on; stored prompts do not change. "
             "Moving a host off or onto a protected label needs releases.publish_release: "
-            "403 without it."
+            "403 without it. Per prompt (?prompt=, default: default): the label is one of "
+            "that prompt's; a prompt restricted to groups the author is in none of: 403, "
+            "audited."
         ),
-        parameters=[USERNAME],
+        parameters=[USERNAME, HOST_PROMPT],
         request=rs.HostLabelInputSerializer,
         responses={200: rs.HostLabelOutputSerializer, **error_responses(400, 404, 415)},
     )
     def put(self, request: Request, username: str) -> Response:
         name = host_name(username)
-        services.host_change_check(username=name, author=request.user)  # before the body
+        prompt = query_prompt(request)
+        services.host_change_check(username=name, author=request.user, prompt=prompt)
+        services.prompt_write_check(
+            user=request.user, prompt=prompt, action="set the agent host's label"
+        )  # who may, before the body
         body = rs.HostLabelInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         state = services.host_label_set(
-            username=name, label=body.validated_data["label"], author=request.user
+            username=name, label=body.validated_data["label"], author=request.user, prompt=prompt
         )
         return Response(_host_label_data(state))

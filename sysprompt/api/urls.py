@@ -190,6 +190,11 @@ urlpatterns = [
         name="fragment-exact",
     ),
     path(
+        "library/fragments/<any_fragment_name:name>/impact",
+        library_views.FragmentImpactApi.as_view(),
+        name="fragment-impact",
+    ),
+    path(
         "library/fragments/<any_fragment_name:name>/versions",
         library_views.FragmentVersionsApi.as_view(),
         name="fragment-versions",
@@ -278,5 +283,45 @@ urlpatterns = [
             )
         ),
         name="docs",
+    ),
+]
+
+# A named prompt's releases, labels and test contexts: the same views as today's routes
+# (which mean default), reading the prompt from the path.
+_prompt = "prompts/<prompt_name:prompt>/-/"
+urlpatterns += [
+    path(f"{_prompt}releases", ReleaseRoute.as_view(), name="prompt-releases"),
+    path(
+        f"{_prompt}releases/impact",
+        release_views.ImpactApi.as_view(),
+        name="prompt-release-impact",
+    ),
+    path(
+        f"{_prompt}releases/<digits:number>",
+        release_views.ReleaseGetApi.as_view(),
+        name="prompt-release",
+    ),
+    path(
+        f"{_prompt}releases/<digits:number>/compare",
+        release_views.ReleaseCompareApi.as_view(),
+        name="prompt-release-compare",
+    ),
+    path(f"{_prompt}labels", release_views.LabelListApi.as_view(), name="prompt-labels"),
+    path(f"{_prompt}labels/<str:name>", LabelRoute.as_view(), name="prompt-label"),
+    path(
+        f"{_prompt}labels/<str:name>/history",
+        release_views.LabelHistoryApi.as_view(),
+        name="prompt-label-history",
+    ),
+    path(
+        f"{_prompt}labels/<str:name>/rollback",
+        release_views.LabelRollbackApi.as_view(),
+        name="prompt-label-rollback",
+    ),
+    path(f"{_prompt}test-contexts", TestContextsRoute.as_view(), name="prompt-test-contexts"),
+    path(
+        f"{_prompt}test-contexts/<str:name>",
+        TestContextRoute.as_view(),
+        name="prompt-test-context",
     ),
 ]

@@ -52,6 +52,7 @@ from sysprompt_core.library import (
     VariantKey,
     check_strategy,
 )
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 
 
 @dataclass(frozen=True)
@@ -509,14 +510,22 @@ def _json_object(value: object) -> dict[str, str]:
     return dict(decoded) if isinstance(decoded, dict) else {}
 
 
-def host_override(user_id: int | None) -> Override | None:
-    """The instance override of the user ``user_id`` (an agent host), checked, or ``None``.
+def _of_prompt(prompt_id: int | None) -> dict[str, object]:
+    """The lookup of one prompt's rows: by id, or ``default``'s by name (``None``)."""
+    return {"prompt__name": DEFAULT_PROMPT} if prompt_id is None else {"prompt_id": prompt_id}
+
+
+def host_override(user_id: int | None, prompt_id: int | None = None) -> Override | None:
+    """The instance override of the user ``user_id`` (an agent host) for the prompt
+    ``prompt_id`` (``None``: ``default``), checked, or ``None``.
 
     A stored override was checked when it was set; one that no longer parses (it cannot,
     short of a hand-edited row) counts as none rather than failing a conversation."""
     if user_id is None:
         return None
-    stored = HostOverride.objects.filter(user_id=user_id).values_list("override", flat=True)
+    stored = HostOverride.objects.filter(user_id=user_id, **_of_prompt(prompt_id)).values_list(
+        "override", flat=True
+    )
     value = stored.first()
     if value is None:
         return None
@@ -542,10 +551,15 @@ def agent_host_id(username: str) -> int:
     return int(found)
 
 
-def host_override_state(username: str) -> HostOverrideState:
-    """The agent host's instance override as stored, with who set it and when."""
+def host_override_state(username: str, prompt_id: int | None = None) -> HostOverrideState:
+    """The agent host's instance override for the prompt ``prompt_id`` (``None``:
+    ``default``) as stored, with who set it and when."""
     user_id = agent_host_id(username)
-    row = HostOverride.objects.select_related("updated_by").filter(user_id=user_id).first()
+    row = (
+        HostOverride.objects.select_related("updated_by")
+        .filter(user_id=user_id, **_of_prompt(prompt_id))
+        .first()
+    )
     if row is None:
         return HostOverrideState(username=username)
     return HostOverrideState(

@@ -254,7 +254,8 @@ def default_keep_mine(
 def host_override_set(
     *, username: str, prompt_id: int, override: object, author: Author
 ) -> HostOverrideState:
-    """Set the instance override of the agent host ``username`` (``None`` removes it),
+    """Set the instance override of the agent host ``username`` for the prompt
+    ``prompt_id`` (``None`` removes it),
     stored as given once checked: ``InvalidInput`` names the field (``override``,
     ``override.strategy``, ``override.preset`` for a preset not in the library);
     :class:`~sysprompt.errors.AgentHostNotFound` for a user outside the "Agent hosts"
@@ -273,7 +274,7 @@ def host_override_set(
         },
     )
     records.host_override(actor=author, host=username, override=override)
-    return host_override_state(username)
+    return host_override_state(username, prompt_id)
 
 
 def _settings_of(state: VariantState) -> VariantSettings:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -45,15 +45,23 @@ from django.utils import timezone
 
 from sysprompt.conf import app_settings, resolver_options
 from sysprompt.errors import InvalidInput, LabelNotFound
-from sysprompt.library.selectors import host_override
+from sysprompt.library.selectors import DatabaseSource, host_override
 from sysprompt.library.validation import override_valid
-from sysprompt.prompts.models import ConversationPrompt
+from sysprompt.prompts.models import ConversationPrompt, Prompt
+from sysprompt.prompts.selectors import CurrentTemplate
 from sysprompt.prompts.token_counts import token_ratios
 from sysprompt.prompts.validation import DIRECTORY_TYPES, cwd_check
-from sysprompt.releases.selectors import label_get, pointer_build, test_contexts_list
+from sysprompt.releases.models import TestContext
+from sysprompt.releases.selectors import (
+    label_get,
+    pointer_build,
+    prompt_or_default,
+    test_contexts_list,
+)
 from sysprompt.releases.validation import candidate_valid, label_name_valid, window_days_valid
 from sysprompt_core.library import Override
 from sysprompt_core.releases import (
+    LATEST,
     SPLIT_TOTAL,
     ContextImpact,
     Deadline,
@@ -112,6 +120,7 @@ class ContextRow:
 class ImpactReport:
     """The whole report (see the module docstring)."""
 
+    prompt: str
     label: str
     candidate: Pointer
     current: Target
@@ -147,27 +156,91 @@ def impact_report(
     candidate: object,
     window_days: object = None,
     now: datetime | None = None,
+    prompt: Prompt | None = None,
 ) -> ImpactReport:
-    """What moving ``label`` to ``candidate`` (a release number, ``{"release": N}`` or
-    ``"latest"``) would do
-    to the label's recent conversations and to every test context (see the module
-    docstring). Refused, naming the field: a bad or unknown ``label``, a bad
+    """What moving the prompt's (``None``: ``default``'s) ``label`` to ``candidate`` (a
+    release number of the prompt, ``{"release": N}`` or ``"latest"``) would do to the
+    label's recent conversations and to every test context of the prompt (see the
+    module docstring). Refused, naming the field: a bad or unknown ``label``, a bad
     ``candidate`` or ``window_days``; :class:`ReleaseNotFound` for an unknown release."""
     name = label_name_valid(label, "label")
     pointer = candidate_valid(candidate)
     days = window_days_valid(window_days)
+    prompt = prompt_or_default(prompt)
     try:
-        current = label_get(name).target
+        current = label_get(name, prompt=prompt).target
     except LabelNotFound as error:
         raise InvalidInput("label", str(error)) from None
     now = timezone.now() if now is None else now
     since = now - timedelta(days=days)
-    template, library, _ = pointer_build(pointer)
+    template, library, _ = pointer_build(pointer, prompt=prompt)
     after = Side(template.text, library, template.compress)
-    places = _Places()
+    rows = label_impact(
+        prompt=prompt,
+        label=name,
+        current=current,
+        after=lambda _before: after,
+        since=since,
+        now=now,
+        scope=ImpactScope(),
+    )
+    return ImpactReport(
+        prompt=prompt.name,
+        label=name,
+        candidate=pointer,
+        current=current,
+        window_days=days,
+        since=since,
+        contexts=rows,
+    )
+
+
+class ImpactScope:
+    """What every label's part of one report shares: one deadline for all its diffs,
+    the token ratios read once (every row's estimate is calibrated alike) and each
+    working directory checked once."""
+
+    def __init__(self) -> None:
+        self.deadline = Deadline()
+        self.ratios = token_ratios()
+        self.places = _Places()
+        self._working: DatabaseSource | None = None
+        self.templates: dict[int, CurrentTemplate] = {}
+        """Each prompt's current template by its id, when the caller read them at once
+        (a fragment's impact, over many prompts); else each label's build reads it."""
+        self.tests: dict[int, list[TestContext]] | None = None
+        """Every prompt's test contexts by its id, when the caller read them at once."""
+
+    def library(self, pointer: Pointer, built: DatabaseSource) -> DatabaseSource:
+        """The library ``pointer`` builds from: for ``latest`` one working library for
+        the whole report (the library is shared by every prompt: its reads and its
+        names are read once), else ``built`` (a release's own)."""
+        if pointer != LATEST:
+            return built
+        if self._working is None:
+            self._working = built
+        return self._working
+
+
+def label_impact(
+    *,
+    prompt: Prompt,
+    label: str,
+    current: Target,
+    after: Callable[[Side], Side],
+    since: datetime,
+    now: datetime,
+    scope: ImpactScope,
+) -> tuple[ContextRow, ...]:
+    """The rows of one label of ``prompt``: its recent conversations' contexts and the
+    prompt's test contexts, each rendered against every arm the label serves now
+    (``current``: the "before") and against ``after(before)`` (a release impact's
+    candidate whatever the arm; a fragment impact's same arm with the fragment's text
+    changed)."""
+    places = scope.places
     contexts = [
-        *_recorded(name, since, now, places),
-        *_tests(now, places, start=IMPACT_MAX_CONTEXTS),
+        *_recorded(prompt, label, since, now, places),
+        *_tests(_test_rows(prompt, scope), now, places, start=IMPACT_MAX_CONTEXTS),
     ]
     arms: list[tuple[int | None, Pointer, int]] = (
         [(index, arm.pointer, arm.weight) for index, arm in enumerate(current.arms)]
@@ -177,10 +250,12 @@ def impact_report(
     weights = [weight for _, _, weight in arms]
     shares = {item.key: _apportioned(item.conversations, weights) for item in contexts}
     rows: list[tuple[int, int, ContextRow]] = []
-    deadline = Deadline()  # one for every diff of the report
-    ratios = token_ratios()  # read once: every row's estimate is calibrated alike
+    if not contexts:
+        return ()
     for position, (index, before_pointer, _) in enumerate(arms):
-        before_template, before_library, _ = pointer_build(before_pointer)
+        latest = scope.templates.get(prompt.pk)
+        before_template, built, _ = pointer_build(before_pointer, latest, prompt=prompt)
+        before_library = scope.library(before_pointer, built)
         before = Side(before_template.text, before_library, before_template.compress)
         matrix = impact_matrix(
             [
@@ -194,10 +269,10 @@ def impact_report(
                 for item in contexts
             ],
             before,
-            after,
+            after(before),
             max_diff_chars=IMPACT_DIFF_CHARS,
-            deadline=deadline,
-            token_ratios=ratios,
+            deadline=scope.deadline,
+            token_ratios=scope.ratios,
         )
         for item, impact in zip(contexts, matrix.contexts, strict=True):
             row = ContextRow(
@@ -211,14 +286,7 @@ def impact_report(
             )
             rows.append((item.order, position, row))
     rows.sort(key=lambda entry: entry[:2])
-    return ImpactReport(
-        label=name,
-        candidate=pointer,
-        current=current,
-        window_days=days,
-        since=since,
-        contexts=tuple(row for _, _, row in rows),
-    )
+    return tuple(row for _, _, row in rows)
 
 
 def _apportioned(count: int, weights: Sequence[int]) -> list[int]:
@@ -233,11 +301,14 @@ def _apportioned(count: int, weights: Sequence[int]) -> list[int]:
     return shares
 
 
-def _recorded(label: str, since: datetime, now: datetime, places: _Places) -> list[_Context]:
-    """The label's most frequent contexts in the window, with their newest conversation."""
+def _recorded(
+    prompt: Prompt, label: str, since: datetime, now: datetime, places: _Places
+) -> list[_Context]:
+    """The most frequent contexts of the prompt's label in the window, with their newest
+    conversation (the index on (prompt, label, constructed_at) finds them)."""
     fields = ("owner_id", "provider", "model", "tools", "variables", "override")
     groups = list(
-        ConversationPrompt.objects.filter(label=label, constructed_at__gte=since)
+        ConversationPrompt.objects.filter(prompt=prompt, label=label, constructed_at__gte=since)
         .values(*fields)
         .annotate(conversations=Count("id"), newest=Max("id"))
         .order_by("-conversations", "-newest")[:IMPACT_MAX_CONTEXTS]
@@ -254,7 +325,7 @@ def _recorded(label: str, since: datetime, now: datetime, places: _Places) -> li
     for order, group in enumerate(groups):
         owner = group["owner_id"]
         if owner not in instances:
-            instances[owner] = host_override(owner)
+            instances[owner] = host_override(owner, prompt.pk)
         representative = newest[group["newest"]]
         tools = tuple(str(tool) for tool in group["tools"] or ())
         variables = {str(k): str(v) for k, v in (group["variables"] or {}).items()}
@@ -302,9 +373,17 @@ def _recorded(label: str, since: datetime, now: datetime, places: _Places) -> li
     return contexts
 
 
-def _tests(now: datetime, places: _Places, *, start: int) -> list[_Context]:
+def _test_rows(prompt: Prompt, scope: ImpactScope) -> list[TestContext]:
+    if scope.tests is not None:
+        return scope.tests.get(prompt.pk, [])
+    return list(test_contexts_list(prompt))
+
+
+def _tests(
+    tests: list[TestContext], now: datetime, places: _Places, *, start: int
+) -> list[_Context]:
     contexts = []
-    for order, test in enumerate(test_contexts_list(), start=start):
+    for order, test in enumerate(tests, start=start):
         tools = tuple(str(tool) for tool in test.tools or ())
         variables = {str(k): str(v) for k, v in (test.variables or {}).items()}
         context, note = _resolve_context(
@@ -344,7 +423,13 @@ def _tests(now: datetime, places: _Places, *, start: int) -> list[_Context]:
 
 class _Places(dict[str, tuple[str, str | None, str | None]]):
     """Each working directory of a report checked once: its path as checked, its real
-    path (``None``: only a value) and why not, when it failed the check."""
+    path (``None``: only a value) and why not, when it failed the check; and the
+    settings, read once for every row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conf = app_settings()
+        self.options = resolver_options(self.conf)
 
     def checked(self, cwd: str) -> tuple[str, str | None, str | None]:
         if cwd not in self:
@@ -375,7 +460,7 @@ def _resolve_context(
     only a value, and the note says why). Without a cwd (a test context that supplies
     its values, as a central deployment's host does) no host-local value is resolved
     here: the supplied ones are all there are."""
-    conf = app_settings()
+    conf = places.conf
     resolves = conf.server_resolves
     if not cwd:
         path, real, note = None, None, None
@@ -389,7 +474,7 @@ def _resolve_context(
         model=model or None,
         conversation_id=conversation_id,
         now=now,
-        options=resolver_options(conf),
+        options=places.options,
         directory=real,
         provider=provider or None,
         tools=frozenset(tools),

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from django.contrib.auth import get_user_model
 from django.db import connection, models
@@ -49,9 +49,10 @@ from sysprompt.library.selectors import (
     library_source,
     variants_of_rows,
 )
-from sysprompt.prompts.builds import Build, Chooser
-from sysprompt.prompts.models import TemplateVersion
-from sysprompt.prompts.selectors import CurrentTemplate, template_current
+from sysprompt.prompts.builds import Build
+from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.models import Prompt, TemplateVersion
+from sysprompt.prompts.selectors import CurrentTemplate, template_of
 from sysprompt.releases.gates import Gate
 from sysprompt.releases.models import (
     HostLabel,
@@ -62,6 +63,7 @@ from sysprompt.releases.models import (
     TestContext,
 )
 from sysprompt_core.library import FragmentSource, FragmentVariant, VariantKey
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 from sysprompt_core.releases import (
     LATEST,
     PRODUCTION,
@@ -80,6 +82,11 @@ from sysprompt_core.releases import (
 
 PRODUCTION_DEFAULT: Target = Single(LATEST)
 """What ``production`` serves when its row is missing: the working copy."""
+
+
+def prompt_or_default(prompt: Prompt | None) -> Prompt:
+    """``prompt``, or ``default`` for ``None`` (what today's callers mean)."""
+    return default_prompt() if prompt is None else prompt
 
 
 # --- the working copy and releases ----------------------------------------------------
@@ -102,7 +109,8 @@ class Snapshot:
         return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _live_newest() -> QuerySet[FragmentVersion]:
+def live_newest() -> QuerySet[FragmentVersion]:
+    """The newest version of every live fragment variant."""
     newer = FragmentVersion.objects.filter(
         fragment=OuterRef("fragment"),
         provider=OuterRef("provider"),
@@ -112,27 +120,42 @@ def _live_newest() -> QuerySet[FragmentVersion]:
     return FragmentVersion.objects.filter(~Exists(newer), deleted=False)
 
 
-def working_copy_snapshot() -> Snapshot:
-    """The working copy now (see :class:`Snapshot`): two queries."""
-    template = TemplateVersion.objects.order_by("-number").values_list("number", flat=True).first()
-    rows = _live_newest().values_list("id", "fragment_id")
+def _newest_version(prompt: Prompt) -> int | None:
+    """The number of the prompt's newest template version (``None``: none saved yet,
+    the built-in default)."""
+    versions = TemplateVersion.objects.filter(prompt=prompt).order_by("-number")
+    return versions.values_list("number", flat=True).first()
+
+
+def working_copy_snapshot(prompt: Prompt | None = None) -> Snapshot:
+    """The prompt's working copy now (see :class:`Snapshot`): its newest template
+    version and the shared library's live variants; two queries."""
+    template = _newest_version(prompt_or_default(prompt))
+    rows = live_newest().values_list("id", "fragment_id")
     return Snapshot(template, tuple((int(v), int(f)) for v, f in rows))
 
 
-def releases_list(*, before: int | None = None) -> QuerySet[Release]:
-    """Every release, newest first, with its author; only those numbered below
-    ``before`` if given."""
-    releases = Release.objects.select_related("author").order_by("-number")
+def releases_list(*, before: int | None = None, prompt: Prompt | None = None) -> QuerySet[Release]:
+    """Every release of the prompt, newest first, with its author; only those numbered
+    below ``before`` if given."""
+    releases = (
+        Release.objects.select_related("author", "prompt")
+        .filter(prompt=prompt_or_default(prompt))
+        .order_by("-number")
+    )
     return releases if before is None else releases.filter(number__lt=before)
 
 
-def release_row(number: int) -> Release:
-    """Release ``number`` with its author and template version; :class:`ReleaseNotFound`."""
+def release_row(number: int, *, prompt: Prompt | None = None) -> Release:
+    """The prompt's release ``number`` with its author and template version;
+    :class:`ReleaseNotFound`."""
     if not 1 <= number <= RELEASE_NUMBER_MAX:
         raise ReleaseNotFound(number)
     found = (
-        Release.objects.select_related("author", "template_version", "template_version__author")
-        .filter(number=number)
+        Release.objects.select_related(
+            "author", "prompt", "template_version", "template_version__author"
+        )
+        .filter(number=number, prompt=prompt_or_default(prompt))
         .first()
     )
     if found is None:
@@ -168,13 +191,16 @@ class ReleaseDetail:
     created_at: datetime
     template_version: int
     fragments: tuple[VariantRef, ...]
+    prompt: str = "default"
 
 
-def release_get(number: int) -> ReleaseDetail:
-    """Release ``number`` with every variant it holds, by name, provider and model."""
-    release = release_row(number)
+def release_get(number: int, *, prompt: Prompt | None = None) -> ReleaseDetail:
+    """The prompt's release ``number`` with every variant it holds, by name, provider
+    and model."""
+    release = release_row(number, prompt=prompt)
     refs = sorted(_release_refs(release.pk).values(), key=_ref_order)
     return ReleaseDetail(
+        prompt=release.prompt.name,
         number=release.number,
         message=release.message,
         author=release.author.get_username() if release.author else None,
@@ -208,7 +234,7 @@ def _release_refs(release_id: int) -> dict[_Key, tuple[VariantRef, int]]:
 
 
 def _working_refs() -> dict[_Key, tuple[VariantRef, int]]:
-    rows = _live_newest().values_list("fragment__name", "provider", "model", "number", "id")
+    rows = live_newest().values_list("fragment__name", "provider", "model", "number", "id")
     return {
         (name, provider, model): (VariantRef(name, provider or None, model or None, number), row)
         for name, provider, model, number, row in rows
@@ -261,21 +287,27 @@ COMPARE_DIFF_CHARS = 32_768
 """The longest diff of one template or variant in a comparison, in characters."""
 
 
-def release_compare(number: int, other: Pointer) -> Comparison:
-    """What changes going from release ``number`` to ``other`` (a release, or
-    ``latest``: the working copy). :class:`ReleaseNotFound` for an unknown release."""
-    return pointers_compare(number, other)
+def release_compare(number: int, other: Pointer, *, prompt: Prompt | None = None) -> Comparison:
+    """What changes going from the prompt's release ``number`` to ``other`` (one of its
+    releases, or ``latest``: its working copy). :class:`ReleaseNotFound` for an unknown
+    release."""
+    return pointers_compare(number, other, prompt=prompt)
 
 
 def pointers_compare(
-    before: Pointer, after: Pointer, *, deadline: Deadline | None = None
+    before: Pointer,
+    after: Pointer,
+    *,
+    deadline: Deadline | None = None,
+    prompt: Prompt | None = None,
 ) -> Comparison:
     """What changes going from ``before`` to ``after`` (see :func:`release_compare`);
     every diff shares ``deadline`` (default: one made now), so a comparison of any
     number of variants diffs for at most its seconds."""
     deadline = Deadline() if deadline is None else deadline
-    old_version, old_refs = _side(before)
-    new_version, new_refs = _side(after)
+    prompt = prompt_or_default(prompt)
+    old_version, old_refs = _side(before, prompt)
+    new_version, new_refs = _side(after, prompt)
     template = None
     if old_version != new_version:
         texts = _template_texts({old_version, new_version})
@@ -317,11 +349,10 @@ def pointers_compare(
     return Comparison(before, after, template, tuple(fragments))
 
 
-def _side(pointer: Pointer) -> tuple[int, dict[_Key, tuple[VariantRef, int]]]:
+def _side(pointer: Pointer, prompt: Prompt) -> tuple[int, dict[_Key, tuple[VariantRef, int]]]:
     if pointer == LATEST:
-        newest = TemplateVersion.objects.order_by("-number").values_list("number", flat=True)
-        return newest.first() or 0, _working_refs()
-    release = release_row(pointer)
+        return _newest_version(prompt) or 0, _working_refs()
+    release = release_row(pointer, prompt=prompt)
     return release.template_version_id or 0, _release_refs(release.pk)
 
 
@@ -413,33 +444,58 @@ def _release_variants(
 
 
 def pointer_build(
-    pointer: Pointer, latest: CurrentTemplate | None = None
+    pointer: Pointer, latest: CurrentTemplate | None = None, *, prompt: Prompt | None = None
 ) -> tuple[CurrentTemplate, DatabaseSource, int | None]:
-    """The template and library ``pointer`` builds from, and the release number to
-    record (``None`` for latest). :class:`ReleaseNotFound` for an unknown release.
-    ``latest``: the current template, when the caller read it already."""
+    """The template and library ``pointer`` builds from in ``prompt`` (``None``:
+    ``default``), and the release number to record (``None`` for latest).
+    :class:`ReleaseNotFound` for an unknown release. ``latest``: the prompt's current
+    template, when the caller read it already."""
     if pointer == LATEST:
-        return latest or template_current(), library_source(), None
-    release_id, template = _release_template(pointer)
+        return latest or prompt_template(prompt), library_source(), None
+    release_id, template = _release_template(pointer, prompt)
     return template, ReleaseSource(release_id), pointer
 
 
-def _release_template(number: int) -> tuple[int, CurrentTemplate]:
-    """The row id of release ``number`` and the template it holds, in one query written
-    once: every construct from a release comes here, and compiling the ORM's query
-    would cost more than running it (as ``prompts.selectors.conversation_prompt_get``
-    says of its own)."""
+def prompt_template(prompt: Prompt | None = None) -> CurrentTemplate:
+    """The prompt's current template: its newest version, or the built-in default
+    (version 0) while it has none. ``None``: ``default`` (one query, its name joined)."""
+    versions = TemplateVersion.objects.select_related("author").order_by("-number")
+    if prompt is None:
+        versions = versions.filter(prompt__name=DEFAULT_PROMPT)
+    else:
+        versions = versions.filter(prompt=prompt)
+    newest = versions.first()
+    if newest is None:
+        return CurrentTemplate(text=_default_text(), version=0, updated_at=None, author=None)
+    return template_of(newest)
+
+
+def _prompt_id_sql(prompt: Prompt | None) -> tuple[str, list[int | str]]:
+    """The SQL (and its parameters) of the prompt's row id: a parameter, or for
+    ``None`` the id of ``default`` looked up in the same statement (no query more)."""
+    if prompt is not None:
+        return "%s", [prompt.pk]
+    return f"(SELECT id FROM {_quoted(Prompt)} WHERE name = %s)", [DEFAULT_PROMPT]
+
+
+def _release_template(number: int, prompt: Prompt | None) -> tuple[int, CurrentTemplate]:
+    """The row id of the prompt's release ``number`` and the template it holds, in one
+    query written once: every construct from a release comes here, and compiling the
+    ORM's query would cost more than running it (as
+    ``prompts.selectors.conversation_prompt_get`` says of its own)."""
     if not 1 <= number <= RELEASE_NUMBER_MAX:
         raise ReleaseNotFound(number)
     users = get_user_model()
+    prompt_sql, prompt_params = _prompt_id_sql(prompt)
     sql = (
         f"SELECT r.id, t.number, t.text, t.compress, t.created_at, u.{_username_column()} "
         f"FROM {_quoted(Release)} r "
         f"LEFT JOIN {_quoted(TemplateVersion)} t ON t.number = r.template_version "
-        f"LEFT JOIN {_quoted(users)} u ON u.id = t.author_id WHERE r.number = %s"
+        f"LEFT JOIN {_quoted(users)} u ON u.id = t.author_id "
+        f"WHERE r.prompt_id = {prompt_sql} AND r.number = %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [number])
+        cursor.execute(sql, [*prompt_params, number])
         row = cursor.fetchone()
     if row is None:
         raise ReleaseNotFound(number)
@@ -459,63 +515,83 @@ def _template_of_row(row: Sequence[Any]) -> CurrentTemplate:
     )
 
 
-def conversation_build(label: str | None = None) -> Chooser:
-    """The chooser of a call that names ``label`` (``None``: it names none;
-    ``"latest"``: the working copy, recorded as label ``latest``); see the module
-    docstring. An unknown call label is refused when the chooser runs, naming
-    the field ``label``."""
+class PromptChooser(Protocol):
+    """A :class:`~sysprompt.prompts.builds.Chooser` that also takes the prompt the
+    conversation is (or is being) frozen from (``None``: the chooser's own, else
+    ``default``)."""
 
-    def choose(*, conversation_id: str, owner_id: int | None) -> Build:
-        name, target, latest = _label_for(label, owner_id)
+    def __call__(
+        self, *, conversation_id: str, owner_id: int | None, prompt: Prompt | None = None
+    ) -> Build: ...
+
+
+def conversation_build(label: str | None = None, *, prompt: Prompt | None = None) -> PromptChooser:
+    """The chooser of a call that names ``label`` (``None``: it names none;
+    ``"latest"``: the working copy, recorded as label ``latest``) in ``prompt``
+    (``None``: ``default``; the chooser's own ``prompt`` keyword, when its caller passes
+    one, wins); see the module docstring. An unknown call label is refused when the
+    chooser runs, naming the field ``label``."""
+    chosen = prompt
+
+    def choose(
+        *, conversation_id: str, owner_id: int | None, prompt: Prompt | None = None
+    ) -> Build:
+        which = chosen if prompt is None else prompt
+        name, target, latest = _label_for(label, owner_id, which)
         arm: int | None = None
         if isinstance(target, Split):
             arm = choose_arm(target, name, conversation_id)
             pointer = target.arms[arm].pointer
         else:
             pointer = target.pointer
-        template, library, release = pointer_build(pointer, latest)
+        template, library, release = pointer_build(pointer, latest, prompt=which)
         return Build(template=template, library=library, label=name, release=release, arm=arm)
 
     return choose
 
 
 def label_builds(
-    label: str | None, owner_id: int | None
+    label: str | None, owner_id: int | None, *, prompt: Prompt | None = None
 ) -> list[tuple[CurrentTemplate, FragmentSource]]:
-    """The template and library of every pointer the label serves (the call's
-    ``label``, else the agent host ``owner_id``'s, else production): one, or one per
-    arm of a split (what a host must be ready to resolve for any conversation)."""
-    _, target, latest = _label_for(label, owner_id)
-    return [pointer_build(pointer, latest)[:2] for pointer in target.pointers]
+    """The template and library of every pointer the prompt's label serves (the call's
+    ``label``, else the agent host ``owner_id``'s for that prompt, else production):
+    one, or one per arm of a split (what a host must be ready to resolve for any
+    conversation)."""
+    _, target, latest = _label_for(label, owner_id, prompt)
+    return [pointer_build(pointer, latest, prompt=prompt)[:2] for pointer in target.pointers]
 
 
 def _label_for(
-    label: str | None, owner_id: int | None
+    label: str | None, owner_id: int | None, prompt: Prompt | None = None
 ) -> tuple[str, Target, CurrentTemplate | None]:
-    """The label a conversation uses and its target now: the call's ``label``, else
-    the owner's agent host label, else ``production``; and the current template (what
-    ``latest`` builds from; ``None`` when no label row was read).
+    """The label a conversation of ``prompt`` (``None``: ``default``) uses and its
+    target now: the call's ``label``, else the owner's agent host label for that
+    prompt, else ``production``; and the prompt's current template (what ``latest``
+    builds from; ``None`` when no label row was read).
 
-    One query, written once (every build comes here): the label wanted and production,
-    with whether the host's label is the row, and beside them the newest template
-    version (by the unique index on its number) — so that a label following ``latest``,
-    a fresh install's production, costs a first turn no query more than before labels.
+    One query, written once (every build comes here): the prompt's label wanted and
+    production, with whether the host's label is the row, and beside them the prompt's
+    newest template version — so that a label following ``latest``, a fresh install's
+    production, costs a first turn no query more than before labels (nor a named
+    prompt one more than ``default``: its id is in the statement).
     A call's ``"latest"`` is the working copy itself: no label is read."""
     if label == LATEST:
         return LATEST, PRODUCTION_DEFAULT, None
     users = get_user_model()
+    prompt_sql, prompt_params = _prompt_id_sql(prompt)
     sql = (
         f"SELECT l.name, l.target, h.user_id, t.number, t.text, t.compress, t.created_at, "
         f"u.{_username_column()} FROM {_quoted(Label)} l "
         f"LEFT JOIN {_quoted(HostLabel)} h ON h.label_id = l.id AND h.user_id = %s "
         f"LEFT JOIN (SELECT number, text, compress, created_at, author_id "
-        f"FROM {_quoted(TemplateVersion)} ORDER BY number DESC LIMIT 1) t ON 1 = 1 "
+        f"FROM {_quoted(TemplateVersion)} WHERE prompt_id = {prompt_sql} "
+        "ORDER BY number DESC LIMIT 1) t ON 1 = 1 "
         f"LEFT JOIN {_quoted(users)} u ON u.id = t.author_id "
-        "WHERE l.name = %s OR h.user_id IS NOT NULL"
+        f"WHERE l.prompt_id = {prompt_sql} AND (l.name = %s OR h.user_id IS NOT NULL)"
     )
     host = -1 if label is not None or owner_id is None else owner_id  # -1: no user's id
     with connection.cursor() as cursor:
-        cursor.execute(sql, [host, label or PRODUCTION])
+        cursor.execute(sql, [host, *prompt_params, *prompt_params, label or PRODUCTION])
         rows = cursor.fetchall()
     by_host = {row[2] is not None: row for row in rows}
     found = by_host.get(True) or by_host.get(False)
@@ -551,6 +627,7 @@ class LabelState:
     updated_at: datetime | None
     updated_by: str | None = None
     gate: Gate | None = None
+    prompt: str = DEFAULT_PROMPT
 
     @property
     def follows_latest(self) -> bool:
@@ -559,8 +636,9 @@ class LabelState:
         return LATEST in self.target.pointers
 
 
-def _state(label: Label) -> LabelState:
+def _state(label: Label, prompt: Prompt) -> LabelState:
     return LabelState(
+        prompt=prompt.name,
         name=label.name,
         target=parse_target(label.target),
         protected=label.protected,
@@ -570,38 +648,74 @@ def _state(label: Label) -> LabelState:
     )
 
 
-def _production_default() -> LabelState:
-    return LabelState(name=PRODUCTION, target=PRODUCTION_DEFAULT, protected=True, updated_at=None)
+def _production_default(prompt: Prompt) -> LabelState:
+    return LabelState(
+        prompt=prompt.name,
+        name=PRODUCTION,
+        target=PRODUCTION_DEFAULT,
+        protected=True,
+        updated_at=None,
+    )
 
 
-def labels_list() -> list[LabelState]:
-    """Every label by name; ``production`` always among them."""
-    states = [_state(label) for label in Label.objects.select_related("updated_by")]
+def labels_list(prompt: Prompt | None = None) -> list[LabelState]:
+    """Every label of the prompt by name; ``production`` always among them."""
+    prompt = prompt_or_default(prompt)
+    rows = Label.objects.select_related("updated_by").filter(prompt=prompt).order_by("name")
+    states = [_state(label, prompt) for label in rows]
     if all(state.name != PRODUCTION for state in states):
-        states = sorted([*states, _production_default()], key=lambda state: state.name)
+        states = sorted([*states, _production_default(prompt)], key=lambda state: state.name)
     return states
 
 
-def label_get(name: str) -> LabelState:
-    """The label ``name``; :class:`LabelNotFound` when there is none."""
-    label = Label.objects.select_related("updated_by").filter(name=name).first()
+def labels_by_prompt(prompts: Sequence[Prompt]) -> dict[int, list[LabelState]]:
+    """The labels of each of ``prompts`` (as :func:`labels_list`), by prompt id: one query."""
+    by_id: dict[int, list[LabelState]] = {prompt.pk: [] for prompt in prompts}
+    names = {prompt.pk: prompt for prompt in prompts}
+    rows = Label.objects.select_related("updated_by").filter(prompt_id__in=list(names))
+    for label in rows.order_by("prompt_id", "name"):
+        by_id[label.prompt_id].append(_state(label, names[label.prompt_id]))
+    for prompt_id, states in by_id.items():
+        if all(state.name != PRODUCTION for state in states):
+            states.append(_production_default(names[prompt_id]))
+            states.sort(key=lambda state: state.name)
+    return by_id
+
+
+def label_get(name: str, *, prompt: Prompt | None = None) -> LabelState:
+    """The prompt's label ``name``; :class:`LabelNotFound` when there is none."""
+    prompt = prompt_or_default(prompt)
+    label = Label.objects.select_related("updated_by").filter(prompt=prompt, name=name).first()
     if label is not None:
-        return _state(label)
+        return _state(label, prompt)
     if name == PRODUCTION:
-        return _production_default()
+        return _production_default(prompt)
     raise LabelNotFound(name)
 
 
-def label_history(name: str) -> QuerySet[LabelMove]:
-    """The label's moves, newest first, with their authors; :class:`LabelNotFound`."""
-    label_get(name)
-    return LabelMove.objects.select_related("author").filter(label__name=name).order_by("-id")
+def label_history(name: str, *, prompt: Prompt | None = None) -> QuerySet[LabelMove]:
+    """The moves of the prompt's label, newest first, with their authors;
+    :class:`LabelNotFound`."""
+    prompt = prompt_or_default(prompt)
+    label_get(name, prompt=prompt)
+    return (
+        LabelMove.objects.select_related("author")
+        .filter(label__prompt=prompt, label__name=name)
+        .order_by("-id")
+    )
+
+
+def protected_names() -> frozenset[str]:
+    """The label names protected in the deployment (``production`` always): whether a
+    name is protected is the same for every prompt."""
+    names = Label.objects.filter(protected=True).values_list("name", flat=True).distinct()
+    return frozenset({PRODUCTION, *names})
 
 
 _ROLLBACK_CHUNK = 100
 
 
-def rollback_target(name: str) -> Target | None:
+def rollback_target(name: str, *, prompt: Prompt | None = None) -> Target | None:
     """Where a rollback of the label ``name`` would move it now: one step further back
     through its history each time (``None``: nothing to roll back to).
 
@@ -613,7 +727,7 @@ def rollback_target(name: str) -> Target | None:
     rows read)."""
     hidden = 0
     moves = (
-        LabelMove.objects.filter(label__name=name)
+        LabelMove.objects.filter(label__prompt=prompt_or_default(prompt), label__name=name)
         .order_by("-id")
         .values_list("from_target", "rollback")
     )
@@ -637,16 +751,21 @@ class ArmChanges:
     comparison: Comparison
 
 
-def working_copy_changes(name: str = PRODUCTION) -> tuple[ArmChanges, ...]:
-    """What the working copy changes since what label ``name`` serves, per pointer it
-    serves (a release; ``latest`` compares as unchanged). The diffs of every arm share
-    one deadline."""
-    target = label_get(name).target
+def working_copy_changes(
+    name: str = PRODUCTION, *, prompt: Prompt | None = None
+) -> tuple[ArmChanges, ...]:
+    """What the prompt's working copy changes since what its label ``name`` serves, per
+    pointer it serves (a release; ``latest`` compares as unchanged). The diffs of every
+    arm share one deadline."""
+    prompt = prompt_or_default(prompt)
+    target = label_get(name, prompt=prompt).target
     arms = target.arms if isinstance(target, Split) else ()
     weights = [arm.weight for arm in arms] or [10_000]
     deadline = Deadline()
     return tuple(
-        ArmChanges(pointer, weight, pointers_compare(pointer, LATEST, deadline=deadline))
+        ArmChanges(
+            pointer, weight, pointers_compare(pointer, LATEST, deadline=deadline, prompt=prompt)
+        )
         for pointer, weight in zip(target.pointers, weights, strict=True)
     )
 
@@ -662,19 +781,27 @@ class HostLabelState:
     label: str | None = None
     updated_at: datetime | None = None
     updated_by: str | None = None
+    prompt: str = DEFAULT_PROMPT
 
     @property
     def effective(self) -> str:
         return self.label or PRODUCTION
 
 
-def host_label_state(username: str) -> HostLabelState:
-    """The label of the agent host ``username``; :class:`AgentHostNotFound`."""
+def host_label_state(username: str, *, prompt: Prompt | None = None) -> HostLabelState:
+    """The label of the agent host ``username`` for the prompt;
+    :class:`AgentHostNotFound`."""
     user_id = agent_host_id(username)
-    row = HostLabel.objects.select_related("label", "updated_by").filter(user_id=user_id).first()
+    prompt = prompt_or_default(prompt)
+    row = (
+        HostLabel.objects.select_related("label", "updated_by")
+        .filter(user_id=user_id, prompt=prompt)
+        .first()
+    )
     if row is None:
-        return HostLabelState(username=username)
+        return HostLabelState(username=username, prompt=prompt.name)
     return HostLabelState(
+        prompt=prompt.name,
         username=username,
         label=row.label.name,
         updated_at=row.updated_at,
@@ -682,30 +809,42 @@ def host_label_state(username: str) -> HostLabelState:
     )
 
 
-def test_contexts_list() -> QuerySet[TestContext]:
-    """Every test context, by name."""
-    return TestContext.objects.select_related("updated_by").order_by("name")
+def test_contexts_list(prompt: Prompt | None = None) -> QuerySet[TestContext]:
+    """Every test context of the prompt, by name."""
+    return (
+        TestContext.objects.select_related("updated_by", "prompt")
+        .filter(prompt=prompt_or_default(prompt))
+        .order_by("name")
+    )
 
 
-def test_context_get(name: str) -> TestContext:
-    """The test context ``name``; :class:`TestContextNotFound`."""
-    found = test_contexts_list().filter(name=name).first()
+def test_context_get(name: str, *, prompt: Prompt | None = None) -> TestContext:
+    """The prompt's test context ``name``; :class:`TestContextNotFound`."""
+    found = test_contexts_list(prompt).filter(name=name).first()
     if found is None:
         raise TestContextNotFound(name)
     return found
 
 
-def host_labels(usernames: Iterable[str]) -> dict[str, HostLabelState]:
-    """The labels of the agent hosts ``usernames`` that have one, by username: one
-    query for a whole list (a host without a label is left out: it uses production)."""
+def host_labels(
+    usernames: Iterable[str], *, prompt: Prompt | None = None
+) -> dict[str, HostLabelState]:
+    """The labels for the prompt of the agent hosts ``usernames`` that have one, by
+    username: one query for a whole list (a host without a label is left out: it uses
+    production)."""
     users = get_user_model()
+    prompt = prompt_or_default(prompt)
     column = f"user__{users.USERNAME_FIELD}"
-    rows = HostLabel.objects.filter(**{f"{column}__in": list(usernames)}).values_list(
-        column, "label__name", "updated_at", f"updated_by__{users.USERNAME_FIELD}"
-    )
+    rows = HostLabel.objects.filter(
+        **{f"{column}__in": list(usernames)}, prompt=prompt
+    ).values_list(column, "label__name", "updated_at", f"updated_by__{users.USERNAME_FIELD}")
     return {
         str(username): HostLabelState(
-            username=str(username), label=label, updated_at=updated_at, updated_by=updated_by
+            username=str(username),
+            label=label,
+            updated_at=updated_at,
+            updated_by=updated_by,
+            prompt=prompt.name,
         )
         for username, label, updated_at, updated_by in rows
     }
@@ -742,9 +881,10 @@ def latest_weight(target: Target) -> int:
     return SPLIT_TOTAL if target.pointer == LATEST else 0
 
 
-def save_reach() -> SaveReach:
-    """What saving does now (see :class:`SaveReach`): one query, the labels'."""
-    states = labels_list()
+def save_reach(prompt: Prompt | None = None) -> SaveReach:
+    """What saving the prompt's working copy does now (see :class:`SaveReach`): one
+    query, its labels'."""
+    states = labels_list(prompt)
     production = next(state for state in states if state.name == PRODUCTION)
     others = tuple(state for state in states if state.name != PRODUCTION and state.follows_latest)
     return SaveReach(production=production, others=others)

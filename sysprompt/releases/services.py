@@ -48,13 +48,16 @@ from sysprompt.errors import (
     InvalidInput,
     LabelNotFound,
     LabelProtected,
+    PromptForbidden,
 )
 from sysprompt.events import records
 from sysprompt.events.services import Actor as Recorded
+from sysprompt.events.services import event_record
 from sysprompt.library import services as library_services
 from sysprompt.library.selectors import HostOverrideState as OverrideState
 from sysprompt.library.selectors import agent_host_id
-from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.catalog import prompt_editors_check
+from sysprompt.prompts.models import Prompt
 from sysprompt.prompts.selectors import Actor, template_version
 from sysprompt.prompts.validation import preset_check
 from sysprompt.releases.gates import Gate, gate_valid, move_reasons
@@ -73,6 +76,7 @@ from sysprompt.releases.selectors import (
     LabelState,
     host_label_state,
     label_get,
+    prompt_or_default,
     release_row,
     rollback_target,
     working_copy_snapshot,
@@ -85,6 +89,7 @@ from sysprompt.releases.validation import (
     target_valid,
     test_context_valid,
 )
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 from sysprompt_core.releases import (
     LATEST,
     PRODUCTION,
@@ -103,6 +108,25 @@ _ROWS = 500
 (32,766) and PostgreSQL (65,535) take in one statement."""
 
 
+def prompt_write_check(*, user: Actor | None, prompt: Prompt, action: str) -> None:
+    """:class:`PromptForbidden` when ``user`` may not ``action`` on ``prompt`` (it, or a
+    folder above it, is restricted to groups the user is in none of), the refusal kept
+    in the audit log (``prompt.refused``, naming who tried). Call it outside a
+    transaction that the refusal rolls back (the views call it before anything else;
+    every write service here calls it first)."""
+    who = _who(user)
+    try:
+        prompt_editors_check(who, prompt, action=action)
+    except PromptForbidden:
+        event_record(
+            actor=who,
+            action="prompt.refused",
+            object=f"prompt {prompt.name}",
+            summary=f"was refused: {action} of prompt {prompt.name} (restricted to groups)",
+        )
+        raise
+
+
 @dataclass(frozen=True)
 class ReleaseCreated:
     """A release and whether this call created it (``False``: the working copy was
@@ -112,32 +136,39 @@ class ReleaseCreated:
     created: bool
 
 
-def release_create(*, message: object = "", author: Actor | None) -> ReleaseCreated:
-    """Release the working copy: the current template version and every live variant's
-    newest version, as one new numbered release with ``message``. When exactly those
-    versions are already a release, that release is answered and nothing is written.
+def release_create(
+    *, message: object = "", author: Actor | None, prompt: Prompt | None = None
+) -> ReleaseCreated:
+    """Release the prompt's working copy (``None``: ``default``): its current template
+    version and every live variant's newest version, as one new release with
+    ``message``, numbered after the prompt's last. When exactly those versions are
+    already a release of the prompt, that release is answered and nothing is written.
+    :class:`PromptForbidden` (audited) for an author the prompt's restriction refuses.
 
     Two authors releasing at once get one release each when their working copies
     differ (the numbers never clash: a lost race takes the next one), or both the same
     release when they do not."""
+    prompt = prompt_or_default(prompt)
+    prompt_write_check(user=author, prompt=prompt, action="release")
     text = message_valid(message)
     for _ in range(_ATTEMPTS):
         try:
-            return _release_add(message=text, author=author)
+            return _release_add(message=text, author=author, prompt=prompt)
         except IntegrityError:
             continue  # a concurrent release took the number or the fingerprint: look again
     raise RuntimeError(f"release_create lost {_ATTEMPTS} races in a row")
 
 
 @transaction.atomic
-def _release_add(*, message: str, author: Actor | None) -> ReleaseCreated:
-    snapshot = working_copy_snapshot()
-    existing = Release.objects.filter(fingerprint=snapshot.fingerprint).first()
+def _release_add(*, message: str, author: Actor | None, prompt: Prompt) -> ReleaseCreated:
+    snapshot = working_copy_snapshot(prompt)
+    mine = Release.objects.filter(prompt=prompt)
+    existing = mine.filter(fingerprint=snapshot.fingerprint).first()
     if existing is not None:
         return ReleaseCreated(existing, created=False)
-    number = (Release.objects.aggregate(top=Max("number"))["top"] or 0) + 1
+    number = (mine.aggregate(top=Max("number"))["top"] or 0) + 1
     release = Release.objects.create(
-        prompt=default_prompt(),
+        prompt=prompt,
         number=number,
         message=message,
         author_id=None if author is None else author.pk,
@@ -225,6 +256,7 @@ def label_set(
     gate: object = UNCHANGED,
     force: object = False,
     author: Actor,
+    prompt: Prompt | None = None,
 ) -> LabelSet:
     """Create the label ``name`` pointing at ``target``, or move it there, with
     ``message`` (kept in its history); ``target`` left out keeps an existing label's
@@ -242,9 +274,16 @@ def label_set(
     :class:`LabelProtected` without it, before the input is checked or anything
     written (:func:`label_change_check`). Refused, naming the field: a bad name,
     target, message or gate. :class:`ReleaseNotFound` for a release that does not
-    exist. A call that changes neither target, protection nor gate writes nothing."""
+    exist. A call that changes neither target, protection nor gate writes nothing.
+
+    The label is the prompt's (``None``: ``default``); whether its name is protected is
+    deployment-wide: changing ``protected`` changes every prompt's label of that name,
+    and a new label under a name protected elsewhere is protected. An author the
+    prompt's restriction refuses gets :class:`PromptForbidden` (audited) first."""
     name = label_name_valid(name)
     label_change_check(name=name, author=author)  # who may, before what they ask
+    prompt = prompt_or_default(prompt)
+    prompt_write_check(user=author, prompt=prompt, action="move label")
     checked = None if isinstance(target, _Unchanged) else target_valid(target)
     text = message_valid(message)
     if protected is not None and not isinstance(protected, bool):
@@ -262,6 +301,7 @@ def label_set(
         rollback=False,
         gate=new_gate,
         force=forced,
+        prompt=prompt,
     )
 
 
@@ -277,7 +317,12 @@ def _force_valid(force: object, *, name: str, message: str, author: Actor) -> bo
 
 
 def label_rollback(
-    *, name: str, message: object = "", force: object = False, author: Actor
+    *,
+    name: str,
+    message: object = "",
+    force: object = False,
+    author: Actor,
+    prompt: Prompt | None = None,
 ) -> LabelSet:
     """Move the label one step further back through its history
     (:func:`~sysprompt.releases.selectors.rollback_target`): the first rollback to the
@@ -288,14 +333,16 @@ def label_rollback(
     step has been rolled back."""
     name = label_name_valid(name)
     label_change_check(name=name, author=author)  # who may, before what they ask
+    prompt = prompt_or_default(prompt)
+    prompt_write_check(user=author, prompt=prompt, action="roll back label")
     text = message_valid(message)
     forced = _force_valid(force, name=name, message=text, author=author)
     with transaction.atomic():
-        label = _locked(name)
+        label = _locked(name, prompt)
         if label is None:
             raise LabelNotFound(name)
         _check_may_change(label, author)
-        previous = rollback_target(name)
+        previous = rollback_target(name, prompt=prompt)
         if previous is None:
             raise InvalidInput(
                 "name",
@@ -312,6 +359,7 @@ def label_rollback(
             rollback=True,
             gate=UNCHANGED,
             force=forced,
+            prompt=prompt,
         )
 
 
@@ -326,9 +374,10 @@ def _label_write(
     rollback: bool,
     gate: Gate | None | _Unchanged,
     force: bool,
+    prompt: Prompt,
 ) -> LabelSet:
     now = timezone.now()
-    label = _locked(name)
+    label = _locked(name, prompt)
     created = label is None
     if label is not None:
         _check_may_change(label, author)  # who may, before what: 403 before a 404
@@ -341,7 +390,7 @@ def _label_write(
     else:
         for pointer in target.pointers:
             if pointer != LATEST:
-                release_row(pointer)  # ReleaseNotFound before anything is written
+                release_row(pointer, prompt=prompt)  # ReleaseNotFound before any write
     if not isinstance(gate, _Unchanged) and gate is not None and LATEST in target.pointers:
         raise InvalidInput(
             "gate",
@@ -350,10 +399,12 @@ def _label_write(
         )
     gate_json = None if isinstance(gate, _Unchanged) or gate is None else gate.stored_json()
     if label is None:
+        if protected is None:  # a name protected elsewhere is protected here too
+            protected = _is_protected(name)
         try:
             with transaction.atomic():
                 label = Label.objects.create(
-                    prompt=default_prompt(),
+                    prompt=prompt,
                     name=name,
                     target=target.as_json(),
                     protected=bool(protected),
@@ -363,14 +414,16 @@ def _label_write(
                     updated_by_id=author.pk,
                 )
         except IntegrityError:  # created concurrently: move it instead
-            label = _locked(name)
+            label = _locked(name, prompt)
             assert label is not None
             created = False
         else:
             _move(label, None, target, author=author, at=now, message=message, rollback=rollback)
+            if _protection_spread(name, bool(protected), prompt):
+                records.label_protection(actor=_who(author), label=name, protected=bool(protected))
             if gate_json is not None:
                 records.label_gate(actor=_who(author), label=name, gate=gate_json)
-            return LabelSet(label_get(name), created=True, moved=True)
+            return LabelSet(label_get(name, prompt=prompt), created=True, moved=True)
     _check_may_change(label, author)
     old = parse_target(label.target)
     moved = old != target
@@ -384,7 +437,7 @@ def _label_write(
     protect = label.protected if protected is None else protected
     gate_changed = gate_json != label.gate
     if not moved and protect == label.protected and not gate_changed:
-        return LabelSet(label_get(name), created=created, moved=False)
+        return LabelSet(label_get(name, prompt=prompt), created=created, moved=False)
     protection_changed = protect != label.protected
     label.target = target.as_json()
     label.protected = protect
@@ -399,10 +452,18 @@ def _label_write(
             actor=_who(author), label=name, new=target, message=message, reasons=refused
         )
     if protection_changed:
+        _protection_spread(name, protect, prompt)
         records.label_protection(actor=_who(author), label=name, protected=protect)
     if gate_changed:
         records.label_gate(actor=_who(author), label=name, gate=gate_json)
-    return LabelSet(label_get(name), created=created, moved=moved)
+    return LabelSet(label_get(name, prompt=prompt), created=created, moved=moved)
+
+
+def _protection_spread(name: str, protected: bool, prompt: Prompt) -> bool:
+    """Give every other prompt's label ``name`` the protection ``protected`` (whether a
+    name is protected is deployment-wide); whether any of them changed."""
+    others = Label.objects.filter(name=name).exclude(prompt=prompt).exclude(protected=protected)
+    return others.update(protected=protected) > 0
 
 
 def _kept_target(name: str, label: Label | None) -> Target:
@@ -427,8 +488,8 @@ def _gate_refusal(label: Label, old: Target, new: Target) -> list[str]:
     return move_reasons(gate=gate, label=label.name, current=old, new=new)
 
 
-def _locked(name: str) -> Label | None:
-    return Label.objects.select_for_update().filter(name=name).first()
+def _locked(name: str, prompt: Prompt) -> Label | None:
+    return Label.objects.select_for_update().filter(prompt=prompt, name=name).first()
 
 
 def _check_may_change(label: Label, author: Actor) -> None:
@@ -485,6 +546,7 @@ def release_publish(
     weight: int | None = None,
     force: object = False,
     author: Actor,
+    prompt: Prompt | None = None,
 ) -> Published:
     """Publish: release the working copy (``candidate`` ``"latest"``; an existing one
     is answered when nothing changed) or take release ``candidate``, and move
@@ -492,20 +554,29 @@ def release_publish(
     split beside what the label serves now (a release or latest; a label already
     split is set with :func:`label_set`). One transaction: both happen or neither (a
     gate refusing the move leaves no new release either); ``force`` as in
-    :func:`label_set`."""
+    :func:`label_set`. The release and the label are the prompt's (``None``:
+    ``default``)."""
+    prompt = prompt_or_default(prompt)
+    prompt_write_check(user=author, prompt=prompt, action="publish")
     pointer: Pointer = candidate_valid(candidate)
     text = message_valid(message)
     with transaction.atomic():
         if pointer == LATEST:
-            made = release_create(message=text, author=author)
+            made = release_create(message=text, author=author, prompt=prompt)
         else:
-            made = ReleaseCreated(release_row(pointer), created=False)
+            made = ReleaseCreated(release_row(pointer, prompt=prompt), created=False)
         number = made.release.number
         target: Target = Single(number)
         if weight is not None:
-            target = _canary(label_get(label_name_valid(label, "label")).target, number, weight)
+            current = label_get(label_name_valid(label, "label"), prompt=prompt).target
+            target = _canary(current, number, weight)
         moved = label_set(
-            name=label, target=target.as_json(), message=text, force=force, author=author
+            name=label,
+            target=target.as_json(),
+            message=text,
+            force=force,
+            author=author,
+            prompt=prompt,
         )
     return Published(made, moved)
 
@@ -523,78 +594,103 @@ def _canary(current: Target, number: int, weight: object) -> Target:
     return Split((Arm(current.pointer, SPLIT_TOTAL - weight), Arm(number, weight)))
 
 
-def host_change_check(*, username: str, author: Actor) -> None:
+def host_change_check(*, username: str, author: Actor, prompt: Prompt | None = None) -> None:
     """:class:`LabelProtected` unless ``author`` may change what the agent host
-    ``username`` gets (:class:`AgentHostNotFound` first): while its label is protected
-    (no label: production), its label and its instance override need the permission
-    that moving that label needs. The views call it before they read a request's body."""
+    ``username`` gets from the prompt (:class:`AgentHostNotFound` first): while its
+    label for the prompt is protected (no label: production), its label and its
+    instance override for the prompt need the permission that moving that label needs.
+    The views call it before they read a request's body."""
     user_id = agent_host_id(username)
     if author.has_perm(PUBLISH_PERMISSION):
         return
-    name = _host_label_name(user_id)
+    name = _host_label_name(user_id, prompt_or_default(prompt))
     if _is_protected(name):
         raise LabelProtected(name, PUBLISH_PERMISSION, host=username)
 
 
-def _host_label_name(user_id: int) -> str:
-    """The label an agent host's conversations use when a call names none."""
+def _host_label_name(user_id: int, prompt: Prompt) -> str:
+    """The label an agent host's conversations of the prompt use when a call names none."""
     current = (
-        HostLabel.objects.filter(user_id=user_id).values_list("label__name", flat=True).first()
+        HostLabel.objects.filter(user_id=user_id, prompt=prompt)
+        .values_list("label__name", flat=True)
+        .first()
     )
     return current or PRODUCTION
 
 
-@transaction.atomic
-def host_label_set(*, username: str, label: str | None, author: Actor) -> HostLabelState:
-    """Set (``None``: remove) the label of the agent host ``username``: its
-    conversations use it when a call names none, from their next construct on.
-    Refused (field ``label``): a name that is no label. :class:`AgentHostNotFound`.
+def host_label_set(
+    *, username: str, label: str | None, author: Actor, prompt: Prompt | None = None
+) -> HostLabelState:
+    """Set (``None``: remove) the label of the agent host ``username`` for the prompt
+    (``None``: ``default``): its conversations of that prompt use it when a call names
+    none, from their next construct on. Refused (field ``label``): a name that is no
+    label of the prompt. :class:`AgentHostNotFound`; :class:`PromptForbidden`
+    (audited) for an author the prompt's restriction refuses.
 
     Moving a host off a protected label, or onto one, changes what that label's
     conversations get: it needs the permission that moving the label needs
     (:class:`LabelProtected` without it, before anything is written; for a host on a
     protected label, before the new label is even checked: :func:`host_change_check`)."""
-    host_change_check(username=username, author=author)  # who may, before what they ask
+    host_change_check(username=username, author=author, prompt=prompt)  # who may, first
+    prompt = prompt_or_default(prompt)
+    prompt_write_check(user=author, prompt=prompt, action="set the agent host's label")
+    with transaction.atomic():
+        return _host_label_write(username=username, label=label, author=author, prompt=prompt)
+
+
+def _host_label_write(
+    *, username: str, label: str | None, author: Actor, prompt: Prompt
+) -> HostLabelState:
     user_id = agent_host_id(username)
-    previous = (
-        HostLabel.objects.filter(user_id=user_id).values_list("label__name", flat=True).first()
-    )
+    mine = HostLabel.objects.filter(user_id=user_id, prompt=prompt)
+    previous = mine.values_list("label__name", flat=True).first()
     if label is None:
         if previous is not None:
             _check_host_may_change(username, previous, PRODUCTION, author)
-        HostLabel.objects.filter(user_id=user_id).delete()
+        mine.delete()
         if previous is not None:
             records.host_label(actor=_who(author), host=username, label=None, previous=previous)
-        return host_label_state(username)
+        return host_label_state(username, prompt=prompt)
     name = label_name_valid(label, "label")
-    row = Label.objects.filter(name=name).first()
+    row = Label.objects.filter(prompt=prompt, name=name).first()
     if row is None and name == PRODUCTION:
-        row = production_ensure()
+        row = production_ensure(prompt)
     if row is None:
-        raise InvalidInput("label", f"There is no label {name!r}; GET /api/labels lists them.")
+        where = (
+            "/api/labels"
+            if prompt.name == DEFAULT_PROMPT
+            else f"/api/prompts/{prompt.name}/-/labels"
+        )
+        raise InvalidInput("label", f"There is no label {name!r}; GET {where} lists them.")
     _check_host_may_change(username, previous or PRODUCTION, name, author)
     HostLabel.objects.update_or_create(
         user_id=user_id,
-        prompt=default_prompt(),
+        prompt=prompt,
         defaults={"label": row, "updated_at": timezone.now(), "updated_by_id": author.pk},
     )
     if previous != name:
         records.host_label(actor=_who(author), host=username, label=name, previous=previous)
-    return host_label_state(username)
+    return host_label_state(username, prompt=prompt)
 
 
-@transaction.atomic
-def host_override_set(*, username: str, override: object, author: Actor) -> OverrideState:
-    """Set (``None``: remove) the instance override of the agent host ``username``
-    (:func:`sysprompt.library.services.host_override_set`, which checks it), once
-    the author may: the override reaches every conversation the host builds, so a
-    host whose label is protected (no label: production) needs the permission that
-    moving that label needs — :class:`LabelProtected` without it, before the override
-    is checked, nothing written (:func:`host_change_check`)."""
-    host_change_check(username=username, author=author)
-    return library_services.host_override_set(
-        username=username, prompt_id=default_prompt().pk, override=override, author=_who(author)
-    )
+def host_override_set(
+    *, username: str, override: object, author: Actor, prompt: Prompt | None = None
+) -> OverrideState:
+    """Set (``None``: remove) the instance override of the agent host ``username`` for
+    the prompt (``None``: ``default``;
+    :func:`sysprompt.library.services.host_override_set`, which checks it), once
+    the author may: the override reaches every conversation of the prompt the host
+    builds, so a host whose label for it is protected (no label: production) needs the
+    permission that moving that label needs — :class:`LabelProtected` without it,
+    before the override is checked, nothing written (:func:`host_change_check`); an
+    author the prompt's restriction refuses gets :class:`PromptForbidden` (audited)."""
+    host_change_check(username=username, author=author, prompt=prompt)
+    prompt = prompt_or_default(prompt)
+    prompt_write_check(user=author, prompt=prompt, action="set the agent host's override")
+    with transaction.atomic():
+        return library_services.host_override_set(
+            username=username, prompt_id=prompt.pk, override=override, author=_who(author)
+        )
 
 
 def _is_protected(name: str) -> bool:
@@ -620,13 +716,14 @@ PRODUCTION_MESSAGE = "Created: production follows latest (saving is shipping)."
 
 
 @transaction.atomic
-def production_ensure() -> Label:
-    """The ``production`` label, created ``→ latest`` and protected (with its creation
-    in its history) when it is missing: the migration creates it, and ``bootstrap``
-    makes sure it is there again (after a database was emptied by hand)."""
+def production_ensure(prompt: Prompt | None = None) -> Label:
+    """The prompt's ``production`` label (``None``: ``default``'s), created ``→ latest``
+    and protected (with its creation in its history) when it is missing: the migration
+    creates ``default``'s, and ``bootstrap`` makes sure it is there again (after a
+    database was emptied by hand)."""
     now = timezone.now()
     label, created = Label.objects.get_or_create(
-        prompt=default_prompt(),
+        prompt=prompt_or_default(prompt),
         name=PRODUCTION,
         defaults={"target": LATEST, "protected": True, "created_at": now, "updated_at": now},
     )
@@ -646,13 +743,25 @@ class TestContextSaved:
     created: bool
 
 
-@transaction.atomic
-def test_context_save(*, name: str, fields: dict[str, Any], author: Actor) -> TestContextSaved:
-    """Create or replace the test context ``name`` with ``fields`` (``cwd`` or
-    ``values`` required, stored ``""`` for no cwd; ``provider``, ``model``, ``tools``,
-    ``variables``, ``override`` optional), each checked as an agent host's request is
-    (400 naming the field).
-    At most ``TEST_CONTEXTS_MAX`` exist: each runs in every impact report."""
+def test_context_save(
+    *, name: str, fields: dict[str, Any], author: Actor, prompt: Prompt | None = None
+) -> TestContextSaved:
+    """Create or replace the prompt's (``None``: ``default``'s) test context ``name``
+    with ``fields`` (``cwd`` or ``values`` required, stored ``""`` for no cwd;
+    ``provider``, ``model``, ``tools``, ``variables``, ``override`` optional), each
+    checked as an agent host's request is (400 naming the field).
+    At most ``TEST_CONTEXTS_MAX`` exist per prompt: each runs in every impact report of
+    the prompt. :class:`PromptForbidden` (audited) for an author the prompt's
+    restriction refuses."""
+    prompt = prompt_or_default(prompt)
+    prompt_write_check(user=author, prompt=prompt, action="save a test context")
+    with transaction.atomic():
+        return _test_context_write(name=name, fields=fields, author=author, prompt=prompt)
+
+
+def _test_context_write(
+    *, name: str, fields: dict[str, Any], author: Actor, prompt: Prompt
+) -> TestContextSaved:
     checked = test_context_valid(name=name, fields=fields)
     preset_check(checked.host.override, "override")
     now = timezone.now()
@@ -667,17 +776,16 @@ def test_context_save(*, name: str, fields: dict[str, Any], author: Actor) -> Te
         "updated_at": now,
         "updated_by_id": author.pk,
     }
-    row = TestContext.objects.select_for_update().filter(name=checked.name).first()
+    mine = TestContext.objects.filter(prompt=prompt)
+    row = mine.select_for_update().filter(name=checked.name).first()
     if row is None:
-        if TestContext.objects.count() >= TEST_CONTEXTS_MAX:
+        if mine.count() >= TEST_CONTEXTS_MAX:
             raise InvalidInput(
                 "name",
-                f"There are {TEST_CONTEXTS_MAX} test contexts already, the most an "
-                "installation keeps (each runs in every impact report); delete one first.",
+                f"There are {TEST_CONTEXTS_MAX} test contexts already, the most a prompt "
+                "keeps (each runs in every impact report); delete one first.",
             )
-        row = TestContext.objects.create(
-            prompt=default_prompt(), name=checked.name, created_at=now, **values
-        )
+        row = TestContext.objects.create(prompt=prompt, name=checked.name, created_at=now, **values)
         records.context_saved(actor=_who(author), name=checked.name, created=True)
         return TestContextSaved(row, created=True)
     changed = [
@@ -697,11 +805,15 @@ _BOOKKEEPING = frozenset({"updated_at", "updated_by_id"})
 """A test context's fields that say who saved it last: no change of their own."""
 
 
-@transaction.atomic
-def test_context_delete(*, name: str, author: Actor) -> bool:
-    """Delete the test context ``name``; False when there was none."""
+def test_context_delete(*, name: str, author: Actor, prompt: Prompt | None = None) -> bool:
+    """Delete the prompt's (``None``: ``default``'s) test context ``name``; False when
+    there was none. :class:`PromptForbidden` (audited) for an author the prompt's
+    restriction refuses."""
     checked = label_name_valid(name)
-    deleted, _ = TestContext.objects.filter(name=checked).delete()
-    if deleted:
-        records.context_deleted(actor=_who(author), name=checked)
+    prompt = prompt_or_default(prompt)
+    prompt_write_check(user=author, prompt=prompt, action="delete a test context")
+    with transaction.atomic():
+        deleted, _ = TestContext.objects.filter(prompt=prompt, name=checked).delete()
+        if deleted:
+            records.context_deleted(actor=_who(author), name=checked)
     return deleted > 0

@@ -26,6 +26,7 @@ def test_get_answers_null_before_any_set(author_client: APIClient, host: AgentHo
 
     assert response.status_code == 200
     assert response.json() == {
+        "prompt": "default",
         "username": "host-1",
         "override": None,
         "updated_at": None,

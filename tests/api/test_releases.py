@@ -56,6 +56,7 @@ def test_list_releases_newest_first_in_cursor_pages(author_client: APIClient) ->
     assert [r["number"] for r in rest["results"]] == [1]
     assert rest["next"] is None
     assert set(first["results"][0]) == {
+        "prompt",
         "number",
         "message",
         "author",

@@ -71,6 +71,18 @@ LABEL_HISTORY = "/api/labels/{name}/history"
 LABEL_ROLLBACK = "/api/labels/{name}/rollback"
 TEST_CONTEXTS = "/api/test-contexts"
 TEST_CONTEXT = "/api/test-contexts/{name}"
+PROMPT = "/api/prompts/{prompt}/-"
+PROMPT_RELEASES = f"{PROMPT}/releases"
+PROMPT_RELEASE = f"{PROMPT}/releases/{{number}}"
+PROMPT_RELEASE_COMPARE = f"{PROMPT}/releases/{{number}}/compare"
+PROMPT_IMPACT = f"{PROMPT}/releases/impact"
+PROMPT_LABELS = f"{PROMPT}/labels"
+PROMPT_LABEL = f"{PROMPT}/labels/{{name}}"
+PROMPT_LABEL_HISTORY = f"{PROMPT}/labels/{{name}}/history"
+PROMPT_LABEL_ROLLBACK = f"{PROMPT}/labels/{{name}}/rollback"
+PROMPT_TEST_CONTEXTS = f"{PROMPT}/test-contexts"
+PROMPT_TEST_CONTEXT = f"{PROMPT}/test-contexts/{{name}}"
+FRAGMENT_IMPACT = "/api/library/fragments/{name}/impact"
 MODELS = "/api/models"
 SUITES = "/api/suites"
 SUITE = "/api/suites/{name}"
@@ -384,7 +396,7 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (LIBRARY_PREVIEW, "POST"): {200, 400, 401, 403, 413, 415, 503},
     (EXPORT, "GET"): {200, 401, 403, 409, 503},
     (IMPORT, "POST"): {200, 400, 401, 403, 413, 415, 503},
-    (HOST_OVERRIDE, "GET"): {200, 401, 403, 404, 503},
+    (HOST_OVERRIDE, "GET"): {200, 400, 401, 403, 404, 503},
     (HOST_OVERRIDE, "PUT"): {200, 400, 401, 403, 404, 415, 503},
     # agent-hosts.md §0
     (REFERENCES, "GET"): {200, 304, 400, 401, 403, 503},
@@ -413,8 +425,25 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (TEST_CONTEXT, "GET"): {200, 400, 401, 403, 404, 503},
     (TEST_CONTEXT, "PUT"): {200, 201, 400, 401, 403, 415, 503},
     (TEST_CONTEXT, "DELETE"): {204, 400, 401, 403, 404, 503},
-    (HOST_LABEL, "GET"): {200, 401, 403, 404, 503},
+    (HOST_LABEL, "GET"): {200, 400, 401, 403, 404, 503},
     (HOST_LABEL, "PUT"): {200, 400, 401, 403, 404, 415, 503},
+    # named prompts §4: a prompt's releases, labels and test contexts
+    (PROMPT_RELEASES, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_RELEASES, "POST"): {200, 201, 400, 401, 403, 404, 415, 503},
+    (PROMPT_RELEASE, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_RELEASE_COMPARE, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_IMPACT, "POST"): {200, 400, 401, 403, 404, 415, 503},
+    (PROMPT_LABELS, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_LABEL, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_LABEL, "PUT"): {200, 201, 400, 401, 403, 404, 415, 503},
+    (PROMPT_LABEL_HISTORY, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_LABEL_ROLLBACK, "POST"): {200, 400, 401, 403, 404, 415, 503},
+    (PROMPT_TEST_CONTEXTS, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_TEST_CONTEXTS, "POST"): {201, 400, 401, 403, 404, 415, 503},
+    (PROMPT_TEST_CONTEXT, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_TEST_CONTEXT, "PUT"): {200, 201, 400, 401, 403, 404, 415, 503},
+    (PROMPT_TEST_CONTEXT, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (FRAGMENT_IMPACT, "POST"): {200, 400, 401, 403, 404, 415, 503},
     # evaluations §5
     (MODELS, "GET"): {200, 401, 403, 503},
     (SUITES, "GET"): {200, 400, 401, 403, 404, 503},
@@ -446,6 +475,7 @@ PATH_PARAMETERS = {
     "id": 1,
     "number": 1,
     "case": "c1",
+    "prompt": "default",
 }
 
 
@@ -816,6 +846,22 @@ OPERATION_IDS = {
     (TEST_CONTEXT, "DELETE"): "delete_test_context",
     (HOST_LABEL, "GET"): "get_agent_host_label",
     (HOST_LABEL, "PUT"): "set_agent_host_label",
+    (PROMPT_RELEASES, "GET"): "prompt_list_releases",
+    (PROMPT_RELEASES, "POST"): "prompt_create_release",
+    (PROMPT_RELEASE, "GET"): "prompt_get_release",
+    (PROMPT_RELEASE_COMPARE, "GET"): "prompt_compare_release",
+    (PROMPT_IMPACT, "POST"): "prompt_release_impact",
+    (PROMPT_LABELS, "GET"): "prompt_list_labels",
+    (PROMPT_LABEL, "GET"): "prompt_get_label",
+    (PROMPT_LABEL, "PUT"): "prompt_set_label",
+    (PROMPT_LABEL_HISTORY, "GET"): "prompt_list_label_moves",
+    (PROMPT_LABEL_ROLLBACK, "POST"): "prompt_rollback_label",
+    (PROMPT_TEST_CONTEXTS, "GET"): "prompt_list_test_contexts",
+    (PROMPT_TEST_CONTEXTS, "POST"): "prompt_create_test_context",
+    (PROMPT_TEST_CONTEXT, "GET"): "prompt_get_test_context",
+    (PROMPT_TEST_CONTEXT, "PUT"): "prompt_save_test_context",
+    (PROMPT_TEST_CONTEXT, "DELETE"): "prompt_delete_test_context",
+    (FRAGMENT_IMPACT, "POST"): "fragment_impact",
     # evaluations §5
     (MODELS, "GET"): "list_models",
     (SUITES, "GET"): "list_suites",
@@ -941,6 +987,12 @@ COMPONENTS = {
     "TestContextPage",
     "HostLabel",
     "HostLabelInput",
+    # named prompts §2: a fragment's users and the impact of a change of its text
+    "FragmentVariantDetail",
+    "FragmentImpact",
+    "FragmentImpactInput",
+    "FragmentImpactLabel",
+    "FragmentImpactPrompt",
     # evaluations §5
     "Model",
     "ModelList",
@@ -1013,7 +1065,7 @@ def test_schema_refers_to_the_error_components_when_an_operation_fails(
         component = "BadRequest" if code == "400" else "Error"
         if key == (IMPORT, "POST") and code == "400":
             component = "ImportRefused"  # the report of what was refused
-        if key[0].startswith("/api/labels/") and code == "409":
+        if key[0].startswith(("/api/labels/", f"{PROMPT}/labels/")) and code == "409":
             component = "GateRefused"  # what the label's gate is missing, one by one
         assert response["content"]["application/json"]["schema"] == {
             "$ref": f"#/components/schemas/{component}"

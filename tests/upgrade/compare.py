@@ -118,6 +118,22 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference("rows:auth_permission", "+", "added", "the permissions of new models"),
     # For example, a new field every conversation answer carries:
     # Difference("*", "json/**/prompt", "added", "named prompts", value="default"),
+    # Named prompts: releases, labels, test contexts and an agent host's label and
+    # override belong to a prompt; their answers name it (today's routes: default).
+    *(
+        Difference(where, "json/**/prompt", "added", "named prompts", value="default")
+        for where in (
+            "*release*",
+            "*label*",
+            "*test_context*",
+            "*agent_host_override*",
+        )
+    ),
+    # A fragment's variant lists the prompts that use it (for prompt authors).
+    Difference("get_fragment_variant*", "json/used_by", "added", "named prompts: used_by"),
+    Difference(
+        "get_fragment_variant*", "json/used_by_truncated", "added", "named prompts", value=False
+    ),
     # --- Changed by the upgrade. ---
 )
 """Every difference the comparison accepts, with why. Keep it short and exact: an
