@@ -11,6 +11,7 @@ from sysprompt.api import (
     event_views,
     host_views,
     library_views,
+    prompt_views,
     release_views,
     transfer_views,
     views,
@@ -112,6 +113,20 @@ class CaseRoute(
 
 class EvaluationsRoute(evaluation_views.EvaluationListApi, evaluation_views.EvaluationCreateApi):
     """GET and POST /api/evaluations."""
+
+
+class PromptsRoute(prompt_views.PromptListApi, prompt_views.PromptCreateApi):
+    """GET and POST /api/prompts."""
+
+
+class PromptRoute(
+    prompt_views.PromptGetApi, prompt_views.PromptUpdateApi, prompt_views.PromptDeleteApi
+):
+    """GET, PATCH and DELETE /api/prompts/{prompt}."""
+
+
+class FolderRoute(prompt_views.FolderGetApi, prompt_views.FolderSetApi):
+    """GET and PUT /api/folders/{folder}."""
 
 
 class DigitsConverter:
@@ -266,6 +281,29 @@ urlpatterns = [
         evaluation_views.EvaluationCancelApi.as_view(),
         name="evaluation-cancel",
     ),
+    path("prompts", PromptsRoute.as_view(), name="prompts"),
+    path("prompts/<prompt_name:prompt>", PromptRoute.as_view(), name="prompt"),
+    path(
+        "prompts/<prompt_name:prompt>/-/rename",
+        prompt_views.PromptRenameApi.as_view(),
+        name="prompt-rename",
+    ),
+    path(
+        "prompts/<prompt_name:prompt>/-/archive",
+        prompt_views.PromptArchiveApi.as_view(),
+        name="prompt-archive",
+    ),
+    path(
+        "prompts/<prompt_name:prompt>/-/unarchive",
+        prompt_views.PromptUnarchiveApi.as_view(),
+        name="prompt-unarchive",
+    ),
+    path(
+        "prompts/<prompt_name:prompt>/-/duplicate",
+        prompt_views.PromptDuplicateApi.as_view(),
+        name="prompt-duplicate",
+    ),
+    path("folders/<prompt_name:folder>", FolderRoute.as_view(), name="folder"),
     path("me", views.CallerApi.as_view(), name="me"),
     path("health", views.HealthApi.as_view(), name="health"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -83,6 +83,13 @@ EVALUATION_PLAN = "/api/evaluations/plan"
 EVALUATION = "/api/evaluations/{id}"
 EVALUATION_RESULTS = "/api/evaluations/{id}/results"
 EVALUATION_CANCEL = "/api/evaluations/{id}/cancel"
+PROMPTS = "/api/prompts"
+PROMPT = "/api/prompts/{prompt}"
+PROMPT_RENAME = "/api/prompts/{prompt}/-/rename"
+PROMPT_ARCHIVE = "/api/prompts/{prompt}/-/archive"
+PROMPT_UNARCHIVE = "/api/prompts/{prompt}/-/unarchive"
+PROMPT_DUPLICATE = "/api/prompts/{prompt}/-/duplicate"
+FOLDER = "/api/folders/{folder}"
 
 VALID_CWD = "/<valid cwd>"
 """Stands for an existing directory inside the allowed roots; the test fills it in."""
@@ -435,6 +442,18 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (EVALUATION, "GET"): {200, 401, 403, 404, 503},
     (EVALUATION_RESULTS, "GET"): {200, 400, 401, 403, 404, 503},
     (EVALUATION_CANCEL, "POST"): {200, 401, 403, 404, 503},
+    # named prompts §3, §4: the catalog
+    (PROMPTS, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPTS, "POST"): {201, 400, 401, 403, 409, 413, 415, 503},
+    (PROMPT, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT, "PATCH"): {200, 400, 401, 403, 404, 415, 503},
+    (PROMPT, "DELETE"): {204, 400, 401, 403, 404, 409, 503},
+    (PROMPT_RENAME, "POST"): {200, 400, 401, 403, 404, 409, 415, 503},
+    (PROMPT_ARCHIVE, "POST"): {200, 400, 401, 403, 404, 409, 503},
+    (PROMPT_UNARCHIVE, "POST"): {200, 400, 401, 403, 404, 409, 503},
+    (PROMPT_DUPLICATE, "POST"): {201, 400, 401, 403, 404, 409, 415, 503},
+    (FOLDER, "GET"): {200, 400, 401, 403, 404, 503},
+    (FOLDER, "PUT"): {200, 400, 401, 403, 404, 415, 503},
 }
 NOT_IN_THE_CONTRACT = {(HEALTH, "GET"): {200, 401, 403, 503}}
 
@@ -446,6 +465,8 @@ PATH_PARAMETERS = {
     "id": 1,
     "number": 1,
     "case": "c1",
+    "prompt": "support/triage",
+    "folder": "support",
 }
 
 
@@ -836,8 +857,29 @@ OPERATION_IDS = {
     (EVALUATION, "GET"): "get_evaluation",
     (EVALUATION_RESULTS, "GET"): "get_evaluation_results",
     (EVALUATION_CANCEL, "POST"): "cancel_evaluation",
+    (PROMPTS, "GET"): "list_prompts",
+    (PROMPTS, "POST"): "create_prompt",
+    (PROMPT, "GET"): "get_prompt",
+    (PROMPT, "PATCH"): "update_prompt",
+    (PROMPT, "DELETE"): "delete_prompt",
+    (PROMPT_RENAME, "POST"): "rename_prompt",
+    (PROMPT_ARCHIVE, "POST"): "archive_prompt",
+    (PROMPT_UNARCHIVE, "POST"): "unarchive_prompt",
+    (PROMPT_DUPLICATE, "POST"): "duplicate_prompt",
+    (FOLDER, "GET"): "get_folder",
+    (FOLDER, "PUT"): "set_folder",
 }
 COMPONENTS = {
+    # named prompts: the catalog
+    "Prompt",
+    "PromptListItem",
+    "PromptPage",
+    "PromptCreateInput",
+    "PatchedPromptUpdateInput",  # PATCH: every field optional
+    "PromptRenameInput",
+    "PromptDuplicateInput",
+    "Folder",
+    "FolderInput",
     "BadRequest",  # oneOf FieldErrors, Error
     "Caller",  # GET /api/me
     "CallerPermissions",
