@@ -4,7 +4,7 @@ Duplicate / Archive), the header's switcher, and one prompt's scoped editor page
 
 from __future__ import annotations
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.utils import timezone
 
@@ -15,7 +15,7 @@ from sysprompt.releases.models import Label
 
 
 def make(name: str, author: User | None = None, **fields: object) -> Prompt:
-    return catalog_services.prompt_create(name=name, author=author, **fields)  # type: ignore[arg-type]
+    return catalog_services.prompt_create(name=name, author=author, **fields)
 
 
 def test_prompts_page_shows_folders_with_counts_and_labels(author_web: Client) -> None:
@@ -167,8 +167,6 @@ def test_scoped_save_and_history_are_that_prompts(author_web: Client) -> None:
 
 
 def test_scoped_save_refused_by_a_restriction(author: User, author_web: Client) -> None:
-    from django.contrib.auth.models import Group
-
     prompt = make("support/triage", template="One.")
     prompt.editor_groups.add(Group.objects.create(name="team"))
 
