@@ -30,12 +30,22 @@ from sysprompt.api.common import (
     route_prompt,
 )
 from sysprompt.api.pagination import StrictPageSizePagination
+from sysprompt.api.schema import SyspromptAutoSchema
 from sysprompt.prompts import catalog_selectors as selectors
 from sysprompt.prompts import catalog_services as services
 from sysprompt_core.prompt_names import PROMPT_NAME_MAX_LENGTH, PROMPT_NAME_PATTERN
 
 if TYPE_CHECKING:
     from sysprompt.prompts.models import Prompt
+
+
+class CatalogSchema(SyspromptAutoSchema):
+    """The catalog's own operations under ``/api/prompts/{prompt}/-/`` (rename, archive,
+    unarchive, duplicate) are no other route's view served again: their ids and their
+    ``prompt`` parameter stay as declared."""
+
+    def _route_prefix(self) -> str:
+        return ""
 
 
 class ManagesPrompts(IsPromptAuthor):
@@ -235,6 +245,7 @@ class PromptDeleteApi(APIView):
 
 
 class PromptRenameApi(APIView):
+    schema = CatalogSchema()
     permission_classes = [IsAuthenticated, ManagesPrompts]
 
     @extend_schema(
@@ -263,6 +274,7 @@ class PromptRenameApi(APIView):
 
 
 class _ArchiveApi(APIView):
+    schema = CatalogSchema()
     permission_classes = [IsAuthenticated, ManagesPrompts]
     archived: bool
 
@@ -312,6 +324,7 @@ class PromptUnarchiveApi(_ArchiveApi):
 
 
 class PromptDuplicateApi(APIView):
+    schema = CatalogSchema()
     permission_classes = [IsAuthenticated, ManagesPrompts]
 
     @extend_schema(
