@@ -432,7 +432,7 @@ class ConversationPromptGetApi(APIView):
         responses={
             200: s.ConversationPromptOutputSerializer,
             304: not_modified_response("If-None-Match names the stored prompt: no body."),
-            **error_responses(400, 404, e409=AMBIGUOUS),
+            **error_responses(400, 404, 409, e409=AMBIGUOUS),
         },
     )
     def get(self, request: Request, conversation_id: str, username: str | None = None) -> Response:
@@ -575,7 +575,7 @@ class ConversationPromptDeleteApi(APIView):
         operation_id="delete_conversation_prompt",
         summary="Forget the stored prompt",
         parameters=[CONVERSATION_ID],
-        responses={204: None, **error_responses(400, 404, e409=AMBIGUOUS)},
+        responses={204: None, **error_responses(400, 404, 409, e409=AMBIGUOUS)},
     )
     def delete(
         self, request: Request, conversation_id: str, username: str | None = None
