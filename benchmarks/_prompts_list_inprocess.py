@@ -66,7 +66,9 @@ def main() -> None:
 
         return (lambda: api.get(url)), check
 
-    def web_page(params: dict[str, str], rows: int) -> tuple[Callable[[], Any], Callable[[], None]]:
+    def web_page(
+        params: dict[str, str], rows: int
+    ) -> tuple[Callable[[], Any], Callable[[Any], None]]:
         def check(answer: Any) -> None:
             assert answer.status_code == 200, answer.content[:300]
             found = answer.content.count(b"<tr data-prompt=")
