@@ -33,6 +33,14 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
 
+    from django.conf import settings
+
+    # The pages' static URLs without collectstatic's manifest (as the tests serve them).
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
     from django.contrib.auth import get_user_model
     from django.test import Client
     from django.utils import timezone

@@ -16,11 +16,12 @@ Archive. Prompt authors only (the template's change permission).
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -29,6 +30,7 @@ from django.views import View
 from django_htmx.middleware import HtmxDetails
 
 from sysprompt import errors
+from sysprompt.editor.templatetags.relative_time import ago
 from sysprompt.prompts import catalog_selectors as selectors
 from sysprompt.prompts import catalog_services as services
 from sysprompt.prompts.catalog import prompt_get
@@ -54,6 +56,10 @@ def label_words(target: Any) -> str:
     if isinstance(target, dict) and "split" in target:
         return "split"
     return str(target)
+
+
+def _shortened(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class ListForm(forms.Form):
@@ -110,12 +116,21 @@ class PromptsPageView(PromptPagesMixin, View):
             prompts = prompts.filter(name__gt=after)
         page = list(prompts[: PAGE_SIZE + 1])
         more = len(page) > PAGE_SIZE
+        actions_url = reverse("editor:prompts-actions")
         rows = [
             {
-                "row": row,
+                "name": row.name,
                 "url": prompt_page_url(row.name),
-                "labels": [(name, label_words(target)) for name, target in row.labels.items()],
-                "is_default": row.name == DEFAULT_PROMPT,
+                "actions_url": f"{actions_url}?{urlencode({'prompt': row.name})}",
+                "archived": row.archived,
+                "description": _shortened(row.description),
+                "tags": row.tags,
+                "labels": " ".join(
+                    f"{name} → {label_words(target)}" for name, target in row.labels.items()
+                ),
+                "version": f"v{row.version}" if row.version else "",
+                "updated_iso": row.updated_at.isoformat(),
+                "updated_ago": ago(row.updated_at),
             }
             for row in selectors.prompt_rows(page[:PAGE_SIZE])
         ]
@@ -138,11 +153,15 @@ class PromptsPageView(PromptPagesMixin, View):
             response = render(request, "editor/_prompt_rows.html", context)
         else:
             tree, total = selectors.folder_tree(archived=archived)
+            tree_query = urlencode({"search": search, **({"archived": "1"} if archived else {})})
             context.update(
-                tree=tree,
+                tree=[
+                    (node, f"{prompts_url}?{urlencode({'folder': node.folder})}&{tree_query}")
+                    for node in tree
+                ],
                 total=total,
                 may_restrict=services.may_restrict(request.user),
-                tree_query=urlencode({"search": search, **({"archived": "1"} if archived else {})}),
+                tree_query=tree_query,
             )
             response = render(request, "editor/prompts.html", context)
         patch_vary_headers(response, ("HX-Request",))
@@ -251,6 +270,25 @@ class PromptArchiveView(PromptPagesMixin, View):
         verb = "archived: it starts no new conversation" if archived else "unarchived"
         messages.success(request, f"Prompt {prompt.name} {verb}.")
         return _back(request)
+
+
+class PromptActionsView(PromptPagesMixin, View):
+    """A row's Rename / Duplicate / Archive forms (htmx, when its menu first opens: the
+    page itself stays light with thousands of prompts)."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        try:
+            prompt = prompt_get(request.GET.get("prompt", ""), field="prompt")
+        except (errors.InvalidInput, errors.PromptNotFound) as exc:
+            raise Http404(str(exc)) from None
+        current = urlsplit(request.headers.get("HX-Current-URL", ""))
+        back = current.path + (f"?{current.query}" if current.query else "")
+        context = {
+            "row": prompt,
+            "is_default": prompt.name == DEFAULT_PROMPT,
+            "back": back or reverse("editor:prompts"),
+        }
+        return render(request, "editor/_prompt_actions.html", context)
 
 
 class PromptSwitchView(LoginRequiredMixin, View):

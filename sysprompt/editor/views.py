@@ -101,7 +101,7 @@ class EditorPageView(LoginRequiredMixin, View):
         )
         scoped = found.name != DEFAULT_PROMPT
         context = {
-            "prompt": found,
+            "named": found,
             "scoped": scoped,
             "current": current,
             "open_editor": self.open_editor,

@@ -6,8 +6,11 @@ error and no CSP violation."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import pytest
 from django.contrib.auth.models import User
+from django.urls import get_resolver
 from playwright.sync_api import expect
 
 from sysprompt.prompts.catalog_services import prompt_create
@@ -15,9 +18,18 @@ from sysprompt.prompts.models import Prompt, PromptAlias, TemplateVersion
 from tests.browser.test_csp import Watched, watched  # noqa: F401  (the fixture)
 
 
+@pytest.fixture(autouse=True)
+def urls_loaded() -> None:
+    """The URLconf imported before the first page (the live server shares this process):
+    its imports (the model SDKs) take seconds on a loaded machine, beyond a page's
+    timeout."""
+    assert get_resolver().url_patterns
+
+
 def test_prompts_page_new_search_rename_archive_and_switch(
     watched: Watched,  # noqa: F811
     author: User,
+    project: Path,
 ) -> None:
     page, watch = watched(author)
     page.goto("/")
@@ -25,9 +37,9 @@ def test_prompts_page_new_search_rename_archive_and_switch(
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Prompts").click()
     expect(page.locator('#prompt-rows tr[data-prompt="default"]')).to_be_visible()
 
-    page.get_by_label("Name").fill("support/triage")
-    page.get_by_label("Description").fill("Sorts tickets.")
-    page.get_by_label("Tags").fill("support, tier-1")
+    page.get_by_label("Name", exact=True).fill("support/triage")
+    page.get_by_label("Description", exact=True).fill("Sorts tickets.")
+    page.get_by_label("Tags", exact=True).fill("support, tier-1")
     page.get_by_role("button", name="Create").click()
     expect(page).to_have_url(re.compile(r"/editor/p/support/triage/-/$"))
     expect(page.locator("#prompt-name")).to_have_text("support/triage")
@@ -71,6 +83,7 @@ def test_prompts_page_new_search_rename_archive_and_switch(
 def test_scoped_editor_saves_to_its_prompt(
     watched: Watched,  # noqa: F811
     author: User,
+    project: Path,
 ) -> None:
     prompt_create(name="coding/reviewer", template="Review the diff.", author=author)
     page, watch = watched(author)
