@@ -176,3 +176,32 @@ def test_scoped_save_refused_by_a_restriction(author: User, author_web: Client) 
 
     assert refused.status_code == 403
     assert TemplateVersion.objects.filter(prompt__name="support/triage").count() == 1
+
+
+def test_prompts_actions_partial_holds_the_rows_forms(author_web: Client) -> None:
+    make("support/triage")
+
+    actions = author_web.get(
+        "/prompts/-/actions",
+        {"prompt": "support/triage"},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL="http://testserver/prompts/?folder=support%2F",
+    ).content.decode()
+    of_default = author_web.get("/prompts/-/actions", {"prompt": "default"}).content.decode()
+    unknown = author_web.get("/prompts/-/actions", {"prompt": "nothing"})
+
+    assert 'data-action="rename"' in actions and 'data-action="archive"' in actions
+    assert 'name="back" value="/prompts/?folder=support%2F"' in actions
+    assert 'name="csrfmiddlewaretoken"' in actions
+    assert 'data-action="duplicate"' in of_default and 'data-action="rename"' not in of_default
+    assert unknown.status_code == 404
+
+
+def test_prompts_back_never_leaves_the_prompts_page(author_web: Client) -> None:
+    make("a")
+
+    answer = author_web.post(
+        "/prompts/-/archive", {"prompt": "a", "archived": "1", "back": "https://evil.example/"}
+    )
+
+    assert answer["Location"] == "/prompts/"
