@@ -181,6 +181,28 @@ class SyspromptAutoSchema(AutoSchema):
 
     def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
         operation: dict[str, Any] | None = super().get_operation(*args, **kwargs)
-        if operation is not None:
-            operation["operationId"] = self._route_prefix() + operation["operationId"]
+        prefix = self._route_prefix()
+        if operation is None or not prefix:
+            return operation
+        operation["operationId"] = prefix + operation["operationId"]
+        if prefix == "prompt_":  # the path names the prompt; it may break the rule or be unknown
+            operation["parameters"] = [
+                parameter
+                for parameter in operation.get("parameters", [])
+                if (parameter["name"], parameter["in"]) != ("prompt", "query")
+            ]
+            responses = operation["responses"]
+            responses.setdefault("400", _response("BadRequest", _BAD_PROMPT))
+            responses.setdefault("404", _response("Error", "Not found (the prompt: no such name)."))
+            operation["responses"] = dict(sorted(responses.items()))
         return operation
+
+
+_BAD_PROMPT = "Invalid input: field name → list of messages (prompt: a name that breaks the rule)."
+
+
+def _response(component: str, description: str) -> dict[str, Any]:
+    return {
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{component}"}}},
+        "description": description,
+    }

@@ -11,6 +11,7 @@ from sysprompt.api import (
     event_views,
     host_views,
     library_views,
+    prompt_views,
     release_views,
     transfer_views,
     views,
@@ -25,6 +26,10 @@ class SystemPromptRoute(views.SystemPromptPutApi, views.SystemPromptGetApi):
 
 class ConversationPromptRoute(views.ConversationPromptGetApi, views.ConversationPromptDeleteApi):
     """GET and DELETE /api/conversations/{id}/system-prompt."""
+
+
+class AgentHostPromptsRoute(host_views.AgentHostPromptsGetApi, host_views.AgentHostPromptsSetApi):
+    """GET and PUT /api/agent-hosts/{username}/prompts."""
 
 
 class FragmentRoute(
@@ -114,6 +119,20 @@ class EvaluationsRoute(evaluation_views.EvaluationListApi, evaluation_views.Eval
     """GET and POST /api/evaluations."""
 
 
+class PromptsRoute(prompt_views.PromptListApi, prompt_views.PromptCreateApi):
+    """GET and POST /api/prompts."""
+
+
+class PromptRoute(
+    prompt_views.PromptGetApi, prompt_views.PromptUpdateApi, prompt_views.PromptDeleteApi
+):
+    """GET, PATCH and DELETE /api/prompts/{prompt}."""
+
+
+class FolderRoute(prompt_views.FolderGetApi, prompt_views.FolderSetApi):
+    """GET and PUT /api/folders/{folder}."""
+
+
 class DigitsConverter:
     """A release number in a path: digits only (the view answers 404 beyond any release;
     anything else is no route, 404 too)."""
@@ -167,6 +186,10 @@ class PromptNameConverter:
 register_converter(PromptNameConverter, "prompt_name")
 
 conversation = "conversations/<any_conversation_id:conversation_id>/system-prompt"
+# An agent host's conversation: ids are scoped to the host that made them.
+host_conversation = f"agent-hosts/<str:username>/{conversation}"
+# A named prompt's template: the same views as /api/system-prompt…, for that prompt.
+prompt_template = "prompts/<prompt_name:prompt>/-/system-prompt"
 
 urlpatterns = [
     path("system-prompt", SystemPromptRoute.as_view(), name="system-prompt"),
@@ -179,6 +202,20 @@ urlpatterns = [
     path(f"{conversation}/resolve", views.ResolveApi.as_view(), name="resolve"),
     path(f"{conversation}/construct", views.ConstructApi.as_view(), name="construct"),
     path(f"{conversation}/compact", views.CompactApi.as_view(), name="compact"),
+    path(host_conversation, ConversationPromptRoute.as_view(), name="host-conversation-prompt"),
+    path(f"{host_conversation}/resolve", views.ResolveApi.as_view(), name="host-resolve"),
+    path(f"{host_conversation}/construct", views.ConstructApi.as_view(), name="host-construct"),
+    path(f"{host_conversation}/compact", views.CompactApi.as_view(), name="host-compact"),
+    path(
+        "agent-hosts/<str:username>/prompts",
+        AgentHostPromptsRoute.as_view(),
+        name="agent-host-prompts",
+    ),
+    path(prompt_template, SystemPromptRoute.as_view(), name="prompt-system-prompt"),
+    path(f"{prompt_template}/variables", views.VariablesApi.as_view(), name="prompt-variables"),
+    path(f"{prompt_template}/versions", views.VersionsApi.as_view(), name="prompt-versions"),
+    path(f"{prompt_template}/preview", views.PreviewApi.as_view(), name="prompt-preview"),
+    path(f"{prompt_template}/references", views.ReferencesApi.as_view(), name="prompt-references"),
     path("library", library_views.LibraryListApi.as_view(), name="library"),
     path("library/preview", library_views.LibraryPreviewApi.as_view(), name="library-preview"),
     path("library/export", transfer_views.LibraryExportApi.as_view(), name="library-export"),
@@ -271,6 +308,29 @@ urlpatterns = [
         evaluation_views.EvaluationCancelApi.as_view(),
         name="evaluation-cancel",
     ),
+    path("prompts", PromptsRoute.as_view(), name="prompts"),
+    path("prompts/<prompt_name:prompt>", PromptRoute.as_view(), name="prompt"),
+    path(
+        "prompts/<prompt_name:prompt>/-/rename",
+        prompt_views.PromptRenameApi.as_view(),
+        name="prompt-rename",
+    ),
+    path(
+        "prompts/<prompt_name:prompt>/-/archive",
+        prompt_views.PromptArchiveApi.as_view(),
+        name="prompt-archive",
+    ),
+    path(
+        "prompts/<prompt_name:prompt>/-/unarchive",
+        prompt_views.PromptUnarchiveApi.as_view(),
+        name="prompt-unarchive",
+    ),
+    path(
+        "prompts/<prompt_name:prompt>/-/duplicate",
+        prompt_views.PromptDuplicateApi.as_view(),
+        name="prompt-duplicate",
+    ),
+    path("folders/<prompt_name:folder>", FolderRoute.as_view(), name="folder"),
     path("me", views.CallerApi.as_view(), name="me"),
     path("health", views.HealthApi.as_view(), name="health"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -8,12 +8,29 @@ start a fragment name's segment, so no name ever collides with them.
 
 from __future__ import annotations
 
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, register_converter
 from django.views import View
 
-from sysprompt.editor import evaluations, events, hosts, library, releases, transfer, views
+from sysprompt.editor import evaluations, events, hosts, library, prompts, releases, transfer, views
 
 app_name = "editor"
+
+
+class PromptNameConverter:
+    """A prompt's name in ``/editor/p/<name>/-/…``: segments that do not start with
+    ``-`` (so ``/-/`` ends the name); the view answers 404 for an unknown one."""
+
+    regex = "[^/-][^/]*(?:/[^/-][^/]*)*"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(PromptNameConverter, "editor_prompt_name")
+PROMPT = "editor/p/<editor_prompt_name:prompt>/-/"
 
 
 def _history_routes(
@@ -63,6 +80,27 @@ urlpatterns = [
         views.VersionDiffView,
         views.VersionsDiffView,
     ),
+    # --- one prompt's pages: /editor/p/<name>/-/… (the same views, that prompt's data) ---
+    path(PROMPT, views.EditorPageView.as_view(), name="prompt-index"),
+    path(f"{PROMPT}editor", views.EditorPageView.as_view(open_editor=True), name="prompt-editor"),
+    path(f"{PROMPT}save", views.SaveView.as_view(), name="prompt-save"),
+    *_history_routes(
+        PROMPT,
+        "prompt-",
+        views.HistoryView,
+        views.VersionsCompareView,
+        views.VersionTextView,
+        views.VersionDiffView,
+        views.VersionsDiffView,
+    ),
+    # --- the Prompts page (sysprompt/editor/prompts.py) ---
+    path("prompts/", prompts.PromptsPageView.as_view(), name="prompts"),
+    path("prompts/-/new", prompts.PromptNewView.as_view(), name="prompts-new"),
+    path("prompts/-/rename", prompts.PromptRenameView.as_view(), name="prompts-rename"),
+    path("prompts/-/duplicate", prompts.PromptDuplicateView.as_view(), name="prompts-duplicate"),
+    path("prompts/-/archive", prompts.PromptArchiveView.as_view(), name="prompts-archive"),
+    path("prompts/-/actions", prompts.PromptActionsView.as_view(), name="prompts-actions"),
+    path("prompts/-/switch", prompts.PromptSwitchView.as_view(), name="prompts-switch"),
     path("editor/files", views.FileSuggestView.as_view(), name="files"),
     path("editor/cwd", views.CwdRememberView.as_view(), name="cwd"),
     path("library/", library.LibraryListView.as_view(), name="library"),

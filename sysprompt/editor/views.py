@@ -35,17 +35,20 @@ from sysprompt.editor import cwds, forms
 from sysprompt.editor.preview import fragment_rows, preview_context
 from sysprompt.library.selectors import library_source
 from sysprompt.prompts import files, rendering, selectors, services, validation
+from sysprompt.prompts.catalog import prompt_get
+from sysprompt.prompts.catalog_services import editors_check
 from sysprompt.prompts.permissions import CONVERSATION_VIEW_PERMISSION, TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases.selectors import SaveReach, conversation_build, latest_weight, save_reach
 from sysprompt_core.diff import text_diff
 from sysprompt_core.library import FragmentUse
 from sysprompt_core.paths import real_roots
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 from sysprompt_core.releases import SPLIT_TOTAL, Split, Target, describe_pointer, percent
 from sysprompt_core.variables import CatalogEntry, variable_catalog
 
 if TYPE_CHECKING:
     from sysprompt.prompts.builds import Build
-    from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
+    from sysprompt.prompts.models import ConversationPrompt, Prompt, TemplateVersion
 
 PREVIEW_DEBOUNCE_MS = 250
 PARTIAL_HEADER = "X-Sysprompt-Partial"
@@ -55,13 +58,32 @@ CONVERSATION_PAGE_SIZE = 50
 COUNT_CAP = 10_000
 
 
+def page_prompt(name: str | None) -> Prompt:
+    """The prompt a page's URL names (``/editor/p/<name>/-/…``; ``default`` for today's
+    URLs): 404 for an unknown name or one that breaks the rule."""
+    try:
+        return prompt_get(name)
+    except (errors.PromptNotFound, errors.InvalidInput) as exc:
+        raise Http404(str(exc)) from None
+
+
+def prompt_url(name: str, prompt: Prompt, *args: object) -> str:
+    """``editor:<name>`` for ``default`` (today's URL), ``editor:prompt-<name>`` under
+    ``/editor/p/<prompt>/-/`` for any other prompt."""
+    if prompt.name == DEFAULT_PROMPT:
+        return reverse(f"editor:{name}", args=args)
+    return reverse(f"editor:prompt-{name}", args=[prompt.name, *args])
+
+
 class EditorPageView(LoginRequiredMixin, View):
-    """The main page; ``open_editor`` shows it with the editor modal already open."""
+    """The main page; ``open_editor`` shows it with the editor modal already open.
+    Under ``/editor/p/<name>/-/`` it is that prompt's (its working copy, its history)."""
 
     open_editor = False
 
-    def get(self, request: HttpRequest) -> HttpResponse:
-        current = selectors.template_current()
+    def get(self, request: HttpRequest, prompt: str | None = None) -> HttpResponse:
+        found = page_prompt(prompt)
+        current = selectors.template_current(found)
         cwd, recent_cwds = user_cwds(request)
         preview = preview_context(text=current.text, cwd=cwd, compress=current.compress)
         config = editor_config(
@@ -72,12 +94,15 @@ class EditorPageView(LoginRequiredMixin, View):
             can_edit=request.user.has_perm(TEMPLATE_EDIT_PERMISSION),
             settings={"compress": current.compress},
             urls={
-                "index": reverse("editor:index"),
-                "editor": reverse("editor:editor"),
-                "version": reverse("editor:version", args=[0]).replace("/0.json", "/{n}.json"),
+                "index": prompt_url("index", found),
+                "editor": prompt_url("editor", found),
+                "version": prompt_url("version", found, 0).replace("/0.json", "/{n}.json"),
             },
         )
+        scoped = found.name != DEFAULT_PROMPT
         context = {
+            "named": found,
+            "scoped": scoped,
             "current": current,
             "open_editor": self.open_editor,
             "config": config,
@@ -85,8 +110,8 @@ class EditorPageView(LoginRequiredMixin, View):
             "modal": {
                 "title": "Edit the system prompt template",
                 "version_label": "default" if current.is_default else f"v{current.version}",
-                "save_url": reverse("editor:save"),
-                "history_url": reverse("editor:history"),
+                "save_url": prompt_url("save", found),
+                "history_url": prompt_url("history", found),
                 "etag": current.etag,
                 "settings": {"compress": current.compress},
             },
@@ -99,7 +124,8 @@ class EditorPageView(LoginRequiredMixin, View):
             "conversation_count_cap": COUNT_CAP,
             "cwd": cwd,
             "recent_cwds": recent_cwds,
-            "save_banner": save_banner(request),
+            # What production serves is default's until releases are per prompt here.
+            "save_banner": None if scoped else save_banner(request),
             **preview,
         }
         return render(request, "editor/index.html", context)
@@ -215,7 +241,8 @@ class PreviewView(LoginRequiredMixin, View):
 class SaveView(LoginRequiredMixin, View):
     """Save the editor's text as a new version, only if the base version is current."""
 
-    def post(self, request: HttpRequest) -> HttpResponse:
+    def post(self, request: HttpRequest, prompt: str | None = None) -> HttpResponse:
+        found = page_prompt(prompt)
         if not request.user.has_perm(TEMPLATE_EDIT_PERMISSION):
             return save_problem(
                 request,
@@ -229,12 +256,16 @@ class SaveView(LoginRequiredMixin, View):
         text = form.cleaned_data["template"]
         base = form.cleaned_data["base_etag"]
         try:
+            editors_check(request.user, found, action="edit")
             version = services.template_save(
                 text=text,
                 compress=form.cleaned_data["compress"],
                 author=request.user,
                 if_match=parse_etags(base) if base else None,
+                prompt=found,
             )
+        except errors.PromptForbidden as exc:
+            return save_problem(request, str(exc), status=403)
         except errors.TemplateTooLarge as exc:
             return save_problem(request, str(exc), status=413)
         except errors.PreconditionFailed as exc:
@@ -268,17 +299,18 @@ def saved_answer(
 class HistoryView(LoginRequiredMixin, View):
     """A page of versions, newest first (``before`` continues after a number)."""
 
-    def get(self, request: HttpRequest) -> HttpResponse:
+    def get(self, request: HttpRequest, prompt: str | None = None) -> HttpResponse:
+        found = page_prompt(prompt)
         form = forms.HistoryForm(request.GET)
         before = form.cleaned_data["before"] if form.is_valid() else None
-        versions = selectors.template_versions(before=before or None)
+        versions = selectors.template_versions(before=before or None, prompt=found)
         page = list(versions.defer("text")[: HISTORY_PAGE_SIZE + 1])
         rows = [
             HistoryRow(
                 number=version.number,
                 author=version.author.get_username() if version.author else None,
                 created_at=version.created_at,
-                diff_url=reverse("editor:version-diff", args=[version.number]),
+                diff_url=prompt_url("version-diff", found, version.number),
                 compress=version.compress,
             )
             for version in page
@@ -286,8 +318,8 @@ class HistoryView(LoginRequiredMixin, View):
         context = history_context(
             rows,
             before=before or None,
-            history_url=reverse("editor:history"),
-            compare_url=reverse("editor:versions-compare"),
+            history_url=prompt_url("history", found),
+            compare_url=prompt_url("versions-compare", found),
         )
         return render(request, "editor/_history.html", context)
 
@@ -339,8 +371,8 @@ def history_context(
 class VersionDiffView(LoginRequiredMixin, View):
     """A version against the editor's text."""
 
-    def post(self, request: HttpRequest, number: int) -> HttpResponse:
-        version = _version(number)
+    def post(self, request: HttpRequest, number: int, prompt: str | None = None) -> HttpResponse:
+        version = _version(number, prompt)
         form = forms.DiffForm(request.POST)
         if not form.is_valid():
             return form_errors(request, form)
@@ -352,26 +384,30 @@ class VersionDiffView(LoginRequiredMixin, View):
 class VersionsDiffView(LoginRequiredMixin, View):
     """One saved version against another (``old`` → ``new``, either order)."""
 
-    def get(self, request: HttpRequest, old: int, new: int) -> HttpResponse:
-        return _versions_diff(request, old=_version(old), new=_version(new))
+    def get(
+        self, request: HttpRequest, old: int, new: int, prompt: str | None = None
+    ) -> HttpResponse:
+        return _versions_diff(request, old=_version(old, prompt), new=_version(new, prompt))
 
 
 class VersionsCompareView(LoginRequiredMixin, View):
     """The History tab's compare form: the versions chosen as "from" and "to"."""
 
-    def get(self, request: HttpRequest) -> HttpResponse:
+    def get(self, request: HttpRequest, prompt: str | None = None) -> HttpResponse:
         form = forms.VersionsCompareForm(request.GET)
         if not form.is_valid():
             return form_errors(request, form)
         data = form.cleaned_data
-        return _versions_diff(request, old=_version(data["old"]), new=_version(data["new"]))
+        return _versions_diff(
+            request, old=_version(data["old"], prompt), new=_version(data["new"], prompt)
+        )
 
 
 class VersionTextView(LoginRequiredMixin, View):
     """A version's text as JSON, for restoring it into the editor."""
 
-    def get(self, request: HttpRequest, number: int) -> JsonResponse:
-        version = _version(number)
+    def get(self, request: HttpRequest, number: int, prompt: str | None = None) -> JsonResponse:
+        version = _version(number, prompt)
         return JsonResponse(
             {
                 "version": version.number,
@@ -585,8 +621,8 @@ def conflict_answer(
     )
 
 
-def _version(number: int) -> TemplateVersion:
-    version = selectors.template_version(number)
+def _version(number: int, prompt: str | None = None) -> TemplateVersion:
+    version = selectors.template_version(number, prompt=page_prompt(prompt))
     if version is None:
         raise Http404(f"There is no version {number}.")
     return version

@@ -50,6 +50,7 @@ def event_record(
     event_type: str | None = None,
     data: Mapping[str, Any] | None = None,
     text: Mapping[str, Any] | None = None,
+    prompt: str = "",
 ) -> None:
     """Record a change in the audit log and, for a webhook ``event_type``, enqueue it.
 
@@ -58,7 +59,9 @@ def event_record(
     core (default variant)``), ``summary`` says it in one line — never a secret or a
     token. The event's payload data is ``{"actor": <user name or null>, **data}``;
     ``text`` holds the fields (prompt text) added only for subscriptions that include
-    text. Joins the caller's transaction (no savepoint of its own).
+    text. ``prompt`` names the prompt the change concerns (stored in the record, and in
+    the event's data when not empty). Joins the caller's transaction (no savepoint of
+    its own).
     """
     now = timezone.now()
     actor_id, actor_name = _actor(actor)
@@ -70,6 +73,7 @@ def event_record(
             action=action[:ACTION_MAX_LENGTH],
             object=_one_line(object, AUDIT_OBJECT_MAX_LENGTH),
             summary=_one_line(summary, AUDIT_SUMMARY_MAX_LENGTH),
+            prompt=prompt,
         )
         if event_type is None:
             return
@@ -83,7 +87,11 @@ def event_record(
         if wanting:
             _event_enqueue(
                 type=event_type,
-                data={"actor": actor_name or None, **(data or {})},
+                data={
+                    "actor": actor_name or None,
+                    **({"prompt": prompt} if prompt else {}),
+                    **(data or {}),
+                },
                 text=text,
                 webhook_ids=wanting,
                 now=now,

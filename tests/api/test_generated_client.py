@@ -205,3 +205,31 @@ def test_generated_client_exports_and_imports_the_zip(generated: Generated, serv
     assert isinstance(dry.parsed, models.ImportReport)
     assert dry.parsed.applied is False
     assert "system-prompt.md" in {item.path for item in dry.parsed.items}
+
+
+def test_generated_client_addresses_a_prompt_whose_name_has_a_slash(
+    generated: Generated, served: Served
+) -> None:
+    models = generated.module("models")
+    create = generated.module("api.prompts.create_prompt")
+    get = generated.module("api.prompts.get_prompt")
+    rename = generated.module("api.prompts.rename_prompt")
+
+    with generated.client(served, author=True) as author:
+        made = create.sync_detailed(
+            client=author,
+            body=models.PromptCreateInput(name="support/triage", template="You triage."),
+        )
+        got = get.sync_detailed("support/triage", client=author)
+        renamed = rename.sync_detailed(
+            "support/triage", client=author, body=models.PromptRenameInput(name="support/sorter")
+        )
+        by_alias = get.sync_detailed("support/triage", client=author)
+
+    assert made.status_code == 201, made.content
+    assert isinstance(got.parsed, models.Prompt)
+    assert got.parsed.name == "support/triage"
+    assert got.parsed.version >= 1
+    assert renamed.status_code == 200, renamed.content
+    assert by_alias.parsed.name == "support/sorter"
+    assert by_alias.parsed.aliases == ["support/triage"]

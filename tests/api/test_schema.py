@@ -95,6 +95,17 @@ EVALUATION_PLAN = "/api/evaluations/plan"
 EVALUATION = "/api/evaluations/{id}"
 EVALUATION_RESULTS = "/api/evaluations/{id}/results"
 EVALUATION_CANCEL = "/api/evaluations/{id}/cancel"
+PROMPTS = "/api/prompts"
+PROMPT = "/api/prompts/{prompt}"
+PROMPT_RENAME = "/api/prompts/{prompt}/-/rename"
+PROMPT_ARCHIVE = "/api/prompts/{prompt}/-/archive"
+PROMPT_UNARCHIVE = "/api/prompts/{prompt}/-/unarchive"
+PROMPT_DUPLICATE = "/api/prompts/{prompt}/-/duplicate"
+FOLDER = "/api/folders/{folder}"
+# named prompts: a prompt's template, an agent host's conversations and prompts
+PROMPT_TEMPLATE = "/api/prompts/{prompt}/-/system-prompt"
+HOST_CONVERSATION = "/api/agent-hosts/{username}/conversations/{conversation_id}/system-prompt"
+HOST_PROMPTS = "/api/agent-hosts/{username}/prompts"
 
 VALID_CWD = "/<valid cwd>"
 """Stands for an existing directory inside the allowed roots; the test fills it in."""
@@ -380,12 +391,12 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (VARIABLES, "GET"): {200, 401, 403, 503},
     (VERSIONS, "GET"): {200, 400, 401, 403, 404, 503},
     (PREVIEW, "POST"): {200, 400, 401, 403, 413, 415, 503},
-    (CONVERSATION + "/resolve", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
+    (CONVERSATION + "/resolve", "POST"): {200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 503},
     (ME, "GET"): {200, 401, 403, 503},
-    (CONVERSATION + "/construct", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
-    (CONVERSATION, "GET"): {200, 304, 400, 401, 403, 404, 503},
-    (CONVERSATION + "/compact", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
-    (CONVERSATION, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (CONVERSATION + "/construct", "POST"): {200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 503},
+    (CONVERSATION, "GET"): {200, 304, 400, 401, 403, 404, 409, 503},
+    (CONVERSATION + "/compact", "POST"): {200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 503},
+    (CONVERSATION, "DELETE"): {204, 400, 401, 403, 404, 409, 503},
     (CONVERSATIONS, "GET"): {200, 400, 401, 403, 404, 503},
     # library.md §8
     (LIBRARY, "GET"): {200, 400, 401, 403, 404, 503},
@@ -399,7 +410,7 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (HOST_OVERRIDE, "GET"): {200, 400, 401, 403, 404, 503},
     (HOST_OVERRIDE, "PUT"): {200, 400, 401, 403, 404, 415, 503},
     # agent-hosts.md §0
-    (REFERENCES, "GET"): {200, 304, 400, 401, 403, 503},
+    (REFERENCES, "GET"): {200, 304, 400, 401, 403, 404, 503},
     # docs/events.md
     (WEBHOOKS, "GET"): {200, 401, 403, 503},
     (WEBHOOKS, "POST"): {201, 400, 401, 403, 415, 503},
@@ -464,6 +475,69 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (EVALUATION, "GET"): {200, 401, 403, 404, 503},
     (EVALUATION_RESULTS, "GET"): {200, 400, 401, 403, 404, 503},
     (EVALUATION_CANCEL, "POST"): {200, 401, 403, 404, 503},
+    # named prompts §3, §4: the catalog
+    (PROMPTS, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPTS, "POST"): {201, 400, 401, 403, 409, 413, 415, 503},
+    (PROMPT, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT, "PATCH"): {200, 400, 401, 403, 404, 415, 503},
+    (PROMPT, "DELETE"): {204, 400, 401, 403, 404, 409, 503},
+    (PROMPT_RENAME, "POST"): {200, 400, 401, 403, 404, 409, 415, 503},
+    (PROMPT_ARCHIVE, "POST"): {200, 400, 401, 403, 404, 409, 503},
+    (PROMPT_UNARCHIVE, "POST"): {200, 400, 401, 403, 404, 409, 503},
+    (PROMPT_DUPLICATE, "POST"): {201, 400, 401, 403, 404, 409, 415, 503},
+    (FOLDER, "GET"): {200, 400, 401, 403, 404, 503},
+    (FOLDER, "PUT"): {200, 400, 401, 403, 404, 415, 503},
+    # named prompts: a prompt's template (the same operations, for the prompt in the path)
+    (PROMPT_TEMPLATE, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_TEMPLATE, "PUT"): {200, 400, 401, 403, 404, 412, 413, 415, 503},
+    (PROMPT_TEMPLATE + "/variables", "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_TEMPLATE + "/versions", "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_TEMPLATE + "/preview", "POST"): {200, 400, 401, 403, 404, 413, 415, 503},
+    (PROMPT_TEMPLATE + "/references", "GET"): {200, 304, 400, 401, 403, 404, 503},
+    # an agent host's conversations (ids are scoped to the host) and its prompts
+    (HOST_CONVERSATION, "GET"): {200, 304, 400, 401, 403, 404, 503},
+    (HOST_CONVERSATION, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (HOST_CONVERSATION + "/resolve", "POST"): {
+        200,
+        201,
+        400,
+        401,
+        403,
+        404,
+        409,
+        410,
+        413,
+        415,
+        503,
+    },
+    (HOST_CONVERSATION + "/construct", "POST"): {
+        200,
+        201,
+        400,
+        401,
+        403,
+        404,
+        409,
+        410,
+        413,
+        415,
+        503,
+    },
+    (HOST_CONVERSATION + "/compact", "POST"): {
+        200,
+        201,
+        400,
+        401,
+        403,
+        404,
+        409,
+        410,
+        413,
+        415,
+        503,
+    },
+    (HOST_PROMPTS, "GET"): {200, 401, 403, 404, 503},
+    (HOST_PROMPTS, "PUT"): {200, 400, 401, 403, 404, 415, 503},
 }
 NOT_IN_THE_CONTRACT = {(HEALTH, "GET"): {200, 401, 403, 503}}
 
@@ -476,6 +550,7 @@ PATH_PARAMETERS = {
     "number": 1,
     "case": "c1",
     "prompt": "default",
+    "folder": "support",
 }
 
 
@@ -882,8 +957,43 @@ OPERATION_IDS = {
     (EVALUATION, "GET"): "get_evaluation",
     (EVALUATION_RESULTS, "GET"): "get_evaluation_results",
     (EVALUATION_CANCEL, "POST"): "cancel_evaluation",
+    (PROMPTS, "GET"): "list_prompts",
+    (PROMPTS, "POST"): "create_prompt",
+    (PROMPT, "GET"): "get_prompt",
+    (PROMPT, "PATCH"): "update_prompt",
+    (PROMPT, "DELETE"): "delete_prompt",
+    (PROMPT_RENAME, "POST"): "rename_prompt",
+    (PROMPT_ARCHIVE, "POST"): "archive_prompt",
+    (PROMPT_UNARCHIVE, "POST"): "unarchive_prompt",
+    (PROMPT_DUPLICATE, "POST"): "duplicate_prompt",
+    (FOLDER, "GET"): "get_folder",
+    (FOLDER, "PUT"): "set_folder",
+    # named prompts: the same operations under a prompt's or an agent host's path
+    (PROMPT_TEMPLATE, "GET"): "prompt_get_template",
+    (PROMPT_TEMPLATE, "PUT"): "prompt_save_template",
+    (PROMPT_TEMPLATE + "/variables", "GET"): "prompt_list_template_variables",
+    (PROMPT_TEMPLATE + "/versions", "GET"): "prompt_list_template_versions",
+    (PROMPT_TEMPLATE + "/preview", "POST"): "prompt_preview_template",
+    (PROMPT_TEMPLATE + "/references", "GET"): "prompt_list_template_references",
+    (HOST_CONVERSATION, "GET"): "host_get_conversation_prompt",
+    (HOST_CONVERSATION, "DELETE"): "host_delete_conversation_prompt",
+    (HOST_CONVERSATION + "/resolve", "POST"): "host_resolve",
+    (HOST_CONVERSATION + "/construct", "POST"): "host_construct",
+    (HOST_CONVERSATION + "/compact", "POST"): "host_compact",
+    (HOST_PROMPTS, "GET"): "get_agent_host_prompts",
+    (HOST_PROMPTS, "PUT"): "set_agent_host_prompts",
 }
 COMPONENTS = {
+    # named prompts: the catalog
+    "Prompt",
+    "PromptListItem",
+    "PromptPage",
+    "PromptCreateInput",
+    "PatchedPromptUpdateInput",  # PATCH: every field optional
+    "PromptRenameInput",
+    "PromptDuplicateInput",
+    "Folder",
+    "FolderInput",
     "BadRequest",  # oneOf FieldErrors, Error
     "Caller",  # GET /api/me
     "CallerPermissions",
@@ -936,6 +1046,10 @@ COMPONENTS = {
     # agent hosts: host-local values, the references, the shared prefix
     "HostValues",
     "TemplateReferences",
+    "PromptsReferences",  # ?prompt=a&prompt=b: each prompt's references
+    "ReferencesAnswer",  # oneOf TemplateReferences, PromptsReferences
+    "HostPrompts",  # an agent host's default prompt and allowed prompts
+    "HostPromptsInput",
     "HostResolvesEnum",  # file, git, system
     "SharedPrefixEnd",
     # events: webhooks, their delivery log, the audit log
