@@ -71,17 +71,17 @@ LABEL_HISTORY = "/api/labels/{name}/history"
 LABEL_ROLLBACK = "/api/labels/{name}/rollback"
 TEST_CONTEXTS = "/api/test-contexts"
 TEST_CONTEXT = "/api/test-contexts/{name}"
-PROMPT = "/api/prompts/{prompt}/-"
-PROMPT_RELEASES = f"{PROMPT}/releases"
-PROMPT_RELEASE = f"{PROMPT}/releases/{{number}}"
-PROMPT_RELEASE_COMPARE = f"{PROMPT}/releases/{{number}}/compare"
-PROMPT_IMPACT = f"{PROMPT}/releases/impact"
-PROMPT_LABELS = f"{PROMPT}/labels"
-PROMPT_LABEL = f"{PROMPT}/labels/{{name}}"
-PROMPT_LABEL_HISTORY = f"{PROMPT}/labels/{{name}}/history"
-PROMPT_LABEL_ROLLBACK = f"{PROMPT}/labels/{{name}}/rollback"
-PROMPT_TEST_CONTEXTS = f"{PROMPT}/test-contexts"
-PROMPT_TEST_CONTEXT = f"{PROMPT}/test-contexts/{{name}}"
+PER_PROMPT = "/api/prompts/{prompt}/-"
+PROMPT_RELEASES = f"{PER_PROMPT}/releases"
+PROMPT_RELEASE = f"{PER_PROMPT}/releases/{{number}}"
+PROMPT_RELEASE_COMPARE = f"{PER_PROMPT}/releases/{{number}}/compare"
+PROMPT_IMPACT = f"{PER_PROMPT}/releases/impact"
+PROMPT_LABELS = f"{PER_PROMPT}/labels"
+PROMPT_LABEL = f"{PER_PROMPT}/labels/{{name}}"
+PROMPT_LABEL_HISTORY = f"{PER_PROMPT}/labels/{{name}}/history"
+PROMPT_LABEL_ROLLBACK = f"{PER_PROMPT}/labels/{{name}}/rollback"
+PROMPT_TEST_CONTEXTS = f"{PER_PROMPT}/test-contexts"
+PROMPT_TEST_CONTEXT = f"{PER_PROMPT}/test-contexts/{{name}}"
 FRAGMENT_IMPACT = "/api/library/fragments/{name}/impact"
 MODELS = "/api/models"
 SUITES = "/api/suites"
@@ -1179,7 +1179,7 @@ def test_schema_refers_to_the_error_components_when_an_operation_fails(
         component = "BadRequest" if code == "400" else "Error"
         if key == (IMPORT, "POST") and code == "400":
             component = "ImportRefused"  # the report of what was refused
-        if key[0].startswith(("/api/labels/", f"{PROMPT}/labels/")) and code == "409":
+        if key[0].startswith(("/api/labels/", f"{PER_PROMPT}/labels/")) and code == "409":
             component = "GateRefused"  # what the label's gate is missing, one by one
         assert response["content"]["application/json"]["schema"] == {
             "$ref": f"#/components/schemas/{component}"
