@@ -43,13 +43,14 @@ from sysprompt.prompts import rendering
 from sysprompt.prompts import selectors as prompts
 from sysprompt.prompts import services as prompt_services
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
+from sysprompt.prompts.usable import prompts_usable
 from sysprompt.prompts.validation import HostContext, cwd_on_server
 from sysprompt.releases import selectors as releases
 from sysprompt.releases import services as release_services
 from sysprompt.releases.selectors import conversation_build
 from sysprompt.releases.validation import call_label_valid
 from sysprompt_client.errors import Forbidden, InvalidRequest, SyspromptError, error_for
-from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, Variant
+from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, PromptSummary, Variant
 from sysprompt_client.results import CompactResult, PromptResult, prompt_from_json
 from sysprompt_core.paths import real_roots
 
@@ -133,13 +134,20 @@ class DjangoBackend:
         model: str | None = None,
         provider: str | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> PromptResult:
         """``resolve``: the first turn builds and stores the prompt, every later one
         answers the stored bytes. Without ``cwd`` a stored conversation is answered as
-        it is (its frozen context needs none); a first turn needs one."""
+        it is (its frozen context needs none); a first turn needs one. ``prompt``: the
+        named prompt, as the API's body takes it."""
         return self._answer(
             lambda: self._resolve(
-                conversation_id, cwd=cwd, model=model, provider=provider, label=label
+                conversation_id,
+                cwd=cwd,
+                model=model,
+                provider=provider,
+                label=label,
+                prompt=prompt,
             )
         )
 
@@ -151,6 +159,7 @@ class DjangoBackend:
         model: str | None,
         provider: str | None,
         label: str | None,
+        prompt: str | None,
     ) -> PromptResult:
         if cwd is None:
             try:
@@ -159,7 +168,12 @@ class DjangoBackend:
                 raise _no_cwd(conversation_id) from None
             return prompt_from_json(prompt_payload(row), conversation_id)
         arguments = self._conversation_input(
-            s.ResolveInputSerializer, cwd=cwd, model=model, provider=provider, label=label
+            s.ResolveInputSerializer,
+            cwd=cwd,
+            model=model,
+            provider=provider,
+            label=label,
+            prompt=prompt,
         )
         stored_now = prompt_services.conversation_prompt_resolve(
             conversation_id=conversation_id, user=self.user, **arguments
@@ -177,6 +191,7 @@ class DjangoBackend:
         model: str | None = None,
         provider: str | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> CompactResult:
         """``compact``: construct afresh (stored), and the compaction turn's prompt. What
         the call leaves out of the context (``cwd`` too) is the stored conversation's
@@ -190,14 +205,15 @@ class DjangoBackend:
                 model=model,
                 provider=provider,
                 label=label,
+                prompt=prompt,
             )
             done = prompt_services.conversation_prompt_compact(
                 conversation_id=conversation_id, user=self.user, **arguments
             )
-            prompt = prompt_from_json(prompt_payload(done.stored.prompt), conversation_id)
+            frozen = prompt_from_json(prompt_payload(done.stored.prompt), conversation_id)
             return CompactResult(
                 compaction_prompt=done.compaction_prompt,
-                prompt=prompt,
+                prompt=frozen,
                 context_kept=done.stored.kept,
             )
 
@@ -219,6 +235,22 @@ class DjangoBackend:
         chosen = data.pop("label", None)
         build = conversation_build(None if chosen is None else call_label_valid(chosen))
         return {**data, "host": host, "build": build}
+
+    def named_prompts(self) -> Sequence[PromptSummary] | None:
+        """The named prompts the user may start a conversation from (not archived; an
+        agent host's allowed ones), by name."""
+
+        def listed() -> list[PromptSummary]:
+            return [
+                PromptSummary(
+                    name=found.name,
+                    description=found.description,
+                    tags=tuple(tag for tag in found.tags or () if isinstance(tag, str)),
+                )
+                for found in prompts_usable(self.user)
+            ]
+
+        return self._answer(listed)
 
     def fragments(self) -> Sequence[FragmentSummary]:
         def listed() -> list[FragmentSummary]:
