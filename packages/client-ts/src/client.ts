@@ -14,9 +14,10 @@
  */
 
 import { cacheKey, Entry, MemoryCache } from "./cache.js";
-import { errorFor, NotFound, ServerError, type SyspromptError, Unavailable } from "./errors.js";
+import { errorFor, InvalidRequest, NotFound, ServerError, type SyspromptError, Unavailable } from "./errors.js";
 import {
   contextMismatch,
+  keptFromJson,
   makeResult,
   promptFromJson,
   withChanges,
@@ -97,6 +98,11 @@ export interface TurnOptions {
    * exist); they win over those the client resolves. */
   values?: Readonly<Record<string, string | null>> | null;
 }
+
+/** A compaction's context: as {@link TurnOptions}, but everything may be left out — what
+ * is left out (`cwd` too) keeps the conversation's frozen context, which the server
+ * keeps and `contextKept` names (a conversation without a stored prompt needs `cwd`). */
+export type CompactOptions = Omit<TurnOptions, "cwd"> & { cwd?: string | null };
 
 /** One API request: `retry` when it is idempotent and may be sent again. */
 export interface Call {
@@ -280,21 +286,27 @@ export class Sysprompt {
 
   /** Construct afresh for a compaction turn: the prompt of the compaction turn (with the
    * server's compaction instructions) and the new frozen prompt, which the cache takes
-   * (a fallback ends here). */
-  async compact(conversationId: string, options: TurnOptions): Promise<CompactResult> {
+   * (a fallback ends here). What `options` leaves out (`cwd` too) keeps the
+   * conversation's frozen context (`contextKept` names it; the host-local values are
+   * resolved in the frozen `cwd`); a conversation without a stored prompt needs `cwd`. */
+  async compact(conversationId: string, options: CompactOptions = {}): Promise<CompactResult> {
     const [prompt, data] = await this.#build(conversationId, options, "compact", "persisted_system_prompt");
     const compaction = data["system_prompt"];
-    return Object.freeze({ compactionPrompt: typeof compaction === "string" ? compaction : null, prompt });
+    return Object.freeze({
+      compactionPrompt: typeof compaction === "string" ? compaction : null,
+      prompt,
+      contextKept: keptFromJson(data),
+    });
   }
 
   async #build(
     conversationId: string,
-    options: TurnOptions,
+    options: TurnOptions | CompactOptions,
     action: string,
     textKey?: string,
   ): Promise<[PromptResult, Record<string, unknown>]> {
     const [label, prompt, key] = this.#ask(conversationId, options);
-    const data = await this.#post(conversationId, action, await this.#body(conversationId, label, prompt, options));
+    const data = await this.#post(conversationId, action, await this.#body(conversationId, label, prompt, options, key));
     const result = this.#prompt(data, conversationId, prompt, textKey);
     this.#install(result, key);
     return [result, data as Record<string, unknown>];
@@ -356,15 +368,66 @@ export class Sysprompt {
 
   // Requests ---------------------------------------------------------------------------
 
-  async #body(conversationId: string, label: string | null, prompt: string | null, options: TurnOptions): Promise<object> {
-    if (typeof options?.cwd !== "string") throw new TypeError("sysprompt: cwd is required (a string)");
-    const body: Record<string, unknown> = { cwd: options.cwd, prompt, label };
+  /** Whether a build asks which host-local values to send (none here: the core reads no
+   * host; the node entry's client does). A compaction that leaves out its context then
+   * looks up the frozen one, to resolve the values for it. */
+  protected asksValues(): boolean {
+    return false;
+  }
+
+  /** The body of a build; `key` (a compaction's cache key) when `cwd` may be left out. */
+  async #body(
+    conversationId: string,
+    label: string | null,
+    prompt: string | null,
+    options: TurnOptions | CompactOptions,
+    key?: string,
+  ): Promise<object> {
+    const cwd = options?.cwd ?? null;
+    if (typeof cwd !== "string" && !(key && cwd === null)) throw new TypeError("sysprompt: cwd is required (a string)");
+    const body: Record<string, unknown> = { cwd, prompt, label };
     for (const field of ["model", "provider", "tools", "variables", "override"] as const) body[field] = options[field];
-    const values = { ...(await this.hostValues(conversationId, label, prompt, options)), ...options.values };
+    let context = options as TurnOptions;
+    if (key && this.asksValues() && (cwd === null || options.model == null || options.provider == null)) {
+      context = await this.#valuesContext(conversationId, key, options);
+    }
+    const values = { ...(await this.hostValues(conversationId, label, prompt, context)), ...options.values };
     if (Object.keys(values).length) body.values = values;
     // `null` and `undefined` are left out (JSON.stringify drops undefined).
     for (const field in body) body[field] ??= undefined;
     return body;
+  }
+
+  /** A compaction's context for its host-local values: what `options` gives, the rest
+   * the frozen context's (from memory, else the server's stored prompt); throws
+   * {@link InvalidRequest} naming `cwd` when none is given and the server stores none. */
+  async #valuesContext(conversationId: string, key: string, options: CompactOptions): Promise<TurnOptions> {
+    const frozen = await this.#frozen(conversationId, key);
+    if (frozen === null) {
+      if (typeof options.cwd === "string") return options as TurnOptions;
+      const message = `Conversation '${conversationId}' has no stored prompt yet: give cwd, the conversation's working directory.`;
+      throw new InvalidRequest(`cwd: ${message}`, { status: 400, errors: { cwd: [message] } });
+    }
+    return {
+      ...options,
+      cwd: options.cwd ?? frozen.cwd ?? "",
+      model: options.model ?? frozen.model,
+      provider: options.provider ?? frozen.provider,
+    };
+  }
+
+  /** The conversation's frozen prompt: memory's (not a fallback: the server stores
+   * none), else the server's stored one (`null`: none). */
+  async #frozen(conversationId: string, key: string): Promise<PromptResult | null> {
+    const entry = this.cache.peek(key);
+    if (entry && !entry.result.isFallback) return entry.result;
+    try {
+      const data = await this.request({ method: "GET", path: conversationPath(conversationId), retry: true });
+      return promptFromJson(data, conversationId);
+    } catch (error) {
+      if (error instanceof NotFound) return null;
+      throw error;
+    }
   }
 
   #post(conversationId: string, action: string, body: object, retry = false): Promise<unknown> {

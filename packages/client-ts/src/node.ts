@@ -197,6 +197,10 @@ export class Sysprompt extends CoreSysprompt {
     return found.keys;
   }
 
+  protected override asksValues(): boolean {
+    return this.#resolveLocally ?? performance.now() >= this.#resolvesAllUntil;
+  }
+
   protected override async hostValues(
     conversationId: string,
     label: string | null,
@@ -225,13 +229,22 @@ export class Sysprompt extends CoreSysprompt {
       ["model", model ?? ""],
     ];
     if (label !== null) query.push(["label", label]);
-    if (prompt !== null) query.push(["prompt", prompt]);
-    const key = JSON.stringify(query);
+    // A named prompt's own route answers its references alone (`?prompt=` asks for
+    // several at once, answered by name); a segment never starts with "-".
+    const path =
+      prompt === null
+        ? "/api/system-prompt/references"
+        : `/api/prompts/${prompt.split("/").map(encodeURIComponent).join("/")}/-/system-prompt/references`;
+    const key = JSON.stringify([path, query]);
     const known = this.#references.get(key);
-    const call: Call = { method: "GET", path: "/api/system-prompt/references", retry: true, query };
+    const call: Call = { method: "GET", path, retry: true, query };
     if (known) call.headers = { "If-None-Match": known[0] };
     const answer = await this.send(call);
     if (answer.status === 304 && known) return this.#learned(known[1]);
+    if (answer.status === 404 && prompt !== null) {
+      // The prompt is unknown (or not this host's): the build says so, with the name.
+      return NO_REFERENCES;
+    }
     if (answer.status === 404) {
       const message = "sysprompt: the server has no /api/system-prompt/references: no host-local values are sent (asking again in 5 min)";
       if (this.#resolveLocally) this.logger?.warn(message);

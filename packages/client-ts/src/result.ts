@@ -48,6 +48,17 @@ export interface PromptResult {
 export interface CompactResult {
   readonly compactionPrompt: string | null;
   readonly prompt: PromptResult;
+  /** The fields of the frozen context the call left out and the server kept (`cwd`,
+   * `model`, `provider`, `tools`, `variables`, `override`; empty when it does not say). */
+  readonly contextKept: readonly string[];
+}
+
+const KEPT_FIELDS = ["cwd", "model", "provider", "tools", "variables", "override"];
+
+/** The `context_kept` of a compact answer (empty when it does not say). */
+export function keptFromJson(data: unknown): readonly string[] {
+  const value = data && typeof data === "object" ? (data as Record<string, unknown>)["context_kept"] : null;
+  return Object.freeze(Array.isArray(value) ? KEPT_FIELDS.filter((name) => value.includes(name)) : []);
 }
 
 const CONTEXT_FIELDS: readonly ContextField[] = ["cwd", "model", "provider"];
