@@ -314,7 +314,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["sysprompt.api.parsers.LimitedJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "sysprompt.api.schema.SyspromptAutoSchema",
     "EXCEPTION_HANDLER": "sysprompt.api.errors.exception_handler",
 }
 

@@ -72,6 +72,21 @@ class ConversationForbidden(SyspromptError):
         self.permission = permission
 
 
+class ConversationAmbiguous(SyspromptError):
+    """A conversation id that several agent hosts use, named without a host (the API's
+    409): the caller names the host (``/api/agent-hosts/{username}/conversations/…``)."""
+
+    def __init__(self, conversation_id: str, hosts: list[str]) -> None:
+        named = ", ".join(repr(host) if host else "(no owner)" for host in hosts)
+        super().__init__(
+            f"Conversation {conversation_id!r} is the id of several agent hosts' "
+            f"conversations: {named}. Name the host: "
+            f"/api/agent-hosts/{{username}}/conversations/{conversation_id}/…"
+        )
+        self.conversation_id = conversation_id
+        self.hosts = hosts
+
+
 class ResolutionBusy(SyspromptError):
     """Values the template reaches could not be read *now* because the readers were
     busy (every git reader of this server process was reading until the deadline);

@@ -23,6 +23,7 @@ from sysprompt.errors import (
     AgentHostNotFound,
     BodyTooLarge,
     CaseNotFound,
+    ConversationAmbiguous,
     ConversationForbidden,
     ConversationNotFound,
     EvaluationNotFound,
@@ -73,6 +74,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (PromptConflict, status.HTTP_409_CONFLICT),
     # 404 whether absent or someone else's: the same answer, so no existence oracle.
     (ConversationNotFound, status.HTTP_404_NOT_FOUND),
+    (ConversationAmbiguous, status.HTTP_409_CONFLICT),
     (FragmentNotFound, status.HTTP_404_NOT_FOUND),
     (AgentHostNotFound, status.HTTP_404_NOT_FOUND),
     (WebhookNotFound, status.HTTP_404_NOT_FOUND),
@@ -120,6 +122,8 @@ def _domain_response(exc: Exception) -> Response | None:
     response = Response({"detail": str(exc)}, status=code)
     if isinstance(exc, GateNotPassed):
         response.data["reasons"] = exc.reasons
+    if isinstance(exc, ConversationAmbiguous):
+        response.data["hosts"] = exc.hosts
     if isinstance(exc, PreconditionFailed):
         response["ETag"] = exc.current.etag
     if isinstance(exc, VariantConflict) and exc.current is not None:

@@ -14,7 +14,10 @@ from drf_spectacular.extensions import (
     OpenApiSerializerExtension,
     OpenApiSerializerFieldExtension,
 )
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
 
 from sysprompt.api.serializers import (
     OVERRIDE_DESCRIPTION,
@@ -118,3 +121,79 @@ class ReleaseNumberScheme(OpenApiSerializerExtension):  # type: ignore[no-untype
             "maximum": RELEASE_NUMBER_MAX,
             "description": "A release's number.",
         }
+
+
+PROMPT_ROUTES = "/api/prompts/{prompt}/-/"
+"""Where a named prompt's routes start: the same views as today's routes, for it."""
+HOST_CONVERSATION_ROUTES = "/api/agent-hosts/{username}/conversations/"
+"""Where an agent host's conversations' routes start: the same views as
+``/api/conversations/…``, for that host's."""
+
+_PROMPT = OpenApiParameter(
+    "prompt",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description=(
+        "The prompt's name, a path such as support/triage (its slashes are part of it: a "
+        "generated client encodes them); /-/ ends it."
+    ),
+)
+_HOST = OpenApiParameter(
+    "username",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description="The agent host's user name (a user in the 'Agent hosts' group).",
+)
+
+
+class SyspromptAutoSchema(AutoSchema):
+    """The project's schema class: an operation served again under a named prompt's
+    path (``/api/prompts/{prompt}/-/…``) or an agent host's (``/api/agent-hosts/
+    {username}/conversations/…``) by the same view is documented there with its path
+    parameter and its operation id prefixed (``prompt_``, ``host_``), so every id stays
+    unique; a named prompt's operation takes no ``prompt`` query parameter (the path
+    names it)."""
+
+    def _route_prefix(self) -> str:
+        if self.path.startswith(PROMPT_ROUTES):
+            return "prompt_"
+        if self.path.startswith(HOST_CONVERSATION_ROUTES):
+            return "host_"
+        return ""
+
+    def get_override_parameters(self) -> list[Any]:
+        parameters = list(super().get_override_parameters())
+        prefix = self._route_prefix()
+        if prefix == "prompt_":
+            return [_PROMPT, *parameters]
+        if prefix == "host_":
+            return [_HOST, *parameters]
+        return parameters
+
+    def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        operation: dict[str, Any] | None = super().get_operation(*args, **kwargs)
+        prefix = self._route_prefix()
+        if operation is None or not prefix:
+            return operation
+        operation["operationId"] = prefix + operation["operationId"]
+        if prefix == "prompt_":  # the path names the prompt; it may break the rule or be unknown
+            operation["parameters"] = [
+                parameter
+                for parameter in operation.get("parameters", [])
+                if (parameter["name"], parameter["in"]) != ("prompt", "query")
+            ]
+            responses = operation["responses"]
+            responses.setdefault("400", _response("BadRequest", _BAD_PROMPT))
+            responses.setdefault("404", _response("Error", "Not found (the prompt: no such name)."))
+            operation["responses"] = dict(sorted(responses.items()))
+        return operation
+
+
+_BAD_PROMPT = "Invalid input: field name → list of messages (prompt: a name that breaks the rule)."
+
+
+def _response(component: str, description: str) -> dict[str, Any]:
+    return {
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{component}"}}},
+        "description": description,
+    }

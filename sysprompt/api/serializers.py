@@ -8,6 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from sysprompt.prompts.hosts import ALLOWED_MAX_ITEMS
 from sysprompt.prompts.rendering import PREVIEW_SECTION_CHARS, PREVIEW_VALUE_CHARS
 from sysprompt.prompts.services import KEPT_FIELDS
 from sysprompt.prompts.validation import template_size_check
@@ -22,6 +23,7 @@ from sysprompt_core.limits import (
     HOST_VARIABLES_MAX_COUNT,
     MODEL_MAX_LENGTH,
 )
+from sysprompt_core.prompt_names import PROMPT_NAME_MAX_LENGTH
 from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH
 
 
@@ -441,6 +443,23 @@ def label_field() -> StrictCharField:
     )
 
 
+PROMPT_NAME_HELP = "A prompt's name, a path such as support/triage (a former name still answers)."
+
+
+def prompt_field() -> StrictCharField:
+    return StrictCharField(
+        required=False,
+        max_length=PROMPT_NAME_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text=(
+            f"{PROMPT_NAME_HELP} The prompt a new conversation is built from (left out: "
+            "the agent host's default prompt, else default); an unknown one, or one the "
+            "agent host may not use, is 404, an archived one 410. A stored conversation "
+            "keeps the prompt it was frozen from: naming another is 409."
+        ),
+    )
+
+
 @extend_schema_serializer(component_name="ConversationInput")
 class ConversationInputSerializer(HostContextInputSerializer):
     """The context of a construct or compact: every field left out of a stored
@@ -455,6 +474,7 @@ class ConversationInputSerializer(HostContextInputSerializer):
     )
     model = model_field()
     label = label_field()  # type: ignore[assignment]  # a field named like Field's attribute
+    prompt = prompt_field()
 
 
 @extend_schema_serializer(component_name="ResolveInput")
@@ -510,9 +530,13 @@ class BuiltFromOutputSerializer(serializers.Serializer[Any]):
     )
 
 
+PROMPT_OUTPUT_HELP = "The prompt the conversation is frozen from (its name now)."
+
+
 @extend_schema_serializer(component_name="ConversationPrompt")
 class ConversationPromptOutputSerializer(HostContextOutputSerializer, BuiltFromOutputSerializer):
     conversation_id = serializers.CharField()
+    prompt = serializers.CharField(source="prompt.name", help_text=PROMPT_OUTPUT_HELP)
     system_prompt = serializers.CharField(allow_null=True)
     cwd = serializers.CharField(
         help_text="The working directory the prompt was built for (normalised): with model "
@@ -617,6 +641,16 @@ class ResolveOutputSerializer(ConversationPromptOutputSerializer):
 @extend_schema_serializer(component_name="ConversationSummary")
 class ConversationListItemOutputSerializer(HostContextOutputSerializer, BuiltFromOutputSerializer):
     conversation_id = serializers.CharField()
+    prompt = serializers.CharField(source="prompt.name", help_text=PROMPT_OUTPUT_HELP)
+    host = serializers.CharField(
+        source="owner.get_username",
+        allow_null=True,
+        default=None,
+        help_text=(
+            "The agent host (user) whose conversation it is: ids are scoped to it "
+            "(/api/agent-hosts/{host}/conversations/{id}/…); null for a row without owner."
+        ),
+    )
     template_version = serializers.IntegerField(source="template_version_number")
     cwd = serializers.CharField()
     model = serializers.CharField()
@@ -658,6 +692,71 @@ class TemplateReferencesOutputSerializer(serializers.Serializer[Any]):
             "The host-local types this server does not resolve on its own machine "
             "(SERVER_RESOLVES leaves them out), sorted: their values exist only when the "
             "host supplies them as `values`. Empty when the server resolves them all."
+        ),
+    )
+
+
+@extend_schema_serializer(component_name="PromptsReferences")
+class PromptsReferencesOutputSerializer(serializers.Serializer[Any]):
+    prompts = serializers.DictField(
+        child=TemplateReferencesOutputSerializer(),
+        help_text=(
+            "With ?prompt=a&prompt=b: each prompt's references, by the name asked for "
+            "(the same answer as without a prompt, for that prompt's working copy and "
+            "label)."
+        ),
+    )
+
+
+@extend_schema_serializer(component_name="HostPrompts")
+class HostPromptsOutputSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField()
+    default = serializers.CharField(
+        allow_null=True,
+        help_text="The prompt its conversations get when a call names none; null: default.",
+    )
+    allowed = serializers.ListField(
+        child=serializers.CharField(),
+        allow_null=True,
+        help_text=(
+            'The prompts it may use: names and folders ("support/", every prompt in it); '
+            "null: every prompt. Others are 404 to it, as unknown names."
+        ),
+    )
+    updated_at = serializers.DateTimeField(allow_null=True)
+    updated_by = serializers.CharField(allow_null=True)
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "maxLength": PROMPT_NAME_MAX_LENGTH},
+        "maxItems": ALLOWED_MAX_ITEMS,
+        "nullable": True,
+    }
+)
+class AllowedPromptsField(JsonValueField):
+    """Prompt names and folders, checked by ``prompts.hosts.host_prompts_set`` (which
+    names the field and the entry)."""
+
+
+@extend_schema_serializer(component_name="HostPromptsInput")
+class HostPromptsInputSerializer(serializers.Serializer[Any]):
+    default = StrictCharField(
+        required=False,
+        allow_null=True,
+        default=None,
+        max_length=PROMPT_NAME_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text=f"{PROMPT_NAME_HELP} Left out or null: default.",
+    )
+    allowed = AllowedPromptsField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text=(
+            'Prompt names and folders ending in "/"; left out or null: every prompt. '
+            "The default prompt must be among them."
         ),
     )
 

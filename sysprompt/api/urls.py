@@ -27,6 +27,10 @@ class ConversationPromptRoute(views.ConversationPromptGetApi, views.Conversation
     """GET and DELETE /api/conversations/{id}/system-prompt."""
 
 
+class AgentHostPromptsRoute(host_views.AgentHostPromptsGetApi, host_views.AgentHostPromptsSetApi):
+    """GET and PUT /api/agent-hosts/{username}/prompts."""
+
+
 class FragmentRoute(
     library_views.FragmentGetApi, library_views.FragmentSaveApi, library_views.FragmentDeleteApi
 ):
@@ -167,6 +171,10 @@ class PromptNameConverter:
 register_converter(PromptNameConverter, "prompt_name")
 
 conversation = "conversations/<any_conversation_id:conversation_id>/system-prompt"
+# An agent host's conversation: ids are scoped to the host that made them.
+host_conversation = f"agent-hosts/<str:username>/{conversation}"
+# A named prompt's template: the same views as /api/system-prompt…, for that prompt.
+prompt_template = "prompts/<prompt_name:prompt>/-/system-prompt"
 
 urlpatterns = [
     path("system-prompt", SystemPromptRoute.as_view(), name="system-prompt"),
@@ -179,6 +187,20 @@ urlpatterns = [
     path(f"{conversation}/resolve", views.ResolveApi.as_view(), name="resolve"),
     path(f"{conversation}/construct", views.ConstructApi.as_view(), name="construct"),
     path(f"{conversation}/compact", views.CompactApi.as_view(), name="compact"),
+    path(host_conversation, ConversationPromptRoute.as_view(), name="host-conversation-prompt"),
+    path(f"{host_conversation}/resolve", views.ResolveApi.as_view(), name="host-resolve"),
+    path(f"{host_conversation}/construct", views.ConstructApi.as_view(), name="host-construct"),
+    path(f"{host_conversation}/compact", views.CompactApi.as_view(), name="host-compact"),
+    path(
+        "agent-hosts/<str:username>/prompts",
+        AgentHostPromptsRoute.as_view(),
+        name="agent-host-prompts",
+    ),
+    path(prompt_template, SystemPromptRoute.as_view(), name="prompt-system-prompt"),
+    path(f"{prompt_template}/variables", views.VariablesApi.as_view(), name="prompt-variables"),
+    path(f"{prompt_template}/versions", views.VersionsApi.as_view(), name="prompt-versions"),
+    path(f"{prompt_template}/preview", views.PreviewApi.as_view(), name="prompt-preview"),
+    path(f"{prompt_template}/references", views.ReferencesApi.as_view(), name="prompt-references"),
     path("library", library_views.LibraryListApi.as_view(), name="library"),
     path("library/preview", library_views.LibraryPreviewApi.as_view(), name="library-preview"),
     path("library/export", transfer_views.LibraryExportApi.as_view(), name="library-export"),

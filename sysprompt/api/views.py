@@ -7,11 +7,17 @@ class in ``urls.py`` combines the two operation classes.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -25,6 +31,7 @@ from sysprompt.api import serializers as s
 from sysprompt.api.auth import CanEditTemplate, caller_permissions
 from sysprompt.api.common import (
     CONSTRUCTING_UNAVAILABLE,
+    ERROR,
     IF_MATCH,
     IF_NONE_MATCH,
     drf_datetime,
@@ -35,9 +42,13 @@ from sysprompt.api.common import (
     not_modified_response,
     page_parameters,
     page_response,
+    route_prompt,
 )
 from sysprompt.api.pagination import ConversationPagination, VersionPagination
+from sysprompt.library.selectors import agent_host_id
 from sysprompt.prompts import rendering, selectors, services
+from sysprompt.prompts.catalog import prompt_editors_check, prompt_get
+from sysprompt.prompts.hosts import caller_prompt
 from sysprompt.prompts.validation import HostContext, host_context_check
 from sysprompt.releases.selectors import conversation_build, label_builds
 from sysprompt.releases.validation import call_label_valid
@@ -45,7 +56,7 @@ from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, CONVERSATION_ID_PA
 from sysprompt_core.variables import variable_catalog
 
 if TYPE_CHECKING:
-    from sysprompt.prompts.models import ConversationPrompt
+    from sysprompt.prompts.models import ConversationPrompt, Prompt
 
 CONVERSATION_ID = OpenApiParameter(
     "conversation_id",
@@ -77,8 +88,8 @@ class SystemPromptGetApi(APIView):
         parameters=[ETAG],
         responses={200: s.TemplateOutputSerializer, **error_responses()},
     )
-    def get(self, request: Request) -> Response:
-        return _template_response(selectors.template_current())
+    def get(self, request: Request, prompt: str | None = None) -> Response:
+        return _template_response(selectors.template_current(route_prompt(self)))
 
 
 class SystemPromptPutApi(APIView):
@@ -91,14 +102,18 @@ class SystemPromptPutApi(APIView):
         request=s.TemplateInputSerializer,
         responses={200: s.TemplateOutputSerializer, **error_responses(400, 412, 413, 415)},
     )
-    def put(self, request: Request) -> Response:
+    def put(self, request: Request, prompt: str | None = None) -> Response:
+        target = route_prompt(self)
+        prompt_editors_check(request.user, target, action="edit")  # before the body
         serializer = s.TemplateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        here = "/api/system-prompt" if prompt is None else f"/api/prompts/{prompt}/-/system-prompt"
         saved = services.template_save(
             text=serializer.validated_data["template"],
             compress=serializer.validated_data.get("compress"),
             author=request.user,
-            if_match=if_match_tags(request, "/api/system-prompt"),
+            if_match=if_match_tags(request, here),
+            prompt=target,
         )
         return _template_response(selectors.template_of(saved))
 
@@ -109,7 +124,8 @@ class VariablesApi(APIView):
         summary="The variables a template can use",
         responses={200: s.VariablesOutputSerializer, **error_responses()},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request, prompt: str | None = None) -> Response:
+        route_prompt(self)  # 400 or 404 for a prompt that is not there
         return Response(s.VariablesOutputSerializer({"variables": variable_catalog()}).data)
 
 
@@ -122,10 +138,9 @@ class VersionsApi(APIView):
         parameters=page_parameters(VersionPagination.max_page_size),
         responses={200: s.TemplateVersionPageOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request) -> Response:
-        return page_response(
-            self, request, selectors.template_versions(), s.TemplateVersionOutputSerializer
-        )
+    def get(self, request: Request, prompt: str | None = None) -> Response:
+        versions = selectors.template_versions(prompt=route_prompt(self))
+        return page_response(self, request, versions, s.TemplateVersionOutputSerializer)
 
 
 def host_context(data: dict[str, Any]) -> HostContext:
@@ -172,12 +187,13 @@ class PreviewApi(APIView):
         request=s.PreviewInputSerializer,
         responses={200: s.PreviewOutputSerializer, **error_responses(400, 413, 415)},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request, prompt: str | None = None) -> Response:
+        target = route_prompt(self)
         serializer = s.PreviewInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         host = host_context(data)
-        preview = rendering.template_preview(**data, host=host)
+        preview = rendering.template_preview(**data, host=host, prompt=target)
         return Response(s.PreviewOutputSerializer(preview_data(preview)).data)
 
 
@@ -187,6 +203,7 @@ def prompt_payload(row: ConversationPrompt) -> dict[str, Any]:
     comes from the serializer; a test checks the two agree)."""
     return {
         "conversation_id": row.conversation_id,
+        "prompt": row.prompt.name,
         "system_prompt": row.system_prompt,
         "template_version": row.template_version_number,
         "constructed_at": drf_datetime(row.constructed_at),
@@ -219,8 +236,10 @@ def _conversation_input(
     serializer_class: type[serializers.Serializer[Any]] = s.ConversationInputSerializer,
 ) -> dict[str, Any]:
     """The validated body of resolve, construct and compact: ``cwd``, ``model``, the
-    checked host context as ``host``, and what a build uses (the ``label``, checked
-    as a name here and looked up only when a prompt is built) as ``build``."""
+    checked host context as ``host``, what a build uses (the ``label``, checked
+    as a name here and looked up only when a prompt is built) as ``build``, the
+    ``prompt``'s name (looked up only for a new conversation, or one frozen from another
+    name), and the agent host a route addresses as ``host_id``."""
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = dict(serializer.validated_data)
@@ -229,15 +248,61 @@ def _conversation_input(
     host = host_context(data)
     label = data.pop("label", None)
     build = conversation_build(None if label is None else call_label_valid(label))
-    return {**data, "host": host, "build": build}
+    return {**data, "host": host, "build": build, "host_id": route_host_id(request)}
+
+
+def route_host_id(request: Request) -> int | None:
+    """The agent host a route names (``/api/agent-hosts/{username}/conversations/…``),
+    404 for no such host; None on today's routes (``/api/conversations/…``)."""
+    kwargs = request.parser_context.get("kwargs", {}) if request.parser_context else {}
+    username = kwargs.get("username")
+    if username is None:
+        return None
+    if "\0" in username:
+        raise errors.AgentHostNotFound(username)
+    return agent_host_id(username)
 
 
 def _stored_status(stored: services.Stored) -> int:
     return status.HTTP_201_CREATED if stored.created else status.HTTP_200_OK
 
 
-CONSTRUCTING_ERRORS = error_responses(400, 404, 413, 415, e503=CONSTRUCTING_UNAVAILABLE)
+CONSTRUCTING_ERRORS = error_responses(
+    400,
+    404,
+    409,
+    410,
+    413,
+    415,
+    e503=CONSTRUCTING_UNAVAILABLE,
+    e404=OpenApiResponse(
+        ERROR,
+        description=(
+            "Not found: the conversation (not visible to the caller), the agent host, or "
+            "the prompt (unknown, or one the agent host may not use)."
+        ),
+    ),
+    e409=OpenApiResponse(
+        ERROR,
+        description=(
+            "The conversation is frozen from another prompt than the body names (both "
+            "named), or, without a host in the path, the id names several agent hosts' "
+            "conversations (listed in hosts)."
+        ),
+    ),
+    e410=OpenApiResponse(
+        ERROR, description="The prompt is archived: it starts no new conversation."
+    ),
+)
 """The errors of an operation that may construct a prompt (503 also when git is busy)."""
+
+AMBIGUOUS = OpenApiResponse(
+    ERROR,
+    description=(
+        "Without a host in the path, the id names several agent hosts' conversations "
+        "(listed in hosts): name the host."
+    ),
+)
 
 
 class ResolveApi(APIView):
@@ -260,7 +325,7 @@ class ResolveApi(APIView):
             **CONSTRUCTING_ERRORS,
         },
     )
-    def post(self, request: Request, conversation_id: str) -> Response:
+    def post(self, request: Request, conversation_id: str, username: str | None = None) -> Response:
         stored = services.conversation_prompt_resolve(
             conversation_id=conversation_id,
             user=request.user,
@@ -306,7 +371,7 @@ class ConstructApi(APIView):
             **CONSTRUCTING_ERRORS,
         },
     )
-    def post(self, request: Request, conversation_id: str) -> Response:
+    def post(self, request: Request, conversation_id: str, username: str | None = None) -> Response:
         stored = services.conversation_prompt_construct(
             conversation_id=conversation_id, user=request.user, **_conversation_input(request)
         )
@@ -331,7 +396,7 @@ class CompactApi(APIView):
             **CONSTRUCTING_ERRORS,
         },
     )
-    def post(self, request: Request, conversation_id: str) -> Response:
+    def post(self, request: Request, conversation_id: str, username: str | None = None) -> Response:
         compacted = services.conversation_prompt_compact(
             conversation_id=conversation_id, user=request.user, **_conversation_input(request)
         )
@@ -367,16 +432,28 @@ class ConversationPromptGetApi(APIView):
         responses={
             200: s.ConversationPromptOutputSerializer,
             304: not_modified_response("If-None-Match names the stored prompt: no body."),
-            **error_responses(400, 404),
+            **error_responses(400, 404, 409, e409=AMBIGUOUS),
         },
     )
-    def get(self, request: Request, conversation_id: str) -> Response:
-        row = selectors.conversation_prompt_visible(conversation_id, user=request.user)
+    def get(self, request: Request, conversation_id: str, username: str | None = None) -> Response:
+        row = selectors.conversation_prompt_visible(
+            conversation_id, user=request.user, host_id=route_host_id(request)
+        )
         etag = conversation_etag(row)
         unchanged = not_modified(request, etag)
         if unchanged is not None:
             return unchanged
         return Response(prompt_payload(row), headers={"ETag": etag})
+
+
+REFERENCES_PROMPTS_MAX = 100
+"""How many prompts one references request may name."""
+
+REFERENCES_ANSWER = PolymorphicProxySerializer(
+    component_name="ReferencesAnswer",
+    serializers=[s.TemplateReferencesOutputSerializer, s.PromptsReferencesOutputSerializer],
+    resource_type_field_name=None,
+)
 
 
 class ReferencesApi(APIView):
@@ -389,6 +466,10 @@ class ReferencesApi(APIView):
             "template for the provider and model, in every branch, through the fragments "
             "it can include and the caller's instance override, and `host_resolves`, the "
             "host-local types this server leaves to the host. Nothing is resolved. "
+            "Without a prompt: the caller's default prompt (else default). With "
+            "?prompt=a&prompt=b (at most 100): each prompt's answer, by the name asked "
+            'for, in one request ({"prompts": {"a": {...}, "b": {...}}}); a prompt the '
+            "agent host may not use is 404, as an unknown one. "
             "The strong ETag names the answer; If-None-Match with it answers 304."
         ),
         parameters=[
@@ -411,6 +492,15 @@ class ReferencesApi(APIView):
                     "are joined."
                 ),
             ),
+            OpenApiParameter(
+                "prompt",
+                {"type": "array", "items": {"type": "string"}, "maxItems": REFERENCES_PROMPTS_MAX},
+                explode=True,
+                description=(
+                    "Prompts' names, repeated (?prompt=a&prompt=b): the answer is then "
+                    "{prompts: {name: references}}."
+                ),
+            ),
             IF_NONE_MATCH,
             OpenApiParameter(
                 "ETag",
@@ -421,28 +511,63 @@ class ReferencesApi(APIView):
             ),
         ],
         responses={
-            200: s.TemplateReferencesOutputSerializer,
+            200: REFERENCES_ANSWER,
             304: not_modified_response("If-None-Match names the current list: no body."),
-            **error_responses(400),
+            **error_responses(400, 404),
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request, prompt: str | None = None) -> Response:
         query = s.ReferencesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
+        names = request.query_params.getlist("prompt")
+        if prompt is not None and names:
+            raise errors.InvalidInput(
+                "prompt", "The path names the prompt: leave ?prompt= out (or use today's route)."
+            )
+        if len(names) > REFERENCES_PROMPTS_MAX:
+            raise errors.InvalidInput(
+                "prompt", f"At most {REFERENCES_PROMPTS_MAX} prompts in one request."
+            )
         label = query.validated_data.get("label") or None
-        builds = label_builds(None if label is None else call_label_valid(label), request.user.pk)
-        found = rendering.template_references(
-            provider=query.validated_data.get("provider") or None,
-            model=query.validated_data.get("model") or None,
-            host_id=request.user.pk,
-            builds=builds,
-        )
-        etag = found.etag
+        label = None if label is None else call_label_valid(label)
+        user_id = request.user.pk
+        if not names:
+            found = self._references(query, label, caller_prompt(prompt, user_id=user_id))
+            answer: dict[str, Any] = _references_answer(found)
+            etag = found.etag
+        else:
+            wanted = {name: caller_prompt(name, user_id=user_id) for name in names}
+            answer = {
+                "prompts": {
+                    name: _references_answer(self._references(query, label, target))
+                    for name, target in wanted.items()
+                }
+            }
+            digest = hashlib.sha256(json.dumps(answer, sort_keys=True).encode("utf-8"))
+            etag = f'"{digest.hexdigest()}"'
         unchanged = not_modified(request, etag)
         if unchanged is not None:
             return unchanged
-        answer = {"references": list(found.keys), "host_resolves": list(found.host_resolves)}
         return Response(answer, headers={"ETag": etag})
+
+    def _references(
+        self,
+        query: s.ReferencesQuerySerializer,
+        label: str | None,
+        prompt: Prompt,
+    ) -> rendering.TemplateReferences:
+        builds = label_builds(label, self.request.user.pk, prompt=prompt)
+        return rendering.template_references(
+            provider=query.validated_data.get("provider") or None,
+            model=query.validated_data.get("model") or None,
+            host_id=self.request.user.pk,
+            builds=builds,
+            prompt=prompt,
+        )
+
+
+def _references_answer(found: rendering.TemplateReferences) -> dict[str, Any]:
+    return {"references": list(found.keys), "host_resolves": list(found.host_resolves)}
 
 
 class ConversationPromptDeleteApi(APIView):
@@ -450,11 +575,13 @@ class ConversationPromptDeleteApi(APIView):
         operation_id="delete_conversation_prompt",
         summary="Forget the stored prompt",
         parameters=[CONVERSATION_ID],
-        responses={204: None, **error_responses(400, 404)},
+        responses={204: None, **error_responses(400, 404, 409, e409=AMBIGUOUS)},
     )
-    def delete(self, request: Request, conversation_id: str) -> Response:
+    def delete(
+        self, request: Request, conversation_id: str, username: str | None = None
+    ) -> Response:
         if not services.conversation_prompt_delete(
-            conversation_id=conversation_id, user=request.user
+            conversation_id=conversation_id, user=request.user, host_id=route_host_id(request)
         ):
             raise errors.ConversationNotFound(conversation_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -470,15 +597,22 @@ class ConversationsApi(APIView):
             "The caller's own conversations; every conversation for a user with "
             "sysprompt.view_conversationprompt (prompt authors)."
         ),
-        parameters=page_parameters(ConversationPagination.max_page_size),
+        parameters=[
+            *page_parameters(ConversationPagination.max_page_size),
+            OpenApiParameter(
+                "prompt",
+                OpenApiTypes.STR,
+                description="Only the conversations frozen from this prompt (a name).",
+            ),
+        ],
         responses={200: s.ConversationPageOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request) -> Response:
+        name = request.query_params.get("prompt")
+        prompt = None if name is None else prompt_get(name, field="prompt")
+        rows = selectors.conversation_prompts(user=request.user, prompt=prompt)
         return page_response(
-            self,
-            request,
-            selectors.conversation_prompts(user=request.user),
-            s.ConversationListItemOutputSerializer,
+            self, request, rows.select_related("owner"), s.ConversationListItemOutputSerializer
         )
 
 

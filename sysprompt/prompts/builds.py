@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sysprompt.library.selectors import library_source
+from sysprompt.prompts.models import Prompt
 from sysprompt.prompts.selectors import CurrentTemplate, template_current
 from sysprompt_core.library import FragmentSource
 from sysprompt_core.releases import PRODUCTION
@@ -37,12 +38,19 @@ class Build:
 
 
 class Chooser(Protocol):
-    """Chooses the :class:`Build` of a conversation about to be rendered, for its id
-    and its owner (whose agent host's label applies when the call names none)."""
+    """Chooses the :class:`Build` of a conversation about to be rendered, for its id,
+    its owner (whose agent host's label applies when the call names none) and the
+    prompt it is (or is being) frozen from (``None``: ``default``; the services always
+    pass it)."""
 
-    def __call__(self, *, conversation_id: str, owner_id: int | None) -> Build: ...
+    def __call__(
+        self, *, conversation_id: str, owner_id: int | None, prompt: Prompt | None = None
+    ) -> Build: ...
 
 
-def working_copy(*, conversation_id: str, owner_id: int | None) -> Build:
-    """The working copy, as ``production → latest`` serves it on a fresh install."""
-    return Build(template=template_current(), library=library_source())
+def working_copy(
+    *, conversation_id: str, owner_id: int | None, prompt: Prompt | None = None
+) -> Build:
+    """The prompt's working copy (``None``: ``default``'s), as ``production → latest``
+    serves it on a fresh install."""
+    return Build(template=template_current(prompt), library=library_source())

@@ -36,7 +36,7 @@ from sysprompt.library.selectors import (
 )
 from sysprompt.library.validation import override_valid
 from sysprompt.prompts.builds import Build, Chooser, working_copy
-from sysprompt.prompts.models import ConversationPrompt
+from sysprompt.prompts.models import ConversationPrompt, Prompt
 from sysprompt.prompts.selectors import (
     Actor,
     ConversationAction,
@@ -324,6 +324,7 @@ def template_references(
     model: str | None = None,
     host_id: int | None = None,
     builds: Sequence[tuple[CurrentTemplate, FragmentSource]] = (),
+    prompt: Prompt | None = None,
 ) -> TemplateReferences:
     """Every ``"type:name"`` the current template can reach for ``provider`` and
     ``model`` (``fragment:`` keys aside): in every branch, through the fragments it can
@@ -332,8 +333,9 @@ def template_references(
     side and sends as ``values``; nothing is resolved here.
 
     ``builds``: the templates and libraries a label serves (one per arm of a split),
-    whose references are joined; none: the working copy."""
-    chosen = builds or [(template_current(), library_source())]
+    whose references are joined; none: the working copy of ``prompt`` (``None``:
+    ``default``)."""
+    chosen = builds or [(template_current(prompt), library_source())]
     instance = instance_override(host_id)
     keys: set[str] = set()
     for template, library in chosen:
@@ -503,8 +505,10 @@ def template_preview(
     compress_template: bool = False,
     fragment: str | None = None,
     host: HostContext = NO_HOST,
+    prompt: Prompt | None = None,
 ) -> Preview:
-    """Render ``template`` (default: the current one) exactly as construct would, with
+    """Render ``template`` (default: ``prompt``'s current one; ``None``: ``default``'s)
+    exactly as construct would, with
     the host context and its thread override (no agent host's instance override: the
     preview is nobody's conversation).
 
@@ -521,7 +525,7 @@ def template_preview(
         chosen, used = _fragment_template(fragment, host, model)
         host = HostContext(provider=host.provider, tools=host.tools, variables=host.variables)
     elif template is None:
-        chosen, used = template_current(), None
+        chosen, used = template_current(prompt), None
     else:
         chosen, used = _draft(template, compress_template), None
     rendered = prompt_render(
@@ -606,12 +610,12 @@ class CompactionPreview:
 
 
 def conversation_compaction_preview(
-    conversation_id: str, *, user: Actor, build: Chooser = working_copy
+    conversation_id: str, *, user: Actor, build: Chooser = working_copy, host_id: int | None = None
 ) -> CompactionPreview:
     """:func:`compaction_preview` of a conversation ``user`` may construct (it resolves
     variables: reads files, runs git); :class:`ConversationNotFound` or
     :class:`ConversationForbidden` otherwise, before anything is resolved."""
-    stored = conversation_prompt_visible(conversation_id, user=user)
+    stored = conversation_prompt_visible(conversation_id, user=user, host_id=host_id)
     conversation_check(stored, user=user, action=ConversationAction.CHANGE)
     return compaction_preview(stored, build=build)
 
@@ -653,7 +657,9 @@ def compaction_preview(
     except InvalidInput as exc:
         return CompactionPreview(stored=stored, fresh=None, problem=exc.message, diff=None)
     try:
-        chosen = build(conversation_id=stored.conversation_id, owner_id=stored.owner_id)
+        chosen = build(
+            conversation_id=stored.conversation_id, owner_id=stored.owner_id, prompt=stored.prompt
+        )
         fresh = prompt_render(
             cwd=cwd,
             model=stored.model,

@@ -20,16 +20,23 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from sysprompt.conf import app_settings
-from sysprompt.errors import InvalidInput, PreconditionFailed
+from sysprompt.errors import (
+    ConversationForbidden,
+    ConversationNotFound,
+    InvalidInput,
+    PreconditionFailed,
+    PromptConflict,
+)
 from sysprompt.events import records
 from sysprompt.events.services import Actor as Recorded
 from sysprompt.prompts.builds import Build, Chooser, working_copy
-from sysprompt.prompts.catalog import default_prompt
-from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
+from sysprompt.prompts.catalog import default_prompt, prompt_get
+from sysprompt.prompts.hosts import new_conversation_prompt
+from sysprompt.prompts.models import ConversationPrompt, Prompt, TemplateVersion
 from sysprompt.prompts.permissions import CONVERSATION_DELETE_PERMISSION
 from sysprompt.prompts.rendering import (
     NO_HOST,
@@ -45,6 +52,7 @@ from sysprompt.prompts.selectors import (
     ConversationAction,
     CurrentTemplate,
     conversation_check,
+    conversation_prompt_at,
     conversation_prompt_get,
     template_current,
 )
@@ -66,28 +74,32 @@ def template_save(
     compress: bool | None = None,
     author: AbstractBaseUser | AnonymousUser | None = None,
     if_match: Sequence[str] | None = None,
+    prompt: Prompt | None = None,
 ) -> TemplateVersion:
-    """Add ``text`` as the newest template version, byte for byte, with its ``compress``
-    setting (the source is compressed before it is parsed; the text stays as written).
-    ``compress=None`` keeps the current version's setting (off for the built-in
-    default), read in the same transaction as the write: a text-only save never turns
-    compression off, as a variant's save does not (library.md).
+    """Add ``text`` as the newest version of ``prompt``'s template (``None``:
+    ``default``), byte for byte, with its ``compress`` setting (the source is compressed
+    before it is parsed; the text stays as written). ``compress=None`` keeps the current
+    version's setting (off for the built-in default), read in the same transaction as
+    the write: a text-only save never turns compression off, as a variant's save does
+    not (library.md).
 
     ``if_match`` holds entity tags (or ``"*"``) from the caller's ``If-Match``: unless
-    one of them names the current version, :class:`PreconditionFailed` is raised and
-    nothing is written. Without it the write wins, even over a concurrent one.
+    one of them names the prompt's current version, :class:`PreconditionFailed` is
+    raised and nothing is written. Without it the write wins, even over a concurrent one.
+    The version's number is the deployment's next (numbers count across prompts).
     """
     template_size_check(text)
+    target = default_prompt() if prompt is None else prompt
     for _ in range(_SAVE_ATTEMPTS):
         try:
             return _template_version_add(
-                text=text, compress=compress, author=author, if_match=if_match
+                text=text, compress=compress, author=author, if_match=if_match, prompt=target
             )
         except IntegrityError:
-            # Another writer took the number we read as next, so every lost attempt is
-            # someone else's saved version: the writers as a whole always progress.
-            if if_match is not None:
-                raise PreconditionFailed(template_current()) from None
+            # Another prompt's writer took the number we read as next (saves of one
+            # prompt wait for each other on its row): try again with the next number,
+            # If-Match checked afresh. Every lost attempt is someone else's version.
+            continue
     raise RuntimeError(f"template_save lost {_SAVE_ATTEMPTS} races in a row")
 
 
@@ -98,17 +110,24 @@ def _template_version_add(
     compress: bool | None,
     author: AbstractBaseUser | AnonymousUser | None,
     if_match: Sequence[str] | None,
+    prompt: Prompt,
 ) -> TemplateVersion:
-    current = template_current()
+    now = timezone.now()
+    author_id = None if author is None else author.pk
+    # Locks the prompt's row until the end (PostgreSQL): saves of one prompt take turns,
+    # so If-Match compares with what is current when the version is written.
+    Prompt.objects.filter(pk=prompt.pk).update(updated_at=now, updated_by_id=author_id)
+    current = template_current(prompt)
     if if_match is not None and not _etag_matches(if_match, current):
         raise PreconditionFailed(current)
+    newest = TemplateVersion.objects.aggregate(newest=Max("number"))["newest"] or 0
     version = TemplateVersion.objects.create(
-        prompt=default_prompt(),
-        number=current.version + 1,
+        prompt=prompt,
+        number=newest + 1,
         text=text,
         compress=current.compress if compress is None else compress,
-        author_id=None if author is None else author.pk,
-        created_at=timezone.now(),
+        author_id=author_id,
+        created_at=now,
     )
     records.template_saved(
         actor=author, version=version.number, text=text, compress=version.compress
@@ -168,20 +187,30 @@ def conversation_prompt_resolve(
     user: Actor,
     host: HostContext = NO_HOST,
     build: Chooser = working_copy,
+    prompt: str | None = None,
+    host_id: int | None = None,
 ) -> Stored:
     """The turn's system prompt: the stored one, byte for byte, or on the first turn a
     freshly constructed one (from what ``build`` chooses, for ``host``'s context, with
-    ``user``'s instance override and the thread override), stored with ``user`` as its
-    owner. A call override in ``host`` is layered onto the answer (``Stored.call``) and
-    never stored.
+    the owner's instance override and the thread override), stored with its owner. A
+    call override in ``host`` is layered onto the answer (``Stored.call``) and never
+    stored.
 
-    A later turn reads one row and writes nothing (and, for the owner, runs no other
-    query); it says which of the frozen ``cwd``, ``model`` and ``provider`` this turn's
-    differ from (``Stored.mismatch``; ``model=None``: the turn gave none). Concurrent
-    first turns may each render, but exactly one row is stored and
-    every caller answers with it. A conversation ``user`` may not see raises
-    :class:`~sysprompt.prompts.selectors.ConversationNotFound`, and nothing is rendered or stored:
-    ids are unique across users.
+    The conversation is the agent host ``host_id``'s (an author addressing it), else
+    the one :func:`~sysprompt.prompts.selectors.conversation_prompt_find` picks for
+    ``user`` (its own, or the one other host's an author may see); a first turn stores
+    it as the host's (``host_id``) or ``user``'s. ``prompt`` is the name the call gives:
+    a first turn is built from it (else the owner's default prompt, else ``default``:
+    :func:`~sysprompt.prompts.hosts.new_conversation_prompt`); a later turn naming
+    another prompt than the frozen one raises :class:`PromptConflict` naming both.
+
+    A later turn reads one row (its prompt's name joined) and writes nothing (and, for
+    the owner, runs no other query); it says which of the frozen ``cwd``, ``model`` and
+    ``provider`` this turn's differ from (``Stored.mismatch``; ``model=None``: the turn
+    gave none). Concurrent first turns may each render, but exactly one row is stored
+    and every caller answers with it. A conversation ``user`` may not see raises
+    :class:`~sysprompt.prompts.selectors.ConversationNotFound`, and nothing is rendered
+    or stored.
     """
     conversation_id = conversation_id_check(conversation_id)
     checked = cwd_check(cwd)
@@ -193,6 +222,8 @@ def conversation_prompt_resolve(
         user=user,
         host=host,
         build=build,
+        prompt=prompt,
+        host_id=host_id,
     )
     if not stored.created:
         differs = context_mismatch(
@@ -221,24 +252,28 @@ def _resolved(
     user: Actor,
     host: HostContext,
     build: Chooser,
+    prompt: str | None,
+    host_id: int | None,
 ) -> Stored:
-    stored = conversation_prompt_get(conversation_id)
+    stored = conversation_prompt_at(conversation_id, user=user, host_id=host_id)
     if stored is not None:
-        return Stored(prompt=_readable(stored, user), created=False)
+        return Stored(prompt=_frozen_from(_readable(stored, user), prompt), created=False)
+    owner_id = _new_owner(conversation_id, user, host_id)
+    frozen = new_conversation_prompt(prompt, owner_id=owner_id)
     preset_check(host.override, "override")
-    chosen = build(conversation_id=conversation_id, owner_id=user.pk)
-    rendered = _rendered(chosen, cwd, model, conversation_id, host, user.pk)
+    chosen = build(conversation_id=conversation_id, owner_id=owner_id, prompt=frozen)
+    rendered = _rendered(chosen, cwd, model, conversation_id, host, owner_id)
     try:
         with transaction.atomic():
             row = ConversationPrompt.objects.create(
-                prompt=default_prompt(),
+                prompt=frozen,
                 conversation_id=conversation_id,
                 created_at=rendered.rendered_at,
-                owner_id=user.pk,
+                owner_id=owner_id,
                 **_stored_fields(rendered, chosen),
             )
     except IntegrityError:
-        winner = conversation_prompt_get(conversation_id)
+        winner = conversation_prompt_get(conversation_id, owner_id)
         if winner is None:  # created and deleted again in between: try once more
             return _resolved(
                 conversation_id=conversation_id,
@@ -247,13 +282,42 @@ def _resolved(
                 user=user,
                 host=host,
                 build=build,
+                prompt=prompt,
+                host_id=host_id,
             )
-        return Stored(prompt=_readable(winner, user), created=False)
+        return Stored(prompt=_frozen_from(_readable(winner, user), prompt), created=False)
     return Stored(prompt=row, created=True)
 
 
 def _readable(prompt: ConversationPrompt, user: Actor) -> ConversationPrompt:
     return conversation_check(prompt, user=user, action=ConversationAction.READ)
+
+
+def _frozen_from(stored: ConversationPrompt, name: str | None) -> ConversationPrompt:
+    """``stored`` when the call names no prompt or the one it was frozen from (by its
+    name, or a former one: only then is a prompt looked up); :class:`PromptConflict`
+    naming both otherwise."""
+    frozen = stored.prompt.name
+    if name is None or name == frozen or prompt_get(name).pk == stored.prompt_id:
+        return stored
+    raise PromptConflict(
+        f"Conversation {stored.conversation_id!r} is frozen from prompt {frozen!r}; this "
+        f"call names prompt {name!r}. A conversation keeps its prompt: send {frozen!r} (or "
+        "no prompt), or start a new conversation."
+    )
+
+
+def _new_owner(conversation_id: str, user: Actor, host_id: int | None) -> int | None:
+    """Who a new conversation belongs to: the agent host ``host_id`` a call addresses
+    (another user's needs the view and change permissions, as changing one of its
+    conversations does), else ``user``."""
+    if host_id is None or host_id == user.pk:
+        return user.pk
+    if not user.has_perm(ConversationAction.READ.value):
+        raise ConversationNotFound(conversation_id)
+    if not user.has_perm(ConversationAction.CHANGE.value):
+        raise ConversationForbidden(conversation_id, ConversationAction.CHANGE.value)
+    return host_id
 
 
 def conversation_prompt_construct(
@@ -264,6 +328,8 @@ def conversation_prompt_construct(
     user: Actor,
     host: HostContext = NO_HOST,
     build: Chooser = working_copy,
+    prompt: str | None = None,
+    host_id: int | None = None,
 ) -> Stored:
     """Render afresh what ``build`` chooses now (the label's target; by default the
     working copy) and store it, replacing any stored prompt.
@@ -273,34 +339,47 @@ def conversation_prompt_construct(
     frozen context — ``cwd``, ``model``, ``provider``, ``tools``, ``variables``,
     ``override`` — and named in ``Stored.kept``; a field given replaces it. A new
     conversation needs ``cwd`` (:class:`InvalidInput` naming it otherwise); its model
-    left out is none (``""``). The instance override is the conversation owner's
-    (``user``'s for a new one).
+    left out is none (``""``). The instance override is the conversation owner's.
 
-    A new conversation gets ``user`` as its owner. Someone else's conversation keeps its
-    owner and needs the change permission: without it nothing is rendered and
+    Which conversation (``host_id``) and which prompt (``prompt``, a name): as in
+    :func:`conversation_prompt_resolve`; a stored conversation is built again from the
+    prompt it was frozen from.
+
+    A new conversation gets ``user`` (or the addressed host) as its owner. Someone
+    else's conversation keeps its owner and needs the change permission: without it
+    nothing is rendered and
     :class:`~sysprompt.prompts.selectors.ConversationNotFound` (may not see it) or
     :class:`~sysprompt.prompts.selectors.ConversationForbidden` (may see it) is raised.
     """
     conversation_id = conversation_id_check(conversation_id)
-    stored = _changeable(conversation_id, user)
+    stored = _changeable(conversation_id, user, host_id)
     kept: tuple[str, ...] = ()
     if stored is None:
         if cwd is None:
             message = f"Conversation {conversation_id!r} has no stored prompt yet: {NO_STORED_CWD}"
             raise InvalidInput("cwd", message)
+        owner_id = _new_owner(conversation_id, user, host_id)
+        frozen = new_conversation_prompt(prompt, owner_id=owner_id)
     else:
+        frozen = _frozen_from(stored, prompt).prompt
+        owner_id = stored.owner_id
         kept = _kept(cwd=cwd, model=model, host=host)
         cwd = stored.cwd if cwd is None else cwd
         model = stored.model if model is None else model
     checked = cwd_check(cwd)
     if host.override_given:
         preset_check(host.override, "override")
-    owner_id = user.pk if stored is None else stored.owner_id
-    chosen = build(conversation_id=conversation_id, owner_id=owner_id)
+    chosen = build(conversation_id=conversation_id, owner_id=owner_id, prompt=frozen)
     context = host if stored is None else host.over(stored_host(stored))
     rendered = _rendered(chosen, checked, model or "", conversation_id, context, owner_id)
     done = _conversation_prompt_store(
-        conversation_id=conversation_id, rendered=rendered, build=chosen, user=user
+        conversation_id=conversation_id,
+        rendered=rendered,
+        build=chosen,
+        user=user,
+        stored=stored,
+        owner_id=owner_id,
+        prompt=frozen,
     )
     return dataclasses.replace(done, kept=kept) if kept else done
 
@@ -342,10 +421,12 @@ def _rendered(
     return rendered
 
 
-def _changeable(conversation_id: str, user: Actor) -> ConversationPrompt | None:
+def _changeable(
+    conversation_id: str, user: Actor, host_id: int | None
+) -> ConversationPrompt | None:
     """Refuse, before anything is rendered, a stored conversation ``user`` may not change;
     the stored row, or None."""
-    stored = conversation_prompt_get(conversation_id)
+    stored = conversation_prompt_at(conversation_id, user=user, host_id=host_id)
     if stored is not None:
         conversation_check(stored, user=user, action=ConversationAction.CHANGE)
     return stored
@@ -353,25 +434,34 @@ def _changeable(conversation_id: str, user: Actor) -> ConversationPrompt | None:
 
 @transaction.atomic
 def _conversation_prompt_store(
-    *, conversation_id: str, rendered: Rendered, build: Build, user: Actor
+    *,
+    conversation_id: str,
+    rendered: Rendered,
+    build: Build,
+    user: Actor,
+    stored: ConversationPrompt | None,
+    owner_id: int | None,
+    prompt: Prompt,
 ) -> Stored:
     fields = _stored_fields(rendered, build)
     locked = ConversationPrompt.objects.select_for_update()
-    row = locked.filter(conversation_id=conversation_id).first()
+    if stored is not None:
+        row = locked.filter(pk=stored.pk).first()
+    else:
+        row = locked.filter(owner_id=owner_id, conversation_id=conversation_id).first()
     if row is None:
         row, created = ConversationPrompt.objects.get_or_create(
+            owner_id=owner_id,
             conversation_id=conversation_id,
-            defaults={
-                "prompt": default_prompt(),
-                "created_at": rendered.rendered_at,
-                "owner_id": user.pk,
-                **fields,
-            },
+            defaults={"prompt": prompt, "created_at": rendered.rendered_at, **fields},
         )
         if created:
             return Stored(prompt=row, created=True)
         row = locked.get(pk=row.pk)  # a concurrent first turn stored it: check it too
     conversation_check(row, user=user, action=ConversationAction.CHANGE)
+    if row.prompt_id != prompt.pk:  # a concurrent first turn froze it from another prompt
+        _frozen_from(row, prompt.name)
+    row.prompt = prompt
     for name, value in fields.items():
         setattr(row, name, value)
     row.save(update_fields=list(fields))
@@ -394,6 +484,8 @@ def conversation_prompt_compact(
     user: Actor,
     host: HostContext = NO_HOST,
     build: Chooser = working_copy,
+    prompt: str | None = None,
+    host_id: int | None = None,
 ) -> Compacted:
     """Construct afresh (the same rules as :func:`conversation_prompt_construct`: what
     the call leaves out of the context is the frozen one's, ``Stored.kept``); the
@@ -401,7 +493,14 @@ def conversation_prompt_compact(
     instructions (the instructions alone when the fresh prompt is None). The stored
     prompt never holds the instructions."""
     stored = conversation_prompt_construct(
-        conversation_id=conversation_id, cwd=cwd, model=model, user=user, host=host, build=build
+        conversation_id=conversation_id,
+        cwd=cwd,
+        model=model,
+        user=user,
+        host=host,
+        build=build,
+        prompt=prompt,
+        host_id=host_id,
     )
     instructions = app_settings().compaction_instructions
     parts = [part for part in (stored.prompt.system_prompt, instructions) if part]
@@ -409,19 +508,21 @@ def conversation_prompt_compact(
 
 
 @transaction.atomic
-def conversation_prompt_delete(*, conversation_id: str, user: Actor) -> bool:
-    """Forget a conversation's prompt; False when there was none.
+def conversation_prompt_delete(
+    *, conversation_id: str, user: Actor, host_id: int | None = None
+) -> bool:
+    """Forget a conversation's prompt (``host_id``: which host's, as in
+    :func:`conversation_prompt_resolve`); False when there was none.
 
     Someone else's conversation needs the delete permission: without it nothing is
     deleted and :class:`~sysprompt.prompts.selectors.ConversationNotFound` (may not see it) or
     :class:`~sysprompt.prompts.selectors.ConversationForbidden` (may see it) is raised.
     """
     conversation_id = conversation_id_check(conversation_id)
-    row = (
-        ConversationPrompt.objects.select_for_update()
-        .filter(conversation_id=conversation_id)
-        .first()
-    )
+    found = conversation_prompt_at(conversation_id, user=user, host_id=host_id)
+    if found is None:
+        return False
+    row = ConversationPrompt.objects.select_for_update().filter(pk=found.pk).first()
     if row is None:
         return False
     conversation_check(row, user=user, action=ConversationAction.DELETE)

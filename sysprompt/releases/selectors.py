@@ -50,7 +50,7 @@ from sysprompt.library.selectors import (
     variants_of_rows,
 )
 from sysprompt.prompts.builds import Build, Chooser
-from sysprompt.prompts.models import TemplateVersion
+from sysprompt.prompts.models import Prompt, TemplateVersion
 from sysprompt.prompts.selectors import CurrentTemplate, template_current
 from sysprompt.releases.gates import Gate
 from sysprompt.releases.models import (
@@ -465,7 +465,9 @@ def conversation_build(label: str | None = None) -> Chooser:
     docstring. An unknown call label is refused when the chooser runs, naming
     the field ``label``."""
 
-    def choose(*, conversation_id: str, owner_id: int | None) -> Build:
+    def choose(
+        *, conversation_id: str, owner_id: int | None, prompt: Prompt | None = None
+    ) -> Build:
         name, target, latest = _label_for(label, owner_id)
         arm: int | None = None
         if isinstance(target, Split):
@@ -473,6 +475,8 @@ def conversation_build(label: str | None = None) -> Chooser:
             pointer = target.arms[arm].pointer
         else:
             pointer = target.pointer
+        if prompt is not None and pointer == LATEST:  # the prompt's working copy
+            latest = template_current(prompt)
         template, library, release = pointer_build(pointer, latest)
         return Build(template=template, library=library, label=name, release=release, arm=arm)
 
@@ -480,12 +484,14 @@ def conversation_build(label: str | None = None) -> Chooser:
 
 
 def label_builds(
-    label: str | None, owner_id: int | None
+    label: str | None, owner_id: int | None, *, prompt: Prompt | None = None
 ) -> list[tuple[CurrentTemplate, FragmentSource]]:
     """The template and library of every pointer the label serves (the call's
     ``label``, else the agent host ``owner_id``'s, else production): one, or one per
     arm of a split (what a host must be ready to resolve for any conversation)."""
     _, target, latest = _label_for(label, owner_id)
+    if prompt is not None and LATEST in target.pointers:  # the prompt's working copy
+        latest = template_current(prompt)
     return [pointer_build(pointer, latest)[:2] for pointer in target.pointers]
 
 

@@ -483,6 +483,7 @@ def test_resolve_first_201_then_200_same_body(agent_client: APIClient, workdir: 
     body = first.json()
     assert set(body) == {
         "conversation_id",
+        "prompt",  # named prompts: the prompt it is frozen from
         "system_prompt",
         "template_version",
         "constructed_at",
@@ -590,6 +591,8 @@ def test_conversations_list_paginated_without_prompt_text(
     assert [c["conversation_id"] for c in page["results"] + rest["results"]] == ["c2", "c1", "c0"]
     assert set(page["results"][0]) == {
         "conversation_id",
+        "prompt",
+        "host",
         "template_version",
         "cwd",
         "model",
@@ -785,6 +788,6 @@ def test_prompt_payload_matches_output_serializer(
     turn(agent_client, "resolve", workdir, model="m")
     row = ConversationPrompt.objects.get()
 
-    fast = prompt_payload(selectors.conversation_prompt_get("c1") or row)
+    fast = prompt_payload(selectors.conversation_prompt_get("c1", row.owner_id) or row)
 
     assert fast == dict(ConversationPromptOutputSerializer(row).data)

@@ -83,6 +83,10 @@ EVALUATION_PLAN = "/api/evaluations/plan"
 EVALUATION = "/api/evaluations/{id}"
 EVALUATION_RESULTS = "/api/evaluations/{id}/results"
 EVALUATION_CANCEL = "/api/evaluations/{id}/cancel"
+# named prompts: a prompt's template, an agent host's conversations and prompts
+PROMPT_TEMPLATE = "/api/prompts/{prompt}/-/system-prompt"
+HOST_CONVERSATION = "/api/agent-hosts/{username}/conversations/{conversation_id}/system-prompt"
+HOST_PROMPTS = "/api/agent-hosts/{username}/prompts"
 
 VALID_CWD = "/<valid cwd>"
 """Stands for an existing directory inside the allowed roots; the test fills it in."""
@@ -368,12 +372,12 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (VARIABLES, "GET"): {200, 401, 403, 503},
     (VERSIONS, "GET"): {200, 400, 401, 403, 404, 503},
     (PREVIEW, "POST"): {200, 400, 401, 403, 413, 415, 503},
-    (CONVERSATION + "/resolve", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
+    (CONVERSATION + "/resolve", "POST"): {200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 503},
     (ME, "GET"): {200, 401, 403, 503},
-    (CONVERSATION + "/construct", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
-    (CONVERSATION, "GET"): {200, 304, 400, 401, 403, 404, 503},
-    (CONVERSATION + "/compact", "POST"): {200, 201, 400, 401, 403, 413, 415, 503},
-    (CONVERSATION, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (CONVERSATION + "/construct", "POST"): {200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 503},
+    (CONVERSATION, "GET"): {200, 304, 400, 401, 403, 404, 409, 503},
+    (CONVERSATION + "/compact", "POST"): {200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 503},
+    (CONVERSATION, "DELETE"): {204, 400, 401, 403, 404, 409, 503},
     (CONVERSATIONS, "GET"): {200, 400, 401, 403, 404, 503},
     # library.md §8
     (LIBRARY, "GET"): {200, 400, 401, 403, 404, 503},
@@ -387,7 +391,7 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (HOST_OVERRIDE, "GET"): {200, 401, 403, 404, 503},
     (HOST_OVERRIDE, "PUT"): {200, 400, 401, 403, 404, 415, 503},
     # agent-hosts.md §0
-    (REFERENCES, "GET"): {200, 304, 400, 401, 403, 503},
+    (REFERENCES, "GET"): {200, 304, 400, 401, 403, 404, 503},
     # docs/events.md
     (WEBHOOKS, "GET"): {200, 401, 403, 503},
     (WEBHOOKS, "POST"): {201, 400, 401, 403, 415, 503},
@@ -435,6 +439,57 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (EVALUATION, "GET"): {200, 401, 403, 404, 503},
     (EVALUATION_RESULTS, "GET"): {200, 400, 401, 403, 404, 503},
     (EVALUATION_CANCEL, "POST"): {200, 401, 403, 404, 503},
+    # named prompts: a prompt's template (the same operations, for the prompt in the path)
+    (PROMPT_TEMPLATE, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_TEMPLATE, "PUT"): {200, 400, 401, 403, 404, 412, 413, 415, 503},
+    (PROMPT_TEMPLATE + "/variables", "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_TEMPLATE + "/versions", "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_TEMPLATE + "/preview", "POST"): {200, 400, 401, 403, 404, 413, 415, 503},
+    (PROMPT_TEMPLATE + "/references", "GET"): {200, 304, 400, 401, 403, 404, 503},
+    # an agent host's conversations (ids are scoped to the host) and its prompts
+    (HOST_CONVERSATION, "GET"): {200, 304, 400, 401, 403, 404, 503},
+    (HOST_CONVERSATION, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (HOST_CONVERSATION + "/resolve", "POST"): {
+        200,
+        201,
+        400,
+        401,
+        403,
+        404,
+        409,
+        410,
+        413,
+        415,
+        503,
+    },
+    (HOST_CONVERSATION + "/construct", "POST"): {
+        200,
+        201,
+        400,
+        401,
+        403,
+        404,
+        409,
+        410,
+        413,
+        415,
+        503,
+    },
+    (HOST_CONVERSATION + "/compact", "POST"): {
+        200,
+        201,
+        400,
+        401,
+        403,
+        404,
+        409,
+        410,
+        413,
+        415,
+        503,
+    },
+    (HOST_PROMPTS, "GET"): {200, 401, 403, 404, 503},
+    (HOST_PROMPTS, "PUT"): {200, 400, 401, 403, 404, 415, 503},
 }
 NOT_IN_THE_CONTRACT = {(HEALTH, "GET"): {200, 401, 403, 503}}
 
@@ -446,6 +501,7 @@ PATH_PARAMETERS = {
     "id": 1,
     "number": 1,
     "case": "c1",
+    "prompt": "default",
 }
 
 
@@ -836,6 +892,20 @@ OPERATION_IDS = {
     (EVALUATION, "GET"): "get_evaluation",
     (EVALUATION_RESULTS, "GET"): "get_evaluation_results",
     (EVALUATION_CANCEL, "POST"): "cancel_evaluation",
+    # named prompts: the same operations under a prompt's or an agent host's path
+    (PROMPT_TEMPLATE, "GET"): "prompt_get_template",
+    (PROMPT_TEMPLATE, "PUT"): "prompt_save_template",
+    (PROMPT_TEMPLATE + "/variables", "GET"): "prompt_list_template_variables",
+    (PROMPT_TEMPLATE + "/versions", "GET"): "prompt_list_template_versions",
+    (PROMPT_TEMPLATE + "/preview", "POST"): "prompt_preview_template",
+    (PROMPT_TEMPLATE + "/references", "GET"): "prompt_list_template_references",
+    (HOST_CONVERSATION, "GET"): "host_get_conversation_prompt",
+    (HOST_CONVERSATION, "DELETE"): "host_delete_conversation_prompt",
+    (HOST_CONVERSATION + "/resolve", "POST"): "host_resolve",
+    (HOST_CONVERSATION + "/construct", "POST"): "host_construct",
+    (HOST_CONVERSATION + "/compact", "POST"): "host_compact",
+    (HOST_PROMPTS, "GET"): "get_agent_host_prompts",
+    (HOST_PROMPTS, "PUT"): "set_agent_host_prompts",
 }
 COMPONENTS = {
     "BadRequest",  # oneOf FieldErrors, Error
@@ -890,6 +960,10 @@ COMPONENTS = {
     # agent hosts: host-local values, the references, the shared prefix
     "HostValues",
     "TemplateReferences",
+    "PromptsReferences",  # ?prompt=a&prompt=b: each prompt's references
+    "ReferencesAnswer",  # oneOf TemplateReferences, PromptsReferences
+    "HostPrompts",  # an agent host's default prompt and allowed prompts
+    "HostPromptsInput",
     "HostResolvesEnum",  # file, git, system
     "SharedPrefixEnd",
     # events: webhooks, their delivery log, the audit log

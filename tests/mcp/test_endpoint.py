@@ -66,7 +66,7 @@ def test_mcp_first_turn_stores_for_the_token_user(agent_host: User, workdir: Pat
     status, _, body = mcp_post(Client(), agent_host, request("prompts/get", params))
 
     assert status == 200, body
-    stored = selectors.conversation_prompt_get("in-process")
+    stored = selectors.conversation_prompt_get("in-process", agent_host.pk)
     assert stored is not None and stored.owner_id == agent_host.pk
     assert body["result"]["messages"][0]["content"]["text"] == stored.system_prompt
     assert "Run the tests before you commit." in (stored.system_prompt or "")

@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from sysprompt.prompts import rendering, services
 from sysprompt.prompts.builds import Build
-from sysprompt.prompts.models import ConversationPrompt
+from sysprompt.prompts.models import ConversationPrompt, Prompt
 from sysprompt.prompts.selectors import CurrentTemplate
 from sysprompt_core.library import FragmentVariant, MemorySource, VariantKey
 
@@ -35,9 +35,13 @@ class Recording:
             arm=arm,
         )
         self.calls: list[tuple[str, int | None]] = []
+        self.prompts: list[str | None] = []
 
-    def __call__(self, *, conversation_id: str, owner_id: int | None) -> Build:
+    def __call__(
+        self, *, conversation_id: str, owner_id: int | None, prompt: Prompt | None = None
+    ) -> Build:
         self.calls.append((conversation_id, owner_id))
+        self.prompts.append(None if prompt is None else prompt.name)
         return self.build
 
 
@@ -93,6 +97,7 @@ def test_construct_of_someone_elses_conversation_asks_for_its_owner(
 
     row = ConversationPrompt.objects.get()
     assert chooser.calls == [("c1", host.pk)]
+    assert chooser.prompts == ["default"]
     assert (row.owner_id, row.label, row.release, row.arm) == (host.pk, "canary", 3, None)
 
 

@@ -162,43 +162,37 @@ def test_get_other_hosts_conversation_is_404_like_unknown(
     assert a.get(CONVERSATION.format("a-1")).status_code == 200
 
 
-def test_resolve_other_hosts_id_is_404_and_creates_nothing(
-    a: APIClient, b: APIClient, workdir: Path, evil_cwd: Path, host_a: tuple[User, APIClient]
+def test_resolve_other_hosts_id_makes_its_own_conversation_and_leaves_theirs(
+    a: APIClient,
+    b: APIClient,
+    workdir: Path,
+    evil_cwd: Path,
+    host_a: tuple[User, APIClient],
+    host_b: tuple[User, APIClient],
 ) -> None:
     frozen = turn(a, "resolve", workdir).json()
 
     response = turn(b, "resolve", evil_cwd)
 
-    assert (response.status_code, response.json()) == (404, not_found("a-1"))
-    row = ConversationPrompt.objects.get()
-    assert (row.conversation_id, row.owner_id) == ("a-1", host_a[0].pk)
+    assert response.status_code == 201  # ids are scoped to the agent host (named prompts §2)
+    assert INJECTION in (response.json()["system_prompt"] or "")
+    owners = sorted(ConversationPrompt.objects.values_list("conversation_id", "owner_id"))
+    assert owners == sorted([("a-1", host_a[0].pk), ("a-1", host_b[0].pk)])
     assert turn(a, "resolve", workdir).json() == frozen
 
 
-def test_construct_other_hosts_conversation_is_404_and_injects_nothing(
-    a: APIClient, b: APIClient, workdir: Path, evil_cwd: Path
+@pytest.mark.parametrize("action", ["construct", "compact"])
+def test_construct_or_compact_of_other_hosts_id_injects_nothing_into_theirs(
+    a: APIClient, b: APIClient, workdir: Path, evil_cwd: Path, action: str
 ) -> None:
     frozen = turn(a, "resolve", workdir).json()
 
-    with Opened() as opened:
-        response = turn(b, "construct", evil_cwd)
+    response = turn(b, action, evil_cwd)
 
-    assert (response.status_code, response.json()) == (404, not_found("a-1"))
-    assert os.path.realpath(evil_cwd / "AGENTS.md") not in opened  # refused before rendering
+    assert response.status_code == 201  # B's own conversation a-1
     later = turn(a, "resolve", workdir)
     assert (later.status_code, later.json()) == (200, frozen)
-    assert INJECTION not in (ConversationPrompt.objects.get().system_prompt or "")
-
-
-def test_compact_other_hosts_conversation_is_404_and_injects_nothing(
-    a: APIClient, b: APIClient, workdir: Path, evil_cwd: Path
-) -> None:
-    frozen = turn(a, "resolve", workdir).json()
-
-    response = turn(b, "compact", evil_cwd)
-
-    assert (response.status_code, response.json()) == (404, not_found("a-1"))
-    assert turn(a, "resolve", workdir).json() == frozen
+    assert INJECTION not in (a.get(CONVERSATION.format("a-1")).json()["system_prompt"] or "")
 
 
 def test_delete_other_hosts_conversation_is_404_and_keeps_it(
@@ -299,11 +293,12 @@ def test_rows_without_owner_visible_only_to_authors(
 
     assert a.get("/api/conversations").json()["results"] == []
     assert a.get(CONVERSATION.format("legacy-1")).status_code == 404
-    assert turn(a, "resolve", evil_cwd, "legacy-1").status_code == 404
-    assert turn(a, "construct", evil_cwd, "legacy-1").status_code == 404
     assert a.delete(CONVERSATION.format("legacy-1")).status_code == 404
     assert SECRET in viewer.get(CONVERSATION.format("legacy-1")).json()["system_prompt"]
-    assert ConversationPrompt.objects.get().system_prompt == f"frozen before owners: {SECRET}"
+    own = turn(a, "resolve", evil_cwd, "legacy-1")  # the host's own conversation legacy-1
+    assert own.status_code == 201 and SECRET not in (own.json()["system_prompt"] or "")
+    legacy = ConversationPrompt.objects.get(owner=None)
+    assert legacy.system_prompt == f"frozen before owners: {SECRET}"
 
 
 def test_owner_deleted_keeps_row_without_owner(
