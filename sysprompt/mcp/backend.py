@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -34,7 +34,7 @@ from sysprompt.api.library_views import variant_settings
 from sysprompt.api.release_views import label_data, label_detail, label_put, release_detail
 from sysprompt.api.views import host_context, prompt_payload
 from sysprompt.conf import app_settings
-from sysprompt.errors import ConversationNotFound
+from sysprompt.errors import ConversationNotFound, PromptConflict
 from sysprompt.library import selectors as library
 from sysprompt.library import services as library_services
 from sysprompt.library.validation import fragment_name_valid, variant_key_valid
@@ -42,6 +42,7 @@ from sysprompt.mcp.transport import on_request_thread
 from sysprompt.prompts import rendering
 from sysprompt.prompts import selectors as prompts
 from sysprompt.prompts import services as prompt_services
+from sysprompt.prompts.catalog import prompt_get
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 from sysprompt.prompts.usable import prompts_usable
 from sysprompt.prompts.validation import HostContext, cwd_on_server
@@ -53,6 +54,9 @@ from sysprompt_client.errors import Forbidden, InvalidRequest, SyspromptError, e
 from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, PromptSummary, Variant
 from sysprompt_client.results import CompactResult, PromptResult, prompt_from_json
 from sysprompt_core.paths import real_roots
+
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import ConversationPrompt
 
 T = TypeVar("T")
 
@@ -97,6 +101,19 @@ def as_api(call: Callable[[], T]) -> T:
         raise
     except Exception as error:  # noqa: BLE001 - every failure answers as the API would
         raise api_error(error) from error
+
+
+def _same_prompt(row: ConversationPrompt, name: str | None) -> None:
+    """Nothing when the call names no prompt or the one ``row`` is frozen from (by its
+    name or a former one); the API's 409 naming both otherwise, as ``resolve`` answers."""
+    frozen = row.prompt.name
+    if name is None or name == frozen or prompt_get(name).pk == row.prompt_id:
+        return
+    raise PromptConflict(
+        f"Conversation {row.conversation_id!r} is frozen from prompt {frozen!r}; this call "
+        f"names prompt {name!r}. A conversation keeps its prompt: send {frozen!r} (or no "
+        "prompt), or start a new conversation."
+    )
 
 
 class DjangoBackend:
@@ -166,6 +183,7 @@ class DjangoBackend:
                 row = prompts.conversation_prompt_visible(conversation_id, user=self.user)
             except ConversationNotFound:  # absent or another's: the same answer
                 raise _no_cwd(conversation_id) from None
+            _same_prompt(row, prompt)
             return prompt_from_json(prompt_payload(row), conversation_id)
         arguments = self._conversation_input(
             s.ResolveInputSerializer,
