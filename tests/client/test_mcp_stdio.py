@@ -696,3 +696,56 @@ async def test_mcp_list_changed_is_sent_when_a_fragment_is_added(
     assert "fragment/mcp/added-1" in names
     assert type(event).__name__ == "PromptsListChanged"
     assert "fragment/mcp/added-1" not in after
+
+
+# Named prompts --------------------------------------------------------------------------
+
+
+def test_mcp_command_with_a_bad_prompt_name_names_the_setting(deployment: Deployment) -> None:
+    done = run_command(deployment.env(SYSPROMPT_PROMPT="Support//Triage"))
+
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "sysprompt-mcp: SYSPROMPT_PROMPT 'Support//Triage' is not a prompt name" in done.stderr
+
+
+async def test_mcp_sysprompt_prompt_is_the_default_and_the_argument_overrides_it(
+    deployment: Deployment,
+) -> None:
+    deployment.server.manage(
+        "shell",
+        "-c",
+        "from django.utils import timezone\n"
+        "from sysprompt.prompts.models import Prompt\n"
+        "from sysprompt.prompts.services import template_save\n"
+        "now = timezone.now()\n"
+        "made, _ = Prompt.objects.get_or_create(name='support/triage', "
+        "defaults={'created_at': now, 'updated_at': now})\n"
+        "template_save(text='Triage on [git:branch].', prompt=made)",
+    )
+    params = deployment.params(SYSPROMPT_MCP_POLL_SECONDS="0", SYSPROMPT_PROMPT="support/triage")
+    async with connected(params) as client:
+        triage = await client.get_prompt("system-prompt", {"conversation_id": "mcp-named-1"})
+        plain = await client.get_prompt(
+            "system-prompt", {"conversation_id": "mcp-named-2", "prompt": "default"}
+        )
+        tool = await client.call_tool("get_system_prompt", {"conversation_id": "mcp-named-1"})
+        refused = await client.call_tool(
+            "get_system_prompt", {"conversation_id": "mcp-named-1", "prompt": "default"}
+        )
+
+    # Built on the host from support/triage: the branch is the host's.
+    assert text_of(triage) == f"Triage on {BRANCH}."
+    assert "prompt support/triage" in (triage.description or "")
+    assert f"You work on the branch {BRANCH}.\n" in text_of(plain)
+    assert tool.structured_content is not None
+    assert tool.structured_content["prompt"] == "support/triage"
+    # mcp-named-1 under default is another cache entry: the server refuses it (409).
+    assert refused.is_error and refused.structured_content == {
+        "error": refused.structured_content["error"],
+        "status": 409,
+    }
+    stored = deployment.api(
+        "GET", "/api/conversations/mcp-named-1/system-prompt", token=deployment.server.token
+    )
+    assert stored["prompt"] == "support/triage"
