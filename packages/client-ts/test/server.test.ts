@@ -259,15 +259,14 @@ describe("against a real server", { skip: !pythonAvailable() && "no .venv/bin/py
   });
 
   test("archived: a named prompt archived starts no new conversation (410, Gone)", async () => {
-    const made = await server.api("POST", "/api/prompts", { name: "support/old" }, true);
-    if (made.status === 404) return; // this server cannot create prompts over the API yet
-    assert.equal(made.status, 201);
-    assert.equal((await server.api("POST", "/api/prompts/support/old/-/archive", {}, true)).status, 200);
-    await assert.rejects(client().systemPrompt(fresh(), { cwd: server.cwd, prompt: "support/old" }), (error: unknown) => {
+    const sysprompt = client({ fallback: "Never for a 4xx." });
+    await assert.rejects(sysprompt.systemPrompt(fresh(), { cwd: server.cwd, prompt: "support/old" }), (error: unknown) => {
       assert.ok(error instanceof Gone);
       assert.equal(error.status, 410);
+      assert.match(error.message, /support\/old/);
       return true;
     });
+    assert.equal(sysprompt.cache.size, 0);
   });
 
   test("compact without cwd keeps the frozen context; the node client resolves its values there", async () => {

@@ -5,7 +5,7 @@
  * what reached it. A test can stop the server and start it again on the same port.
  *
  * Preparing a database (migrate, an agent host and an author with their tokens, and the
- * named prompt support/triage beside default) costs a
+ * named prompts support/triage and support/old, archived, beside default) costs a
  * Python start; scripts/test.mjs prepares one before the tests and every server copies
  * it (SYSPROMPT_TS_TEST_DATABASE); a test file run alone prepares its own.
  */
@@ -26,8 +26,9 @@ from django.utils import timezone
 from sysprompt.accounts.services import agent_host_ensure
 from sysprompt.prompts.models import Prompt
 call_command("migrate", "--noinput", verbosity=0)
-# A second named prompt (its template is saved by the tests that use it).
+# A second named prompt (its template is saved by the tests that use it), and an archived one.
 Prompt.objects.create(name="support/triage", description="Support tickets.", created_at=timezone.now(), updated_at=timezone.now())
+Prompt.objects.create(name="support/old", archived=True, created_at=timezone.now(), updated_at=timezone.now())
 host = agent_host_ensure(name="ts-host")
 author = get_user_model().objects.create_superuser(username="ts-author", email="", password=None)
 print("TOKENS", host.token, Token.objects.create(user=author).key)
