@@ -36,6 +36,7 @@ READ_TOOLS = {
     "compact_system_prompt",
     "list_fragments",
     "get_fragment",
+    "list_prompts",
     "list_labels",
 }
 WRITE_TOOLS = {"save_fragment", "delete_fragment", "create_release", "set_label"}
@@ -190,6 +191,7 @@ def test_mcp_prompts_list_has_the_system_prompt_and_each_fragment(
         "model": False,
         "provider": False,
         "label": False,
+        "prompt": False,
     }
 
 
@@ -328,21 +330,16 @@ def test_mcp_first_turn_without_cwd_is_refused_naming_cwd(
     )
 
 
-def test_mcp_other_hosts_conversation_is_not_found_as_in_the_api(
+def test_mcp_other_hosts_conversation_is_never_answered_as_in_the_api(
     server: Server, deployment: Deployment
 ) -> None:
+    """Conversation ids are scoped to the agent host: host B never gets host A's
+    conversation of the same id; without cwd it is as absent for B as any other id (no
+    existence oracle), and with cwd B's first turn builds B's own, as the API does."""
     arguments = {"conversation_id": "mcp-owned-by-a", "cwd": deployment.cwd}
     session_run(
         server, deployment.tokens["host-a"], lambda s: s.get_prompt("system-prompt", arguments)
     )
-    api = rest(
-        server,
-        deployment.tokens["host-b"],
-        "POST",
-        "/api/conversations/mcp-owned-by-a/system-prompt/resolve",
-        json={"cwd": deployment.cwd},
-    )
-    assert api.status_code == 404
 
     def attempt(given: dict[str, str]) -> MCPError:
         return mcp_failure(
@@ -353,23 +350,26 @@ def test_mcp_other_hosts_conversation_is_not_found_as_in_the_api(
             )
         )
 
-    with_cwd = attempt(arguments)
     without_cwd = attempt({"conversation_id": "mcp-owned-by-a"})
-
-    assert with_cwd.message == api.json()["detail"]
-    assert with_cwd.data == {"status": 404}
-    # Without cwd: as for a conversation that does not exist (no existence oracle).
     assert without_cwd.message.startswith("cwd: ")
     assert without_cwd.message == attempt(
         {"conversation_id": "mcp-owned-by-nobody"}
     ).message.replace("mcp-owned-by-nobody", "mcp-owned-by-a")
+    api = rest(
+        server,
+        deployment.tokens["host-b"],
+        "POST",
+        "/api/conversations/mcp-owned-by-a/system-prompt/resolve",
+        json={"cwd": deployment.cwd},
+    )
+    assert api.status_code == 201  # host B's own conversation of that id
     tool = session_run(
         server,
         deployment.tokens["host-b"],
         lambda s: s.call_tool("get_system_prompt", arguments),
     )
-    assert tool.is_error
-    assert tool_json(tool) == {"error": api.json()["detail"], "status": 404}
+    assert not tool.is_error
+    assert tool_json(tool)["sha256"] == api.json()["sha256"]
 
 
 def test_mcp_fragment_prompt_answers_the_variant_provider_and_model_get(
