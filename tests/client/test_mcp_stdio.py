@@ -357,32 +357,31 @@ async def test_mcp_system_prompt_later_turns_are_the_same_bytes_from_the_cache(
     assert "could not be reached" in refused.value.message
 
 
-async def test_mcp_system_prompt_of_another_hosts_conversation_is_not_found(
+async def test_mcp_system_prompt_of_another_hosts_id_is_its_own_conversation(
     deployment: Deployment,
 ) -> None:
+    """Conversation ids are scoped to the agent host: another host asking for the same id
+    never gets the first host's conversation; its first turn builds its own."""
     arguments = {"conversation_id": "mcp-owned-1"}
     async with connected(deployment.params()) as owner:
-        await owner.get_prompt("system-prompt", arguments)
-    async with connected(deployment.params(deployment.other_host)) as other:
-        with pytest.raises(MCPError) as refused:
-            await other.get_prompt("system-prompt", arguments)
-        tool = await other.call_tool("get_system_prompt", arguments)
-
-    # The API's own answer to that host: 404, with the sentence the MCP error carries.
-    api = httpx.post(
-        f"{deployment.server.url}/api/conversations/mcp-owned-1/system-prompt/resolve",
-        headers={"Authorization": f"Token {deployment.other_host}"},
-        json={"cwd": str(deployment.host_dir)},
-        timeout=30,
+        mine = await owner.get_prompt("system-prompt", arguments)
+    deployment.server.manage(
+        "shell",
+        "-c",
+        "from sysprompt.prompts.models import ConversationPrompt; "
+        "ConversationPrompt.objects.filter(conversation_id='mcp-owned-1')"
+        ".update(system_prompt='The first host only.')",
     )
-    assert api.status_code == 404
-    assert refused.value.code == types.INVALID_PARAMS
-    assert refused.value.message == api.json()["detail"]
-    assert refused.value.data == {"status": 404}
-    assert tool.is_error
-    assert isinstance(tool.content[0], types.TextContent)
-    assert tool.content[0].text == refused.value.message
-    assert tool.structured_content == {"error": refused.value.message, "status": 404}
+    async with connected(deployment.params(deployment.other_host)) as other:
+        theirs = await other.get_prompt("system-prompt", arguments)
+
+    def stored(token: str) -> Any:
+        return deployment.api("GET", "/api/conversations/mcp-owned-1/system-prompt", token=token)
+
+    assert text_of(theirs) != "The first host only."
+    assert text_of(theirs) == text_of(mine)  # built afresh, from the same template
+    assert stored(deployment.other_host)["system_prompt"] == text_of(theirs)
+    assert stored(deployment.server.token)["system_prompt"] == "The first host only."
 
 
 async def test_mcp_prompts_list_pages_through_every_fragment(deployment: Deployment) -> None:
@@ -410,6 +409,7 @@ async def test_mcp_prompts_list_pages_through_every_fragment(deployment: Deploym
         ("model", False),
         ("provider", False),
         ("label", False),
+        ("prompt", False),
     ]
 
 
