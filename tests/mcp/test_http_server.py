@@ -330,14 +330,11 @@ def test_mcp_first_turn_without_cwd_is_refused_naming_cwd(
     )
 
 
-def test_mcp_other_hosts_conversation_is_never_answered_as_in_the_api(
+def test_mcp_other_hosts_conversation_is_hidden_and_its_id_free_as_in_the_api(
     server: Server, deployment: Deployment
 ) -> None:
-    """Conversation ids are scoped to the agent host: host B never gets host A's
-    conversation of the same id; without cwd it is as absent for B as any other id (no
-    existence oracle), and with cwd B's first turn builds B's own, as the API does."""
     arguments = {"conversation_id": "mcp-owned-by-a", "cwd": deployment.cwd}
-    session_run(
+    theirs = session_run(
         server, deployment.tokens["host-a"], lambda s: s.get_prompt("system-prompt", arguments)
     )
 
@@ -350,26 +347,43 @@ def test_mcp_other_hosts_conversation_is_never_answered_as_in_the_api(
             )
         )
 
+    # Without cwd: as for a conversation that does not exist (no existence oracle).
     without_cwd = attempt({"conversation_id": "mcp-owned-by-a"})
     assert without_cwd.message.startswith("cwd: ")
     assert without_cwd.message == attempt(
         {"conversation_id": "mcp-owned-by-nobody"}
     ).message.replace("mcp-owned-by-nobody", "mcp-owned-by-a")
+    tool = session_run(
+        server,
+        deployment.tokens["host-b"],
+        lambda s: s.call_tool("get_system_prompt", {"conversation_id": "mcp-owned-by-a"}),
+    )
     api = rest(
+        server,
+        deployment.tokens["host-b"],
+        "GET",
+        "/api/conversations/mcp-owned-by-a/system-prompt",
+    )
+    assert api.status_code == 404
+    assert tool.is_error
+    assert tool_json(tool) == {"error": without_cwd.message, "status": 400}
+    # Ids are scoped to the agent host: host-b's first turn on the id is its own conversation.
+    mine = session_run(
+        server, deployment.tokens["host-b"], lambda s: s.get_prompt("system-prompt", arguments)
+    )
+    later = rest(
         server,
         deployment.tokens["host-b"],
         "POST",
         "/api/conversations/mcp-owned-by-a/system-prompt/resolve",
         json={"cwd": deployment.cwd},
     )
-    assert api.status_code == 201  # host B's own conversation of that id
-    tool = session_run(
-        server,
-        deployment.tokens["host-b"],
-        lambda s: s.call_tool("get_system_prompt", arguments),
+    assert later.status_code == 200
+    assert text_of(mine) == later.json()["system_prompt"]
+    again = session_run(
+        server, deployment.tokens["host-a"], lambda s: s.get_prompt("system-prompt", arguments)
     )
-    assert not tool.is_error
-    assert tool_json(tool)["sha256"] == api.json()["sha256"]
+    assert text_of(again) == text_of(theirs)
 
 
 def test_mcp_fragment_prompt_answers_the_variant_provider_and_model_get(
