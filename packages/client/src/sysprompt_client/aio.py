@@ -383,10 +383,10 @@ class AsyncClient(ClientBase):
         return self._object(await self._send(self._delete_fragment_call(name, provider, model)))
 
     async def prompts(
-        self, *, folder: str | None = None, search: str | None = None
+        self, *, folder: str | None = None, search: str | None = None, limit: int | None = None
     ) -> list[dict[str, Any]]:
         """See ``Client.prompts``."""
-        return await self._all_pages(self._prompts_call(folder, search))
+        return await self._all_pages(self._prompts_call(folder, search), limit)
 
     async def labels(self) -> list[dict[str, Any]]:
         """See ``Client.labels``."""
@@ -402,13 +402,13 @@ class AsyncClient(ClientBase):
         """See ``Client.create_release``."""
         return self._object(await self._send(self._create_release_call(message)))
 
-    async def _all_pages(self, call: Call) -> list[dict[str, Any]]:
+    async def _all_pages(self, call: Call, limit: int | None = None) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []
         following: Call | None = call
-        while following is not None:
+        while following is not None and (limit is None or len(results) < limit):
             items, following = self._page(await self._send(following))
             results += items
-        return results
+        return results if limit is None else results[:limit]
 
     # Plumbing -------------------------------------------------------------------------
 

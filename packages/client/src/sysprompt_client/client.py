@@ -423,13 +423,14 @@ class Client(ClientBase):
         return self._object(self._send(self._delete_fragment_call(name, provider, model)))
 
     def prompts(
-        self, *, folder: str | None = None, search: str | None = None
+        self, *, folder: str | None = None, search: str | None = None, limit: int | None = None
     ) -> list[dict[str, Any]]:
         """The named prompts the server lists to this token (``GET /api/prompts``, every
         page; for an agent host, those it may use), each as the API shows it
         (``name``, ``description``, ``tags``…), optionally in ``folder``
-        (``support/``) or matching ``search``."""
-        return self._all_pages(self._prompts_call(folder, search))
+        (``support/``) or matching ``search``; ``limit``: the first that many, by name
+        (no more pages are asked for)."""
+        return self._all_pages(self._prompts_call(folder, search), limit)
 
     def labels(self) -> list[dict[str, Any]]:
         """Every label, as ``GET /api/labels`` shows each (prompt authors only:
@@ -446,14 +447,14 @@ class Client(ClientBase):
         holds exactly the working copy)."""
         return self._object(self._send(self._create_release_call(message)))
 
-    def _all_pages(self, call: Call) -> list[dict[str, Any]]:
+    def _all_pages(self, call: Call, limit: int | None = None) -> list[dict[str, Any]]:
         """The results of every page of a cursor-paginated list, following ``next``."""
         results: list[dict[str, Any]] = []
         following: Call | None = call
-        while following is not None:
+        while following is not None and (limit is None or len(results) < limit):
             items, following = self._page(self._send(following))
             results += items
-        return results
+        return results if limit is None else results[:limit]
 
     # Plumbing -------------------------------------------------------------------------
 

@@ -22,7 +22,10 @@ from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, PromptSu
 from sysprompt_client.results import CompactResult, PromptResult
 from sysprompt_core.paths import directory_real_path, is_inside, real_roots
 
-__all__ = ["ClientBackend"]
+__all__ = ["PROMPTS_LISTED", "ClientBackend"]
+
+PROMPTS_LISTED = 1_000
+"""The most named prompts ``prompts/list`` shows (by name), as ``/mcp`` lists them."""
 
 
 def _str(value: Any) -> str | None:
@@ -137,10 +140,10 @@ class ClientBackend:
 
     def named_prompts(self) -> Sequence[PromptSummary] | None:
         """The named prompts the server lists to this token (``GET /api/prompts``: for an
-        agent host, those it may use); ``None`` from a server without the list or one
-        that does not show it to this token."""
+        agent host, those it may use; the first :data:`PROMPTS_LISTED`); ``None`` from a
+        server without the list or one that does not show it to this token."""
         try:
-            items = self.client.prompts()
+            items = self.client.prompts(limit=PROMPTS_LISTED)
         except (NotFound, Forbidden):
             return None
         summaries = []
