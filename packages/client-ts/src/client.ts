@@ -14,10 +14,9 @@
  */
 
 import { cacheKey, Entry, MemoryCache } from "./cache.js";
-import { errorFor, InvalidRequest, NotFound, ServerError, type SyspromptError, Unavailable } from "./errors.js";
+import { errorFor, NotFound, ServerError, type SyspromptError, Unavailable } from "./errors.js";
 import {
   contextMismatch,
-  keptFromJson,
   makeResult,
   promptFromJson,
   withChanges,
@@ -170,7 +169,7 @@ export class Sysprompt {
       fetch: given = globalThis.fetch,
     } = options;
     if (![maxAge, retries, backoff, maxRetryWait].every((value) => value >= 0) || !(timeout > 0 && maxRevalidations >= 1)) {
-      throw new RangeError("sysprompt: maxAge, retries, backoff, maxRetryWait >= 0, timeout > 0, maxRevalidations >= 1");
+      throw new RangeError("sysprompt: an option is out of range (see its doc)");
     }
     this.url = options.url.replace(/\/+$/, "");
     this.label = options.label ?? null;
@@ -292,10 +291,11 @@ export class Sysprompt {
   async compact(conversationId: string, options: CompactOptions = {}): Promise<CompactResult> {
     const [prompt, data] = await this.#build(conversationId, options, "compact", "persisted_system_prompt");
     const compaction = data["system_prompt"];
+    const kept = data["context_kept"];
     return Object.freeze({
       compactionPrompt: typeof compaction === "string" ? compaction : null,
       prompt,
-      contextKept: keptFromJson(data),
+      contextKept: Array.isArray(kept) ? kept : [],
     });
   }
 
@@ -356,24 +356,18 @@ export class Sysprompt {
 
   /** The host-local values a build sends (`"type:name"` → text or `null`), before the
    * caller's own `values`: none here (the core reads no host); the node entry's client
-   * resolves them. */
+   * resolves them. `key`: a compaction's cache key (its `cwd` may then be left out). */
   protected hostValues(
     _conversationId: string,
     _label: string | null,
     _prompt: string | null,
     _options: TurnOptions,
+    _key?: string,
   ): Promise<Record<string, string | null>> | Record<string, string | null> {
     return {};
   }
 
   // Requests ---------------------------------------------------------------------------
-
-  /** Whether a build asks which host-local values to send (none here: the core reads no
-   * host; the node entry's client does). A compaction that leaves out its context then
-   * looks up the frozen one, to resolve the values for it. */
-  protected asksValues(): boolean {
-    return false;
-  }
 
   /** The body of a build; `key` (a compaction's cache key) when `cwd` may be left out. */
   async #body(
@@ -383,51 +377,15 @@ export class Sysprompt {
     options: TurnOptions | CompactOptions,
     key?: string,
   ): Promise<object> {
-    const cwd = options?.cwd ?? null;
-    if (typeof cwd !== "string" && !(key && cwd === null)) throw new TypeError("sysprompt: cwd is required (a string)");
+    const cwd = options.cwd;
+    if (!key && typeof cwd != "string") throw new TypeError("sysprompt: cwd is required (a string)");
     const body: Record<string, unknown> = { cwd, prompt, label };
     for (const field of ["model", "provider", "tools", "variables", "override"] as const) body[field] = options[field];
-    let context = options as TurnOptions;
-    if (key && this.asksValues() && (cwd === null || options.model == null || options.provider == null)) {
-      context = await this.#valuesContext(conversationId, key, options);
-    }
-    const values = { ...(await this.hostValues(conversationId, label, prompt, context)), ...options.values };
+    const values = { ...(await this.hostValues(conversationId, label, prompt, options as TurnOptions, key)), ...options.values };
     if (Object.keys(values).length) body.values = values;
     // `null` and `undefined` are left out (JSON.stringify drops undefined).
     for (const field in body) body[field] ??= undefined;
     return body;
-  }
-
-  /** A compaction's context for its host-local values: what `options` gives, the rest
-   * the frozen context's (from memory, else the server's stored prompt); throws
-   * {@link InvalidRequest} naming `cwd` when none is given and the server stores none. */
-  async #valuesContext(conversationId: string, key: string, options: CompactOptions): Promise<TurnOptions> {
-    const frozen = await this.#frozen(conversationId, key);
-    if (frozen === null) {
-      if (typeof options.cwd === "string") return options as TurnOptions;
-      const message = `Conversation '${conversationId}' has no stored prompt yet: give cwd, the conversation's working directory.`;
-      throw new InvalidRequest(`cwd: ${message}`, { status: 400, errors: { cwd: [message] } });
-    }
-    return {
-      ...options,
-      cwd: options.cwd ?? frozen.cwd ?? "",
-      model: options.model ?? frozen.model,
-      provider: options.provider ?? frozen.provider,
-    };
-  }
-
-  /** The conversation's frozen prompt: memory's (not a fallback: the server stores
-   * none), else the server's stored one (`null`: none). */
-  async #frozen(conversationId: string, key: string): Promise<PromptResult | null> {
-    const entry = this.cache.peek(key);
-    if (entry && !entry.result.isFallback) return entry.result;
-    try {
-      const data = await this.request({ method: "GET", path: conversationPath(conversationId), retry: true });
-      return promptFromJson(data, conversationId);
-    } catch (error) {
-      if (error instanceof NotFound) return null;
-      throw error;
-    }
   }
 
   #post(conversationId: string, action: string, body: object, retry = false): Promise<unknown> {

@@ -53,14 +53,6 @@ export interface CompactResult {
   readonly contextKept: readonly string[];
 }
 
-const KEPT_FIELDS = ["cwd", "model", "provider", "tools", "variables", "override"];
-
-/** The `context_kept` of a compact answer (empty when it does not say). */
-export function keptFromJson(data: unknown): readonly string[] {
-  const value = data && typeof data === "object" ? (data as Record<string, unknown>)["context_kept"] : null;
-  return Object.freeze(Array.isArray(value) ? KEPT_FIELDS.filter((name) => value.includes(name)) : []);
-}
-
 const CONTEXT_FIELDS: readonly ContextField[] = ["cwd", "model", "provider"];
 const NONE: readonly ContextField[] = Object.freeze([]);
 
@@ -108,7 +100,7 @@ export function promptFromJson(
   const text = answer[textKey] ?? null;
   const sha = answer["sha256"] ?? null;
   if (!data || typeof data !== "object" || Array.isArray(data) || ![text, sha].every((value) => value === null || typeof value === "string")) {
-    throw new ServerError(`unexpected answer from the server (not an object with '${textKey}' and 'sha256')`);
+    throw new ServerError(`unexpected answer from the server (no '${textKey}' and 'sha256')`);
   }
   const mismatch = answer["context_mismatch"];
   return makeResult({
