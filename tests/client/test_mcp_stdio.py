@@ -357,32 +357,26 @@ async def test_mcp_system_prompt_later_turns_are_the_same_bytes_from_the_cache(
     assert "could not be reached" in refused.value.message
 
 
-async def test_mcp_system_prompt_of_another_hosts_conversation_is_not_found(
+async def test_mcp_system_prompt_of_another_hosts_conversation_id_is_its_own(
     deployment: Deployment,
 ) -> None:
     arguments = {"conversation_id": "mcp-owned-1"}
     async with connected(deployment.params()) as owner:
-        await owner.get_prompt("system-prompt", arguments)
+        first = await owner.get_prompt("system-prompt", arguments)
     async with connected(deployment.params(deployment.other_host)) as other:
-        with pytest.raises(MCPError) as refused:
-            await other.get_prompt("system-prompt", arguments)
-        tool = await other.call_tool("get_system_prompt", arguments)
+        mine = await other.get_prompt("system-prompt", arguments)  # ids are scoped to the host
 
-    # The API's own answer to that host: 404, with the sentence the MCP error carries.
+    # The API's answer to that host: its own conversation, made by its first turn above.
     api = httpx.post(
         f"{deployment.server.url}/api/conversations/mcp-owned-1/system-prompt/resolve",
         headers={"Authorization": f"Token {deployment.other_host}"},
         json={"cwd": str(deployment.host_dir)},
         timeout=30,
     )
-    assert api.status_code == 404
-    assert refused.value.code == types.INVALID_PARAMS
-    assert refused.value.message == api.json()["detail"]
-    assert refused.value.data == {"status": 404}
-    assert tool.is_error
-    assert isinstance(tool.content[0], types.TextContent)
-    assert tool.content[0].text == refused.value.message
-    assert tool.structured_content == {"error": refused.value.message, "status": 404}
+    assert api.status_code == 200
+    assert text_of(mine) == api.json()["system_prompt"]
+    async with connected(deployment.params()) as owner:
+        assert text_of(await owner.get_prompt("system-prompt", arguments)) == text_of(first)
 
 
 async def test_mcp_prompts_list_pages_through_every_fragment(deployment: Deployment) -> None:
