@@ -357,31 +357,28 @@ async def test_mcp_system_prompt_later_turns_are_the_same_bytes_from_the_cache(
     assert "could not be reached" in refused.value.message
 
 
-async def test_mcp_system_prompt_of_another_hosts_id_is_its_own_conversation(
+async def test_mcp_system_prompt_of_another_hosts_conversation_id_is_its_own(
     deployment: Deployment,
 ) -> None:
     """Conversation ids are scoped to the agent host: another host asking for the same id
     never gets the first host's conversation; its first turn builds its own."""
     arguments = {"conversation_id": "mcp-owned-1"}
     async with connected(deployment.params()) as owner:
-        mine = await owner.get_prompt("system-prompt", arguments)
-    deployment.server.manage(
-        "shell",
-        "-c",
-        "from sysprompt.prompts.models import ConversationPrompt; "
-        "ConversationPrompt.objects.filter(conversation_id='mcp-owned-1')"
-        ".update(system_prompt='The first host only.')",
-    )
+        first = await owner.get_prompt("system-prompt", arguments)
     async with connected(deployment.params(deployment.other_host)) as other:
-        theirs = await other.get_prompt("system-prompt", arguments)
+        mine = await other.get_prompt("system-prompt", arguments)  # ids are scoped to the host
 
-    def stored(token: str) -> Any:
-        return deployment.api("GET", "/api/conversations/mcp-owned-1/system-prompt", token=token)
-
-    assert text_of(theirs) != "The first host only."
-    assert text_of(theirs) == text_of(mine)  # built afresh, from the same template
-    assert stored(deployment.other_host)["system_prompt"] == text_of(theirs)
-    assert stored(deployment.server.token)["system_prompt"] == "The first host only."
+    # The API's answer to that host: its own conversation, made by its first turn above.
+    api = httpx.post(
+        f"{deployment.server.url}/api/conversations/mcp-owned-1/system-prompt/resolve",
+        headers={"Authorization": f"Token {deployment.other_host}"},
+        json={"cwd": str(deployment.host_dir)},
+        timeout=30,
+    )
+    assert api.status_code == 200
+    assert text_of(mine) == api.json()["system_prompt"]
+    async with connected(deployment.params()) as owner:
+        assert text_of(await owner.get_prompt("system-prompt", arguments)) == text_of(first)
 
 
 async def test_mcp_prompts_list_pages_through_every_fragment(deployment: Deployment) -> None:
