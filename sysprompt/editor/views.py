@@ -709,7 +709,7 @@ def _build_now(stored: ConversationPrompt) -> Build | None:
     rendered); ``None`` if that cannot be told (a label pointing at a missing release)."""
     try:
         return conversation_build()(
-            conversation_id=stored.conversation_id, owner_id=stored.owner_id
+            conversation_id=stored.conversation_id, owner_id=stored.owner_id, prompt=stored.prompt
         )
     except errors.SyspromptError:
         return None

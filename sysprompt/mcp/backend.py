@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -34,7 +34,7 @@ from sysprompt.api.library_views import variant_settings
 from sysprompt.api.release_views import label_data, label_detail, label_put, release_detail
 from sysprompt.api.views import host_context, prompt_payload
 from sysprompt.conf import app_settings
-from sysprompt.errors import ConversationNotFound
+from sysprompt.errors import ConversationNotFound, PromptConflict
 from sysprompt.library import selectors as library
 from sysprompt.library import services as library_services
 from sysprompt.library.validation import fragment_name_valid, variant_key_valid
@@ -42,16 +42,21 @@ from sysprompt.mcp.transport import on_request_thread
 from sysprompt.prompts import rendering
 from sysprompt.prompts import selectors as prompts
 from sysprompt.prompts import services as prompt_services
+from sysprompt.prompts.catalog import prompt_get
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
+from sysprompt.prompts.usable import prompts_usable
 from sysprompt.prompts.validation import HostContext, cwd_on_server
 from sysprompt.releases import selectors as releases
 from sysprompt.releases import services as release_services
 from sysprompt.releases.selectors import conversation_build
 from sysprompt.releases.validation import call_label_valid
 from sysprompt_client.errors import Forbidden, InvalidRequest, SyspromptError, error_for
-from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, Variant
+from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, PromptSummary, Variant
 from sysprompt_client.results import CompactResult, PromptResult, prompt_from_json
 from sysprompt_core.paths import real_roots
+
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import ConversationPrompt
 
 T = TypeVar("T")
 
@@ -98,6 +103,19 @@ def as_api(call: Callable[[], T]) -> T:
         raise api_error(error) from error
 
 
+def _same_prompt(row: ConversationPrompt, name: str | None) -> None:
+    """Nothing when the call names no prompt or the one ``row`` is frozen from (by its
+    name or a former one); the API's 409 naming both otherwise, as ``resolve`` answers."""
+    frozen = row.prompt.name
+    if name is None or name == frozen or prompt_get(name).pk == row.prompt_id:
+        return
+    raise PromptConflict(
+        f"Conversation {row.conversation_id!r} is frozen from prompt {frozen!r}; this call "
+        f"names prompt {name!r}. A conversation keeps its prompt: send {frozen!r} (or no "
+        "prompt), or start a new conversation."
+    )
+
+
 class DjangoBackend:
     """The MCP answers for ``user`` (an agent host's or an author's token)."""
 
@@ -133,13 +151,20 @@ class DjangoBackend:
         model: str | None = None,
         provider: str | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> PromptResult:
         """``resolve``: the first turn builds and stores the prompt, every later one
         answers the stored bytes. Without ``cwd`` a stored conversation is answered as
-        it is (its frozen context needs none); a first turn needs one."""
+        it is (its frozen context needs none); a first turn needs one. ``prompt``: the
+        named prompt, as the API's body takes it."""
         return self._answer(
             lambda: self._resolve(
-                conversation_id, cwd=cwd, model=model, provider=provider, label=label
+                conversation_id,
+                cwd=cwd,
+                model=model,
+                provider=provider,
+                label=label,
+                prompt=prompt,
             )
         )
 
@@ -151,15 +176,22 @@ class DjangoBackend:
         model: str | None,
         provider: str | None,
         label: str | None,
+        prompt: str | None,
     ) -> PromptResult:
         if cwd is None:
             try:
                 row = prompts.conversation_prompt_visible(conversation_id, user=self.user)
             except ConversationNotFound:  # absent or another's: the same answer
                 raise _no_cwd(conversation_id) from None
+            _same_prompt(row, prompt)
             return prompt_from_json(prompt_payload(row), conversation_id)
         arguments = self._conversation_input(
-            s.ResolveInputSerializer, cwd=cwd, model=model, provider=provider, label=label
+            s.ResolveInputSerializer,
+            cwd=cwd,
+            model=model,
+            provider=provider,
+            label=label,
+            prompt=prompt,
         )
         stored_now = prompt_services.conversation_prompt_resolve(
             conversation_id=conversation_id, user=self.user, **arguments
@@ -177,6 +209,7 @@ class DjangoBackend:
         model: str | None = None,
         provider: str | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> CompactResult:
         """``compact``: construct afresh (stored), and the compaction turn's prompt. What
         the call leaves out of the context (``cwd`` too) is the stored conversation's
@@ -190,14 +223,15 @@ class DjangoBackend:
                 model=model,
                 provider=provider,
                 label=label,
+                prompt=prompt,
             )
             done = prompt_services.conversation_prompt_compact(
                 conversation_id=conversation_id, user=self.user, **arguments
             )
-            prompt = prompt_from_json(prompt_payload(done.stored.prompt), conversation_id)
+            frozen = prompt_from_json(prompt_payload(done.stored.prompt), conversation_id)
             return CompactResult(
                 compaction_prompt=done.compaction_prompt,
-                prompt=prompt,
+                prompt=frozen,
                 context_kept=done.stored.kept,
             )
 
@@ -219,6 +253,22 @@ class DjangoBackend:
         chosen = data.pop("label", None)
         build = conversation_build(None if chosen is None else call_label_valid(chosen))
         return {**data, "host": host, "build": build}
+
+    def named_prompts(self) -> Sequence[PromptSummary] | None:
+        """The named prompts the user may start a conversation from (not archived; an
+        agent host's allowed ones), by name."""
+
+        def listed() -> list[PromptSummary]:
+            return [
+                PromptSummary(
+                    name=found.name,
+                    description=found.description,
+                    tags=tuple(tag for tag in found.tags or () if isinstance(tag, str)),
+                )
+                for found in prompts_usable(self.user)
+            ]
+
+        return self._answer(listed)
 
     def fragments(self) -> Sequence[FragmentSummary]:
         def listed() -> list[FragmentSummary]:

@@ -302,7 +302,9 @@ class ConversationPromptAdmin(_PromptAdmin):
         return False  # a stored prompt is replaced by construct or compact, never edited
 
     def delete_model(self, request: HttpRequest, obj: ConversationPrompt) -> None:
-        services.conversation_prompt_delete(conversation_id=obj.conversation_id, user=request.user)
+        # This row (ids are scoped to the agent host: another host's may share its id).
+        rows = ConversationPrompt.objects.filter(pk=obj.pk)
+        services.conversation_prompts_delete(prompts=rows, user=request.user)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ConversationPrompt]) -> None:
         services.conversation_prompts_delete(prompts=queryset, user=request.user)

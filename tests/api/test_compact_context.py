@@ -127,11 +127,12 @@ def test_first_compact_with_a_cwd_keeps_nothing(agent_client: APIClient, workdir
     assert answer.json()["context_kept"] == []
 
 
-def test_compact_without_cwd_of_another_hosts_conversation_is_not_found(
+def test_compact_without_cwd_of_another_hosts_conversation_is_a_new_one_and_changes_nothing(
     agent_client: APIClient, frozen: dict[str, Any], host_client: APIClient
 ) -> None:
     answer = host_client.post(CONVERSATION.format("c1") + "/compact", {}, format="json")
 
-    assert answer.status_code == 404
+    # ids are scoped to the agent host: for this host, c1 is a conversation not yet made
+    assert (answer.status_code, list(answer.json())) == (400, ["cwd"])
     row = ConversationPrompt.objects.get(conversation_id="c1")
     assert row.system_prompt == frozen["system_prompt"]

@@ -13,12 +13,15 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group, User
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from sysprompt.accounts.services import agent_host_ensure
 from sysprompt.prompts.models import ConversationPrompt, Prompt, PromptAlias, TemplateVersion
+from tests.api.test_api import run_together
 from tests.conftest import token_client
 from tests.releases.support import AUTHOR, PUBLISH, user
 
@@ -492,3 +495,37 @@ def test_references_of_a_prompt_outside_the_hosts_allowed_list_is_404(
     assert refused.status_code == 404
     assert (bad.status_code, list(bad.json())) == (400, ["prompt"])
     assert (both.status_code, list(both.json())) == (400, ["prompt"])
+
+
+# --- concurrent saves of two prompts: numbers count across the deployment ---------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_if_match_saves_of_two_prompts_one_wins_each_with_unique_numbers() -> None:
+    author = user("ada", AUTHOR)
+    first, second = prompt("one"), prompt("two")
+    client = token_client(author)
+    etags = {
+        name: client.get(f"/api/prompts/{name}/-/system-prompt").headers["ETag"]
+        for name in ("one", "two")
+    }
+    key = f"Token {Token.objects.get(user=author).key}"
+
+    def save(index: int) -> tuple[str, int]:
+        name = "one" if index % 2 else "two"
+        response = Client().put(
+            f"/api/prompts/{name}/-/system-prompt",
+            {"template": f"writer {index}"},
+            content_type="application/json",
+            headers={"Authorization": key, "If-Match": etags[name]},
+        )
+        return name, response.status_code
+
+    results = run_together(12, save)
+
+    for name in ("one", "two"):  # another prompt's save never makes If-Match stale
+        assert sorted(code for who, code in results if who == name) == [200] + [412] * 5
+    numbers = list(TemplateVersion.objects.values_list("number", flat=True))
+    assert sorted(numbers) == [1, 2]
+    assert TemplateVersion.objects.filter(prompt=first).count() == 1
+    assert TemplateVersion.objects.filter(prompt=second).count() == 1

@@ -15,7 +15,6 @@ from sysprompt.accounts.services import agent_host_ensure
 from sysprompt_client import (
     Client,
     InvalidRequest,
-    NotFound,
     ServerError,
     SyspromptError,
     Unauthorized,
@@ -56,18 +55,27 @@ def test_unknown_token(server: Server, make_client: MakeClient) -> None:
     assert raised.value.status == 401 and raised.value.message
 
 
-def test_another_hosts_conversation_is_not_found(server: Server, make_client: MakeClient) -> None:
+def test_another_hosts_conversation_id_is_this_hosts_own(
+    server: Server, make_client: MakeClient
+) -> None:
     other = agent_host_ensure(name="other-host")
-    response = httpx.post(
-        f"{server.url}/api/conversations/theirs/system-prompt/resolve",
-        headers={"Authorization": f"Token {other.token}"},
-        json={"cwd": server.cwd},
-    )
-    assert response.status_code == 201
+
+    def theirs() -> httpx.Response:
+        return httpx.post(
+            f"{server.url}/api/conversations/theirs/system-prompt/resolve",
+            headers={"Authorization": f"Token {other.token}"},
+            json={"cwd": server.cwd},
+        )
+
+    first = theirs()
+    assert first.status_code == 201
     client, _ = make_client()
-    with pytest.raises(NotFound) as raised:
-        client.system_prompt("theirs", cwd=server.cwd)
-    assert raised.value.status == 404 and "theirs" in raised.value.message
+
+    mine = client.system_prompt("theirs", cwd=server.cwd)  # ids are scoped to the host
+
+    assert mine.text == first.json()["system_prompt"]
+    again = theirs()
+    assert (again.status_code, again.json()) == (200, first.json())
 
 
 def closed_port() -> int:

@@ -28,6 +28,7 @@ from sysprompt_client.mcp import (
     FragmentSummary,
     FragmentText,
     PromptChanges,
+    PromptSummary,
     Variant,
     build_server,
     watch_prompts,
@@ -47,6 +48,9 @@ class Library:
     down: bool = False
     granted: frozenset[str] = frozenset({"library", "releases"})
     """What the caller may do (an author's token by default)."""
+    named: list[PromptSummary] | None = None
+    """The named prompts the caller may use (``None``: the backend cannot say)."""
+    asked_prompts: list[str | None] = field(default_factory=list)
 
     def system_prompt(
         self,
@@ -56,8 +60,10 @@ class Library:
         model: str | None = None,
         provider: str | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> PromptResult:
         self.asked.append(conversation_id)
+        self.asked_prompts.append(prompt)
         if conversation_id not in self.prompts:
             raise NotFound(f"Conversation {conversation_id!r} has no stored prompt.", status=404)
         text = self.prompts[conversation_id]
@@ -78,9 +84,15 @@ class Library:
         model: str | None = None,
         provider: str | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> CompactResult:
-        prompt = self.system_prompt(conversation_id)
-        return CompactResult(compaction_prompt=f"{prompt.text}Compact.\n", prompt=prompt)
+        frozen = self.system_prompt(conversation_id, prompt=prompt)
+        return CompactResult(compaction_prompt=f"{frozen.text}Compact.\n", prompt=frozen)
+
+    def named_prompts(self) -> Sequence[PromptSummary] | None:
+        if self.down and self.named is not None:
+            raise Unavailable("the sysprompt server could not be reached: refused")
+        return self.named
 
     def fragments(self) -> Sequence[FragmentSummary]:
         if self.down:
@@ -218,7 +230,13 @@ async def test_mcp_write_tool_arguments_are_checked_as_tool_errors() -> None:
     assert moved.structured_content == {"name": "staging", "target": "latest"}
 
 
-HOST_TOOLS = ["get_system_prompt", "compact_system_prompt", "list_fragments", "get_fragment"]
+HOST_TOOLS = [
+    "get_system_prompt",
+    "compact_system_prompt",
+    "list_fragments",
+    "get_fragment",
+    "list_prompts",
+]
 
 
 @pytest.mark.parametrize(
@@ -313,3 +331,65 @@ def test_mcp_builder_without_the_sdk_names_the_extra() -> None:
 
     assert done.returncode == 0, done.stderr
     assert "pip install 'sysprompt-client[mcp]'" in done.stdout
+
+
+async def test_mcp_system_prompt_and_its_tools_take_the_prompt_argument() -> None:
+    library = Library(prompts={"c1": "Triage.\n"})
+    async with Client(build_server(library), cache=None) as client:
+        declared = (await client.list_prompts()).prompts[0]
+        named = {"conversation_id": "c1", "prompt": "a/b"}
+        await client.get_prompt("system-prompt", named)
+        await client.get_prompt("system-prompt", {"conversation_id": "c1"})
+        tool = await client.call_tool("get_system_prompt", named)
+        await client.call_tool("compact_system_prompt", named)
+        schemas = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+
+    assert declared.name == "system-prompt"
+    assert [argument.name for argument in declared.arguments or ()][-1] == "prompt"
+    assert library.asked_prompts == ["a/b", None, "a/b", "a/b"]
+    assert not tool.is_error
+    assert "prompt" in schemas["get_system_prompt"]["properties"]
+    assert "prompt" in schemas["compact_system_prompt"]["properties"]
+
+
+async def test_mcp_prompts_list_names_the_prompts_the_backend_offers() -> None:
+    named = [
+        PromptSummary(name="default"),
+        PromptSummary(name="support/triage", description="Tickets.", tags=("support",)),
+    ]
+    library = Library(names=["f"], prompts={"c1": "Triage.\n"}, named=named)
+    async with Client(build_server(library), cache=None) as client:
+        listed = await client.list_prompts()
+        answer = await client.get_prompt("prompt/support/triage", {"conversation_id": "c1"})
+        tool = await client.call_tool("list_prompts", {})
+
+    assert [p.name for p in listed.prompts] == [
+        "system-prompt",
+        "fragment/f",
+        "prompt/default",
+        "prompt/support/triage",
+    ]
+    triage = listed.prompts[-1]
+    assert "Tickets." in (triage.description or "")
+    assert "prompt" not in [argument.name for argument in triage.arguments or ()]
+    assert answer.messages[0].content == types.TextContent(type="text", text="Triage.\n")
+    assert library.asked_prompts == ["support/triage"]
+    assert tool.structured_content == {
+        "prompts": [
+            {"name": "default", "description": "", "tags": []},
+            {"name": "support/triage", "description": "Tickets.", "tags": ["support"]},
+        ]
+    }
+
+
+@pytest.mark.parametrize("named", [None, [PromptSummary(name="default")]])
+async def test_mcp_prompts_list_is_todays_without_named_prompts(
+    named: list[PromptSummary] | None,
+) -> None:
+    library = Library(names=["f"], named=named)
+    async with Client(build_server(library), cache=None) as client:
+        listed = await client.list_prompts()
+        tool = await client.call_tool("list_prompts", {})
+
+    assert [p.name for p in listed.prompts] == ["system-prompt", "fragment/f"]
+    assert tool.is_error is (named is None)

@@ -357,32 +357,28 @@ async def test_mcp_system_prompt_later_turns_are_the_same_bytes_from_the_cache(
     assert "could not be reached" in refused.value.message
 
 
-async def test_mcp_system_prompt_of_another_hosts_conversation_is_not_found(
+async def test_mcp_system_prompt_of_another_hosts_conversation_id_is_its_own(
     deployment: Deployment,
 ) -> None:
+    """Conversation ids are scoped to the agent host: another host asking for the same id
+    never gets the first host's conversation; its first turn builds its own."""
     arguments = {"conversation_id": "mcp-owned-1"}
     async with connected(deployment.params()) as owner:
-        await owner.get_prompt("system-prompt", arguments)
+        first = await owner.get_prompt("system-prompt", arguments)
     async with connected(deployment.params(deployment.other_host)) as other:
-        with pytest.raises(MCPError) as refused:
-            await other.get_prompt("system-prompt", arguments)
-        tool = await other.call_tool("get_system_prompt", arguments)
+        mine = await other.get_prompt("system-prompt", arguments)  # ids are scoped to the host
 
-    # The API's own answer to that host: 404, with the sentence the MCP error carries.
+    # The API's answer to that host: its own conversation, made by its first turn above.
     api = httpx.post(
         f"{deployment.server.url}/api/conversations/mcp-owned-1/system-prompt/resolve",
         headers={"Authorization": f"Token {deployment.other_host}"},
         json={"cwd": str(deployment.host_dir)},
         timeout=30,
     )
-    assert api.status_code == 404
-    assert refused.value.code == types.INVALID_PARAMS
-    assert refused.value.message == api.json()["detail"]
-    assert refused.value.data == {"status": 404}
-    assert tool.is_error
-    assert isinstance(tool.content[0], types.TextContent)
-    assert tool.content[0].text == refused.value.message
-    assert tool.structured_content == {"error": refused.value.message, "status": 404}
+    assert api.status_code == 200
+    assert text_of(mine) == api.json()["system_prompt"]
+    async with connected(deployment.params()) as owner:
+        assert text_of(await owner.get_prompt("system-prompt", arguments)) == text_of(first)
 
 
 async def test_mcp_prompts_list_pages_through_every_fragment(deployment: Deployment) -> None:
@@ -410,6 +406,7 @@ async def test_mcp_prompts_list_pages_through_every_fragment(deployment: Deploym
         ("model", False),
         ("provider", False),
         ("label", False),
+        ("prompt", False),
     ]
 
 
@@ -696,3 +693,56 @@ async def test_mcp_list_changed_is_sent_when_a_fragment_is_added(
     assert "fragment/mcp/added-1" in names
     assert type(event).__name__ == "PromptsListChanged"
     assert "fragment/mcp/added-1" not in after
+
+
+# Named prompts --------------------------------------------------------------------------
+
+
+def test_mcp_command_with_a_bad_prompt_name_names_the_setting(deployment: Deployment) -> None:
+    done = run_command(deployment.env(SYSPROMPT_PROMPT="Support//Triage"))
+
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "sysprompt-mcp: SYSPROMPT_PROMPT 'Support//Triage' is not a prompt name" in done.stderr
+
+
+async def test_mcp_sysprompt_prompt_is_the_default_and_the_argument_overrides_it(
+    deployment: Deployment,
+) -> None:
+    deployment.server.manage(
+        "shell",
+        "-c",
+        "from django.utils import timezone\n"
+        "from sysprompt.prompts.models import Prompt\n"
+        "from sysprompt.prompts.services import template_save\n"
+        "now = timezone.now()\n"
+        "made, _ = Prompt.objects.get_or_create(name='support/triage', "
+        "defaults={'created_at': now, 'updated_at': now})\n"
+        "template_save(text='Triage on [git:branch].', prompt=made)",
+    )
+    params = deployment.params(SYSPROMPT_MCP_POLL_SECONDS="0", SYSPROMPT_PROMPT="support/triage")
+    async with connected(params) as client:
+        triage = await client.get_prompt("system-prompt", {"conversation_id": "mcp-named-1"})
+        plain = await client.get_prompt(
+            "system-prompt", {"conversation_id": "mcp-named-2", "prompt": "default"}
+        )
+        tool = await client.call_tool("get_system_prompt", {"conversation_id": "mcp-named-1"})
+        refused = await client.call_tool(
+            "get_system_prompt", {"conversation_id": "mcp-named-1", "prompt": "default"}
+        )
+
+    # Built on the host from support/triage: the branch is the host's.
+    assert text_of(triage) == f"Triage on {BRANCH}."
+    assert "prompt support/triage" in (triage.description or "")
+    assert f"You work on the branch {BRANCH}.\n" in text_of(plain)
+    assert tool.structured_content is not None
+    assert tool.structured_content["prompt"] == "support/triage"
+    # mcp-named-1 under default is another cache entry: the server refuses it (409).
+    assert refused.is_error and refused.structured_content == {
+        "error": refused.structured_content["error"],
+        "status": 409,
+    }
+    stored = deployment.api(
+        "GET", "/api/conversations/mcp-named-1/system-prompt", token=deployment.server.token
+    )
+    assert stored["prompt"] == "support/triage"

@@ -36,6 +36,7 @@ READ_TOOLS = {
     "compact_system_prompt",
     "list_fragments",
     "get_fragment",
+    "list_prompts",
     "list_labels",
 }
 WRITE_TOOLS = {"save_fragment", "delete_fragment", "create_release", "set_label"}
@@ -190,6 +191,7 @@ def test_mcp_prompts_list_has_the_system_prompt_and_each_fragment(
         "model": False,
         "provider": False,
         "label": False,
+        "prompt": False,
     }
 
 
@@ -328,21 +330,13 @@ def test_mcp_first_turn_without_cwd_is_refused_naming_cwd(
     )
 
 
-def test_mcp_other_hosts_conversation_is_not_found_as_in_the_api(
+def test_mcp_other_hosts_conversation_is_hidden_and_its_id_free_as_in_the_api(
     server: Server, deployment: Deployment
 ) -> None:
     arguments = {"conversation_id": "mcp-owned-by-a", "cwd": deployment.cwd}
-    session_run(
+    theirs = session_run(
         server, deployment.tokens["host-a"], lambda s: s.get_prompt("system-prompt", arguments)
     )
-    api = rest(
-        server,
-        deployment.tokens["host-b"],
-        "POST",
-        "/api/conversations/mcp-owned-by-a/system-prompt/resolve",
-        json={"cwd": deployment.cwd},
-    )
-    assert api.status_code == 404
 
     def attempt(given: dict[str, str]) -> MCPError:
         return mcp_failure(
@@ -353,12 +347,8 @@ def test_mcp_other_hosts_conversation_is_not_found_as_in_the_api(
             )
         )
 
-    with_cwd = attempt(arguments)
-    without_cwd = attempt({"conversation_id": "mcp-owned-by-a"})
-
-    assert with_cwd.message == api.json()["detail"]
-    assert with_cwd.data == {"status": 404}
     # Without cwd: as for a conversation that does not exist (no existence oracle).
+    without_cwd = attempt({"conversation_id": "mcp-owned-by-a"})
     assert without_cwd.message.startswith("cwd: ")
     assert without_cwd.message == attempt(
         {"conversation_id": "mcp-owned-by-nobody"}
@@ -366,10 +356,34 @@ def test_mcp_other_hosts_conversation_is_not_found_as_in_the_api(
     tool = session_run(
         server,
         deployment.tokens["host-b"],
-        lambda s: s.call_tool("get_system_prompt", arguments),
+        lambda s: s.call_tool("get_system_prompt", {"conversation_id": "mcp-owned-by-a"}),
     )
+    api = rest(
+        server,
+        deployment.tokens["host-b"],
+        "GET",
+        "/api/conversations/mcp-owned-by-a/system-prompt",
+    )
+    assert api.status_code == 404
     assert tool.is_error
-    assert tool_json(tool) == {"error": api.json()["detail"], "status": 404}
+    assert tool_json(tool) == {"error": without_cwd.message, "status": 400}
+    # Ids are scoped to the agent host: host-b's first turn on the id is its own conversation.
+    mine = session_run(
+        server, deployment.tokens["host-b"], lambda s: s.get_prompt("system-prompt", arguments)
+    )
+    later = rest(
+        server,
+        deployment.tokens["host-b"],
+        "POST",
+        "/api/conversations/mcp-owned-by-a/system-prompt/resolve",
+        json={"cwd": deployment.cwd},
+    )
+    assert later.status_code == 200
+    assert text_of(mine) == later.json()["system_prompt"]
+    again = session_run(
+        server, deployment.tokens["host-a"], lambda s: s.get_prompt("system-prompt", arguments)
+    )
+    assert text_of(again) == text_of(theirs)
 
 
 def test_mcp_fragment_prompt_answers_the_variant_provider_and_model_get(

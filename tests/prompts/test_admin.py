@@ -383,6 +383,22 @@ def test_prompt_delete_forgets_conversation_when_confirmed(
     assert list(ConversationPrompt.objects.values_list("conversation_id", flat=True)) == ["c-keep"]
 
 
+def test_prompt_delete_forgets_that_hosts_row_when_another_host_uses_the_id(
+    admin_client: Client, project: Path
+) -> None:
+    _resolve(project, "conv-42")
+    other, _ = User.objects.get_or_create(username="host-b")
+    theirs = services.conversation_prompt_resolve(
+        conversation_id="conv-42", cwd=str(project), user=other
+    ).prompt
+
+    response = admin_client.post(f"{PROMPTS}{theirs.pk}/delete/", {"post": "yes"})
+
+    assert response.status_code == 302
+    owners = ConversationPrompt.objects.values_list("owner__username", flat=True)
+    assert list(owners) == ["host-a"]
+
+
 def test_prompt_bulk_delete_forgets_selected_when_confirmed(
     admin_client: Client, project: Path
 ) -> None:

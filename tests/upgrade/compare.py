@@ -58,6 +58,7 @@ class Difference:
 _KEPT = "3029283: construct and compact keep the frozen context for the fields left out"
 _COUNTS = "92ac37c: token counts that fail say why (tokens_error, counted.error)"
 _LIMITS = "c51fdee: evaluation runs planned, limited and costed"
+_NAMED = "named prompts (issue 33): conversations name their prompt, ids scoped to the host"
 
 DIFFERENCES: tuple[Difference, ...] = (
     # --- Volatile: what differs on every run of the same code. ---
@@ -116,25 +117,19 @@ DIFFERENCES: tuple[Difference, ...] = (
     # migrate's post_migrate adds the content type and permissions of every new model.
     Difference("rows:django_content_type", "+", "added", "the content types of new models"),
     Difference("rows:auth_permission", "+", "added", "the permissions of new models"),
-    # For example, a new field every conversation answer carries:
-    # Difference("*", "json/**/prompt", "added", "named prompts", value="default"),
-    # Named prompts: releases, labels, test contexts and an agent host's label and
-    # override belong to a prompt; their answers name it (today's routes: default).
-    *(
-        Difference(where, "json/**/prompt", "added", "named prompts", value="default")
-        for where in (
-            "*release*",
-            "*label*",
-            "*test_context*",
-            "*agent_host_override*",
-        )
-    ),
+    # Named prompts: every conversation answer names the prompt it is frozen from, and a
+    # row of the conversations list its agent host (ids are scoped to the host).
+    Difference("*", "json/**/prompt", "added", _NAMED, value="default"),
+    Difference("list_conversations*", "json/results/*/host", "added", _NAMED),
     # A fragment's variant lists the prompts that use it (for prompt authors).
     Difference("get_fragment_variant*", "json/used_by", "added", "named prompts: used_by"),
     Difference(
         "get_fragment_variant*", "json/used_by_truncated", "added", "named prompts", value=False
     ),
     # --- Changed by the upgrade. ---
+    # Ids are scoped to the agent host: host-b's first turn on a-1, host-a's id, is its
+    # own conversation (201), where it was a 404.
+    Difference("resolve of another host's conversation", "**", "changed", _NAMED),
 )
 """Every difference the comparison accepts, with why. Keep it short and exact: an
 entry here is a promise that today's clients do not mind."""

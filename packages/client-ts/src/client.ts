@@ -98,6 +98,11 @@ export interface TurnOptions {
   values?: Readonly<Record<string, string | null>> | null;
 }
 
+/** A compaction's context: as {@link TurnOptions}, but everything may be left out — what
+ * is left out (`cwd` too) keeps the conversation's frozen context, which the server
+ * keeps and `contextKept` names (a conversation without a stored prompt needs `cwd`). */
+export type CompactOptions = Omit<TurnOptions, "cwd"> & { cwd?: string | null };
+
 /** One API request: `retry` when it is idempotent and may be sent again. */
 export interface Call {
   method: string;
@@ -164,7 +169,7 @@ export class Sysprompt {
       fetch: given = globalThis.fetch,
     } = options;
     if (![maxAge, retries, backoff, maxRetryWait].every((value) => value >= 0) || !(timeout > 0 && maxRevalidations >= 1)) {
-      throw new RangeError("sysprompt: maxAge, retries, backoff, maxRetryWait >= 0, timeout > 0, maxRevalidations >= 1");
+      throw new RangeError("sysprompt: an option is out of range (see its doc)");
     }
     this.url = options.url.replace(/\/+$/, "");
     this.label = options.label ?? null;
@@ -280,21 +285,28 @@ export class Sysprompt {
 
   /** Construct afresh for a compaction turn: the prompt of the compaction turn (with the
    * server's compaction instructions) and the new frozen prompt, which the cache takes
-   * (a fallback ends here). */
-  async compact(conversationId: string, options: TurnOptions): Promise<CompactResult> {
+   * (a fallback ends here). What `options` leaves out (`cwd` too) keeps the
+   * conversation's frozen context (`contextKept` names it; the host-local values are
+   * resolved in the frozen `cwd`); a conversation without a stored prompt needs `cwd`. */
+  async compact(conversationId: string, options: CompactOptions = {}): Promise<CompactResult> {
     const [prompt, data] = await this.#build(conversationId, options, "compact", "persisted_system_prompt");
     const compaction = data["system_prompt"];
-    return Object.freeze({ compactionPrompt: typeof compaction === "string" ? compaction : null, prompt });
+    const kept = data["context_kept"];
+    return Object.freeze({
+      compactionPrompt: typeof compaction === "string" ? compaction : null,
+      prompt,
+      contextKept: Array.isArray(kept) ? kept : [],
+    });
   }
 
   async #build(
     conversationId: string,
-    options: TurnOptions,
+    options: TurnOptions | CompactOptions,
     action: string,
     textKey?: string,
   ): Promise<[PromptResult, Record<string, unknown>]> {
     const [label, prompt, key] = this.#ask(conversationId, options);
-    const data = await this.#post(conversationId, action, await this.#body(conversationId, label, prompt, options));
+    const data = await this.#post(conversationId, action, await this.#body(conversationId, label, prompt, options, key));
     const result = this.#prompt(data, conversationId, prompt, textKey);
     this.#install(result, key);
     return [result, data as Record<string, unknown>];
@@ -344,23 +356,32 @@ export class Sysprompt {
 
   /** The host-local values a build sends (`"type:name"` → text or `null`), before the
    * caller's own `values`: none here (the core reads no host); the node entry's client
-   * resolves them. */
+   * resolves them. `key`: a compaction's cache key (its `cwd` may then be left out). */
   protected hostValues(
     _conversationId: string,
     _label: string | null,
     _prompt: string | null,
     _options: TurnOptions,
+    _key?: string,
   ): Promise<Record<string, string | null>> | Record<string, string | null> {
     return {};
   }
 
   // Requests ---------------------------------------------------------------------------
 
-  async #body(conversationId: string, label: string | null, prompt: string | null, options: TurnOptions): Promise<object> {
-    if (typeof options?.cwd !== "string") throw new TypeError("sysprompt: cwd is required (a string)");
-    const body: Record<string, unknown> = { cwd: options.cwd, prompt, label };
+  /** The body of a build; `key` (a compaction's cache key) when `cwd` may be left out. */
+  async #body(
+    conversationId: string,
+    label: string | null,
+    prompt: string | null,
+    options: TurnOptions | CompactOptions,
+    key?: string,
+  ): Promise<object> {
+    const cwd = options.cwd;
+    if (!key && typeof cwd != "string") throw new TypeError("sysprompt: cwd is required (a string)");
+    const body: Record<string, unknown> = { cwd, prompt, label };
     for (const field of ["model", "provider", "tools", "variables", "override"] as const) body[field] = options[field];
-    const values = { ...(await this.hostValues(conversationId, label, prompt, options)), ...options.values };
+    const values = { ...(await this.hostValues(conversationId, label, prompt, options as TurnOptions, key)), ...options.values };
     if (Object.keys(values).length) body.values = values;
     // `null` and `undefined` are left out (JSON.stringify drops undefined).
     for (const field in body) body[field] ??= undefined;

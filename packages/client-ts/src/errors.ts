@@ -43,6 +43,9 @@ export class Forbidden extends SyspromptError {}
 export class NotFound extends SyspromptError {}
 /** 409: the request conflicts with the server's current state. */
 export class Conflict extends SyspromptError {}
+/** 410: the named prompt is archived and starts no new conversation (the message names
+ * it); its conversations keep their frozen prompts. */
+export class Gone extends SyspromptError {}
 /** 412: an `If-Match` did not name the current version. */
 export class PreconditionFailed extends Conflict {}
 /** 5xx: the server failed. A first turn answers the fallback instead, when one is set. */
@@ -61,6 +64,7 @@ const BY_STATUS: Record<number, ErrorClass> = {
   403: Forbidden,
   404: NotFound,
   409: Conflict,
+  410: Gone,
   412: PreconditionFailed,
   413: InvalidRequest,
   415: InvalidRequest,

@@ -16,6 +16,7 @@ export {
   VERSION,
   type Answer,
   type Call,
+  type CompactOptions,
   type Fallback,
   type FallbackContext,
   type Logger,
@@ -26,6 +27,7 @@ export { MemoryCache } from "./cache.js";
 export {
   Conflict,
   Forbidden,
+  Gone,
   InvalidRequest,
   NotFound,
   PreconditionFailed,

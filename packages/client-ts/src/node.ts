@@ -14,8 +14,9 @@
 
 import * as fs from "node:fs";
 
-import { Sysprompt as CoreSysprompt, type Call, type SyspromptOptions, type TurnOptions } from "./client.js";
-import { ServerError } from "./errors.js";
+import { conversationPath, Sysprompt as CoreSysprompt, type Call, type SyspromptOptions, type TurnOptions } from "./client.js";
+import { InvalidRequest, NotFound, ServerError } from "./errors.js";
+import { promptFromJson, type PromptResult } from "./result.js";
 import { readFileValue } from "./node/file.js";
 import { readGit } from "./node/git/index.js";
 import { abspath, bytes, realpath, realRoots, text } from "./node/paths.js";
@@ -201,16 +202,47 @@ export class Sysprompt extends CoreSysprompt {
     conversationId: string,
     label: string | null,
     prompt: string | null,
-    options: TurnOptions,
+    given: TurnOptions,
+    key?: string,
   ): Promise<Record<string, string | null>> {
     const asks = this.#resolveLocally ?? performance.now() >= this.#resolvesAllUntil;
     if (!asks) return {};
+    let options = given;
+    if (key && (given.cwd == null || given.model == null || given.provider == null)) {
+      options = await this.#frozenContext(conversationId, key, given);
+    }
     const model = options.model ?? null;
     const provider = options.provider ?? null;
     const found = await this.#referencesOf(provider, model, label, prompt);
     const keys = hostKeys(found.keys, found.hostResolves, this.#resolveLocally === true);
     if (keys.length === 0) return {};
     return await this.#resolve(keys, { cwd: options.cwd, model, provider, conversationId });
+  }
+
+  /** A compaction's context for its host-local values: what it gives, the rest the
+   * frozen context's (from memory, else the server's stored prompt); throws
+   * {@link InvalidRequest} naming `cwd` when none is given and the server stores none. */
+  async #frozenContext(conversationId: string, key: string, given: TurnOptions): Promise<TurnOptions> {
+    const entry = this.cache.peek(key);
+    let frozen: PromptResult | null = entry && !entry.result.isFallback ? entry.result : null;
+    if (!frozen) {
+      try {
+        frozen = promptFromJson(await this.request({ method: "GET", path: conversationPath(conversationId), retry: true }), conversationId);
+      } catch (error) {
+        if (!(error instanceof NotFound)) throw error;
+      }
+    }
+    if (!frozen) {
+      if (typeof given.cwd === "string") return given;
+      const message = `Conversation '${conversationId}' has no stored prompt yet: give cwd, the conversation's working directory.`;
+      throw new InvalidRequest(`cwd: ${message}`, { status: 400, errors: { cwd: [message] } });
+    }
+    return {
+      ...given,
+      cwd: given.cwd ?? frozen.cwd ?? "",
+      model: given.model ?? frozen.model,
+      provider: given.provider ?? frozen.provider,
+    };
   }
 
   async #referencesOf(
@@ -225,13 +257,22 @@ export class Sysprompt extends CoreSysprompt {
       ["model", model ?? ""],
     ];
     if (label !== null) query.push(["label", label]);
-    if (prompt !== null) query.push(["prompt", prompt]);
-    const key = JSON.stringify(query);
+    // A named prompt's own route answers its references alone (`?prompt=` asks for
+    // several at once, answered by name); a segment never starts with "-".
+    const path =
+      prompt === null
+        ? "/api/system-prompt/references"
+        : `/api/prompts/${prompt.split("/").map(encodeURIComponent).join("/")}/-/system-prompt/references`;
+    const key = JSON.stringify([path, query]);
     const known = this.#references.get(key);
-    const call: Call = { method: "GET", path: "/api/system-prompt/references", retry: true, query };
+    const call: Call = { method: "GET", path, retry: true, query };
     if (known) call.headers = { "If-None-Match": known[0] };
     const answer = await this.send(call);
     if (answer.status === 304 && known) return this.#learned(known[1]);
+    if (answer.status === 404 && prompt !== null) {
+      // The prompt is unknown (or not this host's): the build says so, with the name.
+      return NO_REFERENCES;
+    }
     if (answer.status === 404) {
       const message = "sysprompt: the server has no /api/system-prompt/references: no host-local values are sent (asking again in 5 min)";
       if (this.#resolveLocally) this.logger?.warn(message);

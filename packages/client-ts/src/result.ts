@@ -48,6 +48,9 @@ export interface PromptResult {
 export interface CompactResult {
   readonly compactionPrompt: string | null;
   readonly prompt: PromptResult;
+  /** The fields of the frozen context the call left out and the server kept (`cwd`,
+   * `model`, `provider`, `tools`, `variables`, `override`; empty when it does not say). */
+  readonly contextKept: readonly string[];
 }
 
 const CONTEXT_FIELDS: readonly ContextField[] = ["cwd", "model", "provider"];
@@ -97,7 +100,7 @@ export function promptFromJson(
   const text = answer[textKey] ?? null;
   const sha = answer["sha256"] ?? null;
   if (!data || typeof data !== "object" || Array.isArray(data) || ![text, sha].every((value) => value === null || typeof value === "string")) {
-    throw new ServerError(`unexpected answer from the server (not an object with '${textKey}' and 'sha256')`);
+    throw new ServerError(`unexpected answer from the server (no '${textKey}' and 'sha256')`);
   }
   const mismatch = answer["context_mismatch"];
   return makeResult({

@@ -11,7 +11,10 @@ import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 
 import {
+  Conflict,
+  Gone,
   InvalidRequest,
+  NotFound,
   ServerError,
   Sysprompt,
   SyspromptError,
@@ -192,34 +195,101 @@ describe("against a real server", { skip: !pythonAvailable() && "no .venv/bin/py
     ]);
   });
 
-  test("named prompts: the prompt asked for is sent, keys the cache, and is read back", async (t) => {
-    const sent: unknown[] = [];
+  test("named prompts: the prompt asked for is sent, keys the cache, and is read back", async () => {
+    await server.setTemplate("Triage tickets in [prompt:cwd].", "support/triage");
+    const sent: Record<string, unknown>[] = [];
     const recording: typeof fetch = async (input, init) => {
-      if (typeof init?.body === "string") sent.push(JSON.parse(init.body));
+      if (typeof init?.body === "string") sent.push(JSON.parse(init.body) as Record<string, unknown>);
       return fetch(input, init);
     };
-    const sysprompt = client({ prompt: "default", fetch: recording });
+    const sysprompt = client({ prompt: "support/triage", fetch: recording });
     const id = fresh();
-    const asDefault = await sysprompt.systemPrompt(id, { cwd: server.cwd });
-    const asOther = await sysprompt.systemPrompt(id, { cwd: server.cwd, prompt: "support/triage" });
-    assert.deepEqual(
-      sent.map((body) => (body as { prompt?: string }).prompt),
-      ["default", "support/triage"],
-    );
-    assert.equal(await server.count(resolves(id)), 2, "(prompt, conversation) is the cache's key");
-    assert.equal(asDefault.prompt, "default");
+    const triage = await sysprompt.systemPrompt(id, { cwd: server.cwd });
+    assert.equal(triage.text, `Triage tickets in ${server.cwd}.`);
+    assert.equal(triage.prompt, "support/triage");
     assert.equal((await sysprompt.systemPrompt(id, { cwd: server.cwd })).fromCache, true);
-    const plain = client();
-    const id2 = fresh();
-    await plain.systemPrompt(id2, { cwd: server.cwd });
-    assert.equal((await server.api("GET", `/api/conversations/${id2}/system-prompt`)).status, 200);
-    const raw = await server.api("POST", `/api/conversations/${id2}/system-prompt/resolve`, { cwd: server.cwd });
-    if (!(raw.data && typeof raw.data === "object" && "prompt" in raw.data)) {
-      t.skip("the server does not know named prompts yet (it ignores the body's prompt and answers none)");
-      return;
-    }
-    assert.equal(asOther.prompt, "support/triage");
-    assert.equal((raw.data as { prompt: string }).prompt, "default");
+    // The same id under another prompt is another entry: the server is asked, and it
+    // refuses a later turn naming another prompt than the conversation's (409, both named).
+    await assert.rejects(sysprompt.systemPrompt(id, { cwd: server.cwd, prompt: "default" }), (error: unknown) => {
+      assert.ok(error instanceof Conflict);
+      assert.equal(error.status, 409);
+      assert.match(error.message, /support\/triage/);
+      assert.match(error.message, /default/);
+      return true;
+    });
+    assert.equal(await server.count(resolves(id)), 2, "(prompt, conversation) is the cache's key");
+    assert.deepEqual(
+      sent.map((body) => body["prompt"]),
+      ["support/triage", "default"],
+    );
+    const other = fresh();
+    const plain = await sysprompt.systemPrompt(other, { cwd: server.cwd, prompt: "default" });
+    assert.equal(plain.text, expected());
+    assert.equal(plain.prompt, "default");
+    await assert.rejects(sysprompt.systemPrompt(fresh(), { cwd: server.cwd, prompt: "support/nope" }), (error: unknown) => {
+      assert.ok(error instanceof NotFound);
+      assert.match(error.message, /support\/nope/);
+      return true;
+    });
+    // No prompt named: no "prompt" key is sent (an older server sees today's body).
+    const unnamed: Record<string, unknown>[] = [];
+    const bare = client({
+      fetch: async (input, init) => {
+        if (typeof init?.body === "string") unnamed.push(JSON.parse(init.body) as Record<string, unknown>);
+        return fetch(input, init);
+      },
+    });
+    const answered = await bare.systemPrompt(fresh(), { cwd: server.cwd });
+    assert.equal(answered.prompt, "default");
+    assert.deepEqual(unnamed, [{ cwd: server.cwd }]);
+  });
+
+  test("named prompts: the node client asks the named prompt's own references", async () => {
+    await server.setTemplate("Triage tickets in [prompt:cwd].", "support/triage");
+    const sysprompt = new NodeSysprompt({ url: server.url, token: server.token, logger: quiet, prompt: "support/triage", resolveLocally: true });
+    const id = fresh();
+    assert.equal((await sysprompt.systemPrompt(id, { cwd: server.cwd })).text, `Triage tickets in ${server.cwd}.`);
+    assert.deepEqual(await sysprompt.references(), ["prompt:cwd"]);
+    const lines = await server.synced();
+    const tail = lines.slice(lines.findIndex((line) => line.includes(id)) - 1);
+    assert.deepEqual(tail.slice(0, 2), [
+      "GET /api/prompts/support/triage/-/system-prompt/references?provider=&model= 200",
+      `${resolves(id)}201`,
+    ]);
+  });
+
+  test("archived: a named prompt archived starts no new conversation (410, Gone)", async () => {
+    const sysprompt = client({ fallback: "Never for a 4xx." });
+    await assert.rejects(sysprompt.systemPrompt(fresh(), { cwd: server.cwd, prompt: "support/old" }), (error: unknown) => {
+      assert.ok(error instanceof Gone);
+      assert.equal(error.status, 410);
+      assert.match(error.message, /support\/old/);
+      return true;
+    });
+    assert.equal(sysprompt.cache.size, 0);
+  });
+
+  test("compact without cwd keeps the frozen context; the node client resolves its values there", async () => {
+    const sysprompt = new NodeSysprompt({ url: server.url, token: server.token, logger: quiet, resolveLocally: true });
+    const id = fresh();
+    await sysprompt.systemPrompt(id, { cwd: server.cwd, model: "gpt-5", provider: "openai" });
+    const compacted = await sysprompt.compact(id);
+    assert.equal(compacted.prompt.text, expected(), "the values were resolved in the frozen cwd");
+    assert.deepEqual([...compacted.contextKept].sort(), ["cwd", "model", "override", "provider", "tools", "variables"]);
+    assert.equal(compacted.prompt.cwd, server.cwd);
+    const lines = (await server.synced()).filter((line) => line.includes(id) || line.includes("/references"));
+    assert.ok(lines.at(-1)?.startsWith(`POST /api/conversations/${id}/system-prompt/compact 200`));
+    assert.ok(lines.at(-2)?.startsWith("GET /api/system-prompt/references?provider=openai&model=gpt-5 "));
+    // Unknown to the server and no cwd: refused here, naming cwd, and nothing is sent.
+    const unknown = fresh();
+    await assert.rejects(sysprompt.compact(unknown), (error: unknown) => {
+      assert.ok(error instanceof InvalidRequest);
+      assert.ok(error.errors["cwd"]?.length);
+      return true;
+    });
+    assert.equal(await server.count(`POST /api/conversations/${unknown}/`), 0);
+    // The core client sends no values: the server refuses a first compaction without cwd.
+    await assert.rejects(client().compact(fresh()), (error: unknown) => error instanceof InvalidRequest && error.status === 400);
   });
 
   test("the server stopped: the fallback for a new conversation, kept; a cached one outlives the server", async () => {

@@ -4,7 +4,8 @@
  * file. The requests a client made are counted in that log, the server's own record of
  * what reached it. A test can stop the server and start it again on the same port.
  *
- * Preparing a database (migrate, an agent host and an author with their tokens) costs a
+ * Preparing a database (migrate, an agent host and an author with their tokens, and the
+ * named prompts support/triage and support/old, archived, beside default) costs a
  * Python start; scripts/test.mjs prepares one before the tests and every server copies
  * it (SYSPROMPT_TS_TEST_DATABASE); a test file run alone prepares its own.
  */
@@ -21,8 +22,13 @@ const PREPARE = `
 from django.core.management import call_command
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
+from django.utils import timezone
 from sysprompt.accounts.services import agent_host_ensure
+from sysprompt.prompts.models import Prompt
 call_command("migrate", "--noinput", verbosity=0)
+# A second named prompt (its template is saved by the tests that use it), and an archived one.
+Prompt.objects.create(name="support/triage", description="Support tickets.", created_at=timezone.now(), updated_at=timezone.now())
+Prompt.objects.create(name="support/old", archived=True, created_at=timezone.now(), updated_at=timezone.now())
 host = agent_host_ensure(name="ts-host")
 author = get_user_model().objects.create_superuser(username="ts-author", email="", password=None)
 print("TOKENS", host.token, Token.objects.create(user=author).key)
@@ -239,8 +245,10 @@ export class RealServer {
     return { status: response.status, data: text ? (JSON.parse(text) as unknown) : null, headers: response.headers };
   }
 
-  async setTemplate(text: string): Promise<void> {
-    const answer = await this.api("PUT", "/api/system-prompt", { template: text }, true);
+  /** Saves the template of `prompt` (default: today's route, the prompt default). */
+  async setTemplate(text: string, prompt: string | null = null): Promise<void> {
+    const path = prompt === null ? "/api/system-prompt" : `/api/prompts/${prompt}/-/system-prompt`;
+    const answer = await this.api("PUT", path, { template: text }, true);
     if (answer.status !== 200) throw new Error(`saving the template: ${answer.status} ${JSON.stringify(answer.data)}`);
   }
 }

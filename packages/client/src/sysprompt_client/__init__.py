@@ -18,6 +18,7 @@ from sysprompt_client.client import Client
 from sysprompt_client.errors import (
     Conflict,
     Forbidden,
+    Gone,
     InvalidRequest,
     NotFound,
     PreconditionFailed,
@@ -68,6 +69,7 @@ __all__ = [
     "Conflict",
     "DirectoryCache",
     "Forbidden",
+    "Gone",
     "InvalidRequest",
     "LockedPolicy",
     "MemoryCache",

@@ -41,12 +41,17 @@ from sysprompt_client.results import (
     template_from_response,
     text_sha256,
 )
+from sysprompt_core.prompt_names import PROMPT_NAME_RULE, is_prompt_name
 
 log = logging.getLogger("sysprompt_client")
 
-Fallback = str | Callable[[str], str | None] | None
+FallbackText = str | Callable[[str], str | None]
 """A fallback prompt: a fixed text, or a function of the conversation id giving the
-text (``None``: send no system prompt). ``None`` here: no fallback, raise instead."""
+text (``None``: send no system prompt)."""
+Fallback = FallbackText | Mapping[str | None, FallbackText] | None
+"""The client's fallback: one for every prompt, or one per named prompt (the key
+``None``: a call that names no prompt; a prompt not in the mapping has none). ``None``
+here: no fallback, raise instead."""
 Override = str | Mapping[str, Any]
 IO = Callable[[], None] | None
 
@@ -105,8 +110,19 @@ def retry_after(response: httpx.Response) -> float | None:
     return max(0.0, seconds)
 
 
-def _references_key(params: Mapping[str, str]) -> tuple[str, str, str]:
-    return params["provider"], params["model"], params.get("label", "")
+def _references_key(call: Call) -> tuple[str, str, str, str]:
+    assert call.params is not None
+    params = call.params
+    return params["provider"], params["model"], params.get("label", ""), call.path
+
+
+def prompt_path(prompt: str | None, action: str) -> str:
+    """The API path of ``action`` (``system-prompt/references``…) for the named
+    ``prompt`` (``/api/prompts/<name>/-/<action>``; the name keeps its ``/``: a segment
+    never starts with ``-``), or today's route, which means the default, for ``None``."""
+    if prompt is None:
+        return f"/api/{action}"
+    return f"/api/prompts/{quote(prompt, safe='/')}/-/{action}"
 
 
 def fragment_path(name: str) -> str:
@@ -127,6 +143,14 @@ def unavailable(error: httpx.RequestError) -> Unavailable:
     else:
         what = f"the sysprompt server could not be reached: {error or type(error).__name__}"
     return Unavailable(what)
+
+
+def prompt_checked(prompt: str | None) -> str | None:
+    """``prompt`` when it follows the name rule (``None`` stays ``None``);
+    ``ValueError`` naming the rule otherwise."""
+    if prompt is not None and not is_prompt_name(prompt):
+        raise ValueError(f"prompt: {prompt!r} is not a prompt name: {PROMPT_NAME_RULE}")
+    return prompt
 
 
 class ClientBase:
@@ -150,6 +174,7 @@ class ClientBase:
         allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
         headers: Mapping[str, str] | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> None:
         if max_age < 0 or retries < 0 or backoff < 0 or max_retry_wait < 0:
             raise ValueError("max_age, retries, backoff and max_retry_wait must not be negative")
@@ -164,6 +189,7 @@ class ClientBase:
         self.max_revalidations = max_revalidations
         self.resolve_locally = resolve_locally
         self.label = label
+        self.prompt = prompt_checked(prompt)
         self.allowed_roots = (
             None if allowed_roots is None else tuple(os.fspath(root) for root in allowed_roots)
         )
@@ -176,7 +202,7 @@ class ClientBase:
         }
         self._memory = MemoryCache(cache_size)
         self._directory = None if cache_dir is None else DirectoryCache(cache_dir, self.base_url)
-        self._references: dict[tuple[str, str, str], tuple[str, References]] = {}
+        self._references: dict[tuple[str, str, str, str], tuple[str, References]] = {}
         self._references_missing_until = 0.0
         self._server_resolves_all_until = 0.0
         self._mismatch_told: OrderedDict[str, None] = OrderedDict()
@@ -191,6 +217,11 @@ class ClientBase:
         """The label a call asks for: its own, else the client's (``None``: none; the
         server then uses the agent host's label, else production)."""
         return self.label if label is None else label
+
+    def _prompt_name(self, prompt: str | None) -> str | None:
+        """The named prompt a call asks for: its own, else the client's (``None``: none;
+        the server then uses the agent host's default prompt, else ``default``)."""
+        return self.prompt if prompt is None else prompt
 
     def _for_turn(
         self,
@@ -282,8 +313,11 @@ class ClientBase:
         override: Override | None,
         values: Mapping[str, str | None] | None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {} if cwd is None else {"cwd": cwd}
+        if prompt is not None:
+            body["prompt"] = prompt
         if label is not None:
             body["label"] = label
         if model is not None:
@@ -324,6 +358,11 @@ class ClientBase:
     @staticmethod
     def _library_call(search: str | None) -> Call:
         return Call("GET", "/api/library", True, params={"search": search} if search else None)
+
+    @staticmethod
+    def _prompts_call(folder: str | None, search: str | None) -> Call:
+        params = {k: v for k, v in (("folder", folder), ("search", search)) if v}
+        return Call("GET", "/api/prompts", True, params=params or None)
 
     @staticmethod
     def _labels_call() -> Call:
@@ -415,24 +454,31 @@ class ClientBase:
         )
 
     def _references_call(
-        self, provider: str | None, model: str | None, label: str | None = None
+        self,
+        provider: str | None,
+        model: str | None,
+        label: str | None = None,
+        prompt: str | None = None,
     ) -> Call | None:
-        """The references request (for ``label``: the template and library it serves),
-        or ``None`` while the server is known not to have the endpoint."""
+        """The references request (for ``label``: the template and library it serves;
+        for ``prompt``: that prompt's), or ``None`` while the server is known not to
+        have the endpoint."""
         if _monotonic() < self._references_missing_until:
             return None
         params = {"provider": provider or "", "model": model or ""}
         if label is not None:
             params["label"] = label
-        known = self._references.get(_references_key(params))
-        headers = {"If-None-Match": known[0]} if known else None
-        return Call("GET", "/api/system-prompt/references", True, headers=headers, params=params)
+        call = Call("GET", prompt_path(prompt, "system-prompt/references"), True, params=params)
+        known = self._references.get(_references_key(call))
+        return call if not known else replace(call, headers={"If-None-Match": known[0]})
 
     def _references_answer(self, call: Call, response: httpx.Response) -> References:
-        assert call.params is not None
-        key = _references_key(call.params)
+        key = _references_key(call)
         if response.status_code == 304 and key in self._references:
             return self._learned(self._references[key][1])
+        if response.status_code == 404 and call.path.startswith("/api/prompts/"):
+            # A prompt unknown (or not allowed to this host): the build says so.
+            return References(())
         if response.status_code == 404:
             # A server from before the references resolves every value itself; only a
             # host that asked to resolve its values needs to hear it.
@@ -466,39 +512,50 @@ class ClientBase:
 
     # The cache ----------------------------------------------------------------------
 
-    def _entry(self, result: PromptResult, label: str | None, age: float = 0.0) -> Entry:
+    def _entry(
+        self, result: PromptResult, label: str | None, prompt: str | None, age: float = 0.0
+    ) -> Entry:
         stale_at = math.inf if result.is_fallback else _monotonic() + self.max_age - age
-        return Entry(result, stale_at, label)
+        return Entry(result, stale_at, label, prompt)
 
-    def _install(self, result: PromptResult, label: str | None) -> tuple[Entry, IO]:
-        """Cache ``result``, asked for under ``label``, as later turns will answer it;
-        the directory write to run."""
+    def _install(
+        self, result: PromptResult, label: str | None, prompt: str | None = None
+    ) -> tuple[Entry, IO]:
+        """Cache ``result``, asked for under ``label`` and of ``prompt``, as later turns
+        will answer it; the directory write to run."""
         cached = replace(result, from_cache=True, context_mismatch=())
-        entry = self._entry(cached, label)
+        entry = self._entry(cached, label, prompt)
         self._memory.put(entry.key, entry)
-        return entry, self._saver(cached, label)
+        return entry, self._saver(cached, label, prompt)
 
-    def _saver(self, cached: PromptResult, label: str | None) -> IO:
+    def _saver(self, cached: PromptResult, label: str | None, prompt: str | None) -> IO:
         directory = self._directory
         if directory is None:
             return None
-        return lambda: directory.save(cached, label=label)
+        return lambda: directory.save(cached, label=label, prompt=prompt)
 
-    def _loaded(self, label: str | None, stored: tuple[PromptResult, float] | None) -> Entry:
+    def _loaded(
+        self,
+        label: str | None,
+        prompt: str | None,
+        stored: tuple[PromptResult, float] | None,
+    ) -> Entry:
         """Put what the directory held into memory (kept if another turn was faster)."""
         assert stored is not None
         result, saved_at = stored
-        entry = self._entry(result, label, age=max(0.0, time.time() - saved_at))
+        entry = self._entry(result, label, prompt, age=max(0.0, time.time() - saved_at))
         current = self._memory.peek(entry.key)
         if current is not None:
             return current
         self._memory.put(entry.key, entry)
         return entry
 
-    def _cached_frozen(self, conversation_id: str, label: str | None) -> PromptResult | None:
+    def _cached_frozen(
+        self, conversation_id: str, label: str | None, prompt: str | None = None
+    ) -> PromptResult | None:
         """The conversation's frozen prompt as the cache holds it (not a fallback: the
         server stores none)."""
-        entry = self._memory.peek(cache_key(conversation_id, label))
+        entry = self._memory.peek(cache_key(conversation_id, label, prompt))
         return None if entry is None or entry.result.is_fallback else entry.result
 
     @staticmethod
@@ -542,15 +599,26 @@ class ClientBase:
             context_kept=kept_from_json(data),
         )
 
-    def _fallback_result(self, conversation_id: str, error: SyspromptError) -> PromptResult:
-        """The fallback for a first turn the server could not answer; ``error`` again
-        when there is no fallback."""
-        if self.fallback is None:
+    def _fallback_of(self, prompt: str | None) -> FallbackText | None:
+        """The fallback of a call asking for ``prompt`` (``None``: none named)."""
+        fallback = self.fallback
+        if fallback is None or isinstance(fallback, str) or callable(fallback):
+            return fallback
+        return fallback.get(prompt)
+
+    def _fallback_result(
+        self, conversation_id: str, error: SyspromptError, prompt: str | None = None
+    ) -> PromptResult:
+        """The fallback (of ``prompt``) for a first turn the server could not answer;
+        ``error`` again when there is no fallback."""
+        fallback = self._fallback_of(prompt)
+        if fallback is None:
             raise error
-        text = self.fallback if isinstance(self.fallback, str) else self.fallback(conversation_id)
+        text = fallback if isinstance(fallback, str) else fallback(conversation_id)
         log.warning(
-            "sysprompt: conversation %r uses the fallback prompt until compaction: %s",
+            "sysprompt: conversation %r%s uses the fallback prompt until compaction: %s",
             conversation_id,
+            "" if prompt is None else f" (prompt {prompt!r})",
             error,
         )
         return PromptResult(
@@ -558,14 +626,17 @@ class ClientBase:
             sha256=text_sha256(text),
             is_fallback=True,
             conversation_id=conversation_id,
+            prompt=prompt,
         )
 
-    def _forget_local(self, conversation_id: str, label: str | None) -> tuple[bool, IO]:
-        had = self._memory.pop(cache_key(conversation_id, label)) is not None
+    def _forget_local(
+        self, conversation_id: str, label: str | None, prompt: str | None = None
+    ) -> tuple[bool, IO]:
+        had = self._memory.pop(cache_key(conversation_id, label, prompt)) is not None
         directory = self._directory
         if directory is None:
             return had, None
-        return had, lambda: directory.delete(conversation_id, label)
+        return had, lambda: directory.delete(conversation_id, label, prompt)
 
     # Revalidation --------------------------------------------------------------------
 
@@ -583,11 +654,12 @@ class ClientBase:
         fresh = _monotonic() + self.max_age
         status = 0 if response is None else response.status_code
         conversation_id, key, label = entry.result.conversation_id, entry.key, entry.label
+        prompt = entry.prompt
         assert conversation_id is not None
         if status == 404:
             if self._memory.replace(key, entry, None) and self._directory:
                 directory = self._directory
-                return lambda: directory.delete(conversation_id, label)
+                return lambda: directory.delete(conversation_id, label, prompt)
             return None
         if status == 200 and response is not None:
             try:
@@ -596,9 +668,9 @@ class ClientBase:
                 log.warning("sysprompt: revalidating %r: %s", conversation_id, error)
             else:
                 if result.sha256 != entry.result.sha256 or result.text != entry.result.text:
-                    new = Entry(result, fresh, label)
+                    new = Entry(result, fresh, label, prompt)
                     if self._memory.replace(key, entry, new):
-                        return self._saver(result, label)
+                        return self._saver(result, label, prompt)
                     return None
         elif status != 304:
             what = "no answer" if response is None else f"HTTP {status}"

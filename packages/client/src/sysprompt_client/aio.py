@@ -56,6 +56,7 @@ class AsyncClient(ClientBase):
         allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
         headers: Mapping[str, str] | None = None,
         label: str | None = None,
+        prompt: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -74,6 +75,7 @@ class AsyncClient(ClientBase):
             allowed_roots=allowed_roots,
             headers=headers,
             label=label,
+            prompt=prompt,
         )
         self._http = httpx.AsyncClient(timeout=self.timeout, transport=transport)
         self._inflight: dict[str, asyncio.Task[PromptResult]] = {}
@@ -109,11 +111,12 @@ class AsyncClient(ClientBase):
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> PromptResult:
         """The conversation's frozen system prompt; see ``Client.system_prompt`` (and
         its ``context_mismatch``). A cached turn awaits nothing."""
-        label = self._label(label)
-        key = cache_key(conversation_id, label)
+        label, prompt = self._label(label), self._prompt_name(prompt)
+        key = cache_key(conversation_id, label, prompt)
         entry = self._memory.get(key)
         if entry is not None:
             if entry.stale_at <= _monotonic():
@@ -123,7 +126,15 @@ class AsyncClient(ClientBase):
         if task is None:
             task = asyncio.ensure_future(
                 self._load_or_resolve(
-                    conversation_id, label, cwd, model, provider, tools, variables, override
+                    conversation_id,
+                    label,
+                    prompt,
+                    cwd,
+                    model,
+                    provider,
+                    tools,
+                    variables,
+                    override,
                 )
             )
             self._inflight[key] = task
@@ -141,6 +152,7 @@ class AsyncClient(ClientBase):
         self,
         conversation_id: str,
         label: str | None,
+        prompt: str | None,
         cwd: str,
         model: str | None,
         provider: str | None,
@@ -149,20 +161,22 @@ class AsyncClient(ClientBase):
         override: Override | None,
     ) -> PromptResult:
         if self._directory is not None:
-            stored = await asyncio.to_thread(self._directory.load, conversation_id, label)
+            stored = await asyncio.to_thread(self._directory.load, conversation_id, label, prompt)
             if stored is not None:
-                entry = self._loaded(label, stored)
+                entry = self._loaded(label, prompt, stored)
                 if entry.stale_at <= _monotonic():
                     self._revalidate_soon(entry)
                 return entry.result
         try:
-            values = await self._values(conversation_id, cwd, model, provider, label)
-            body = self._body(cwd, model, provider, tools, variables, override, values, label)
+            values = await self._values(conversation_id, cwd, model, provider, label, prompt)
+            body = self._body(
+                cwd, model, provider, tools, variables, override, values, label, prompt
+            )
             call = Call("POST", conversation_path(conversation_id, "resolve"), True, body)
             result = self._prompt(self._json(await self._send(call)), conversation_id)
         except ServerError as error:
-            result = self._fallback_result(conversation_id, error)
-        await self._run(self._install(result, label)[1])
+            result = self._fallback_result(conversation_id, error, prompt)
+        await self._run(self._install(result, label, prompt)[1])
         return result
 
     # Other calls ----------------------------------------------------------------------
@@ -178,14 +192,15 @@ class AsyncClient(ClientBase):
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> PromptResult:
         """See ``Client.construct``."""
-        label = self._label(label)
-        values = await self._values(conversation_id, cwd, model, provider, label)
-        body = self._body(cwd, model, provider, tools, variables, override, values, label)
+        label, prompt = self._label(label), self._prompt_name(prompt)
+        values = await self._values(conversation_id, cwd, model, provider, label, prompt)
+        body = self._body(cwd, model, provider, tools, variables, override, values, label, prompt)
         call = Call("POST", conversation_path(conversation_id, "construct"), False, body)
         result = self._prompt(self._json(await self._send(call)), conversation_id)
-        await self._run(self._install(result, label)[1])
+        await self._run(self._install(result, label, prompt)[1])
         return result
 
     async def compact(
@@ -199,30 +214,31 @@ class AsyncClient(ClientBase):
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> CompactResult:
         """See ``Client.compact``."""
-        label = self._label(label)
+        label, prompt = self._label(label), self._prompt_name(prompt)
         values = None
         if self._asks_references():
             frozen = (
-                await self.frozen(conversation_id, label=label)
+                await self.frozen(conversation_id, label=label, prompt=prompt)
                 if self._needs_frozen(cwd, model, provider)
                 else None
             )
             context = self._values_context(conversation_id, frozen, cwd, model, provider)
-            values = await self._values(conversation_id, *context, label)
-        body = self._body(cwd, model, provider, tools, variables, override, values, label)
+            values = await self._values(conversation_id, *context, label, prompt)
+        body = self._body(cwd, model, provider, tools, variables, override, values, label, prompt)
         call = Call("POST", conversation_path(conversation_id, "compact"), False, body)
         compacted = self._compacted(self._json(await self._send(call)), conversation_id)
-        await self._run(self._install(compacted.prompt, label)[1])
+        await self._run(self._install(compacted.prompt, label, prompt)[1])
         return compacted
 
     async def frozen(
-        self, conversation_id: str, *, label: str | None = None
+        self, conversation_id: str, *, label: str | None = None, prompt: str | None = None
     ) -> PromptResult | None:
         """See ``Client.frozen``."""
-        label = self._label(label)
-        cached = self._cached_frozen(conversation_id, label)
+        label, prompt = self._label(label), self._prompt_name(prompt)
+        cached = self._cached_frozen(conversation_id, label, prompt)
         if cached is not None:
             return cached
         call = Call("GET", conversation_path(conversation_id), True)
@@ -230,28 +246,35 @@ class AsyncClient(ClientBase):
             result = self._prompt(self._json(await self._send(call)), conversation_id)
         except NotFound:
             return None
-        entry, io = self._install(result, label)
+        entry, io = self._install(result, label, prompt)
         await self._run(io)
         return entry.result
 
-    async def get(self, conversation_id: str, *, label: str | None = None) -> PromptResult:
+    async def get(
+        self, conversation_id: str, *, label: str | None = None, prompt: str | None = None
+    ) -> PromptResult:
         """See ``Client.get``."""
-        label = self._label(label)
+        label, prompt = self._label(label), self._prompt_name(prompt)
         call = Call("GET", conversation_path(conversation_id), True)
         result = self._prompt(self._json(await self._send(call)), conversation_id)
-        entry = self._memory.peek(cache_key(conversation_id, label))
+        entry = self._memory.peek(cache_key(conversation_id, label, prompt))
         if entry is not None and not entry.result.is_fallback:
             if entry.result.sha256 != result.sha256 or entry.result.text != result.text:
-                await self._run(self._install(result, label)[1])
+                await self._run(self._install(result, label, prompt)[1])
             else:
                 entry.stale_at = _monotonic() + self.max_age
         return result
 
     async def forget(
-        self, conversation_id: str, *, on_server: bool = True, label: str | None = None
+        self,
+        conversation_id: str,
+        *,
+        on_server: bool = True,
+        label: str | None = None,
+        prompt: str | None = None,
     ) -> bool:
         """See ``Client.forget``."""
-        had, io = self._forget_local(conversation_id, self._label(label))
+        had, io = self._forget_local(conversation_id, self._label(label), self._prompt_name(prompt))
         await self._run(io)
         if not on_server:
             return had
@@ -263,15 +286,27 @@ class AsyncClient(ClientBase):
         return True
 
     async def references(
-        self, *, provider: str | None = None, model: str | None = None, label: str | None = None
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        label: str | None = None,
+        prompt: str | None = None,
     ) -> tuple[str, ...]:
         """See ``Client.references``."""
-        return (await self._references_of(provider, model, self._label(label))).keys
+        found = await self._references_of(
+            provider, model, self._label(label), self._prompt_name(prompt)
+        )
+        return found.keys
 
     async def _references_of(
-        self, provider: str | None, model: str | None, label: str | None = None
+        self,
+        provider: str | None,
+        model: str | None,
+        label: str | None = None,
+        prompt: str | None = None,
     ) -> References:
-        call = self._references_call(provider, model, label)
+        call = self._references_call(provider, model, label, prompt)
         if call is None:
             return References(())
         return self._references_answer(call, await self._send(call))
@@ -347,6 +382,12 @@ class AsyncClient(ClientBase):
         """See ``Client.delete_fragment``."""
         return self._object(await self._send(self._delete_fragment_call(name, provider, model)))
 
+    async def prompts(
+        self, *, folder: str | None = None, search: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """See ``Client.prompts``."""
+        return await self._all_pages(self._prompts_call(folder, search), limit)
+
     async def labels(self) -> list[dict[str, Any]]:
         """See ``Client.labels``."""
         return await self._all_pages(self._labels_call())
@@ -361,13 +402,13 @@ class AsyncClient(ClientBase):
         """See ``Client.create_release``."""
         return self._object(await self._send(self._create_release_call(message)))
 
-    async def _all_pages(self, call: Call) -> list[dict[str, Any]]:
+    async def _all_pages(self, call: Call, limit: int | None = None) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []
         following: Call | None = call
-        while following is not None:
+        while following is not None and (limit is None or len(results) < limit):
             items, following = self._page(await self._send(following))
             results += items
-        return results
+        return results if limit is None else results[:limit]
 
     # Plumbing -------------------------------------------------------------------------
 
@@ -378,10 +419,11 @@ class AsyncClient(ClientBase):
         model: str | None,
         provider: str | None,
         label: str | None,
+        prompt: str | None = None,
     ) -> dict[str, str | None] | None:
         if not self._asks_references():
             return None
-        keys = self._host_keys(await self._references_of(provider, model, label))
+        keys = self._host_keys(await self._references_of(provider, model, label, prompt))
         if not keys:
             return None
         return await asyncio.to_thread(

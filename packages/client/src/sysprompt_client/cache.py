@@ -3,12 +3,11 @@
 :class:`MemoryCache` is an LRU bounded by entries, thread-safe; a cached turn is one
 lookup in it. :class:`DirectoryCache` optionally keeps each conversation's prompt in a
 file as well, so a restarted host still has them: one JSON file per conversation
-(and label asked for), named by a hash of the server URL, the conversation id and the
-label (no part of either reaches the file system), written to a temporary file and
-moved into place with ``os.replace`` (a reader sees the old file or the new one, never
-half of one). A file
-that cannot be read, is not such an entry, or whose text does not match its SHA-256 is
-ignored as if absent.
+(and label and prompt asked for), named by a hash of the server URL, the conversation
+id, the label and the prompt (no part of any reaches the file system), written to a
+temporary file and moved into place with ``os.replace`` (a reader sees the old file or
+the new one, never half of one). A file that cannot be read, is not such an entry, or
+whose text does not match its SHA-256 is ignored as if absent.
 """
 
 from __future__ import annotations
@@ -34,33 +33,44 @@ log = logging.getLogger("sysprompt_client")
 FORMAT = 1
 
 
-def cache_key(conversation_id: str, label: str | None = None) -> str:
-    """The memory cache's key of a conversation asked for under ``label`` (``None``: no
-    label asked for): the id itself, or ``"<id>#<label>"`` (``#`` is in neither a
-    conversation id nor a label the server accepts)."""
-    return conversation_id if label is None else f"{conversation_id}#{label}"
+def cache_key(conversation_id: str, label: str | None = None, prompt: str | None = None) -> str:
+    """The memory cache's key of a conversation asked for under ``label`` and of the
+    named ``prompt`` (``None``: none asked for): the id itself, ``"<id>#<label>"``,
+    ``"<id>@<prompt>"`` or ``"<id>#<label>@<prompt>"`` (``#`` and ``@`` are in none of
+    a conversation id, a label and a prompt name the server accepts). The same
+    conversation id under two prompts is two entries."""
+    key = conversation_id if label is None else f"{conversation_id}#{label}"
+    return key if prompt is None else f"{key}@{prompt}"
 
 
 class Entry:
     """A cached prompt: the result every cached turn returns (the same object each
     time), the monotonic time after which it is revalidated, whether a revalidation is
-    under way, and the label it was asked for under (part of its key). ``mismatched``
+    under way, and the label and prompt it was asked for under (part of its key).
+    ``mismatched``
     is the result as the last turn whose context differed got it (with its
     ``context_mismatch``): the same object again while the turns differ alike."""
 
-    __slots__ = ("label", "mismatched", "result", "revalidating", "stale_at")
+    __slots__ = ("label", "mismatched", "prompt", "result", "revalidating", "stale_at")
 
-    def __init__(self, result: PromptResult, stale_at: float, label: str | None = None) -> None:
+    def __init__(
+        self,
+        result: PromptResult,
+        stale_at: float,
+        label: str | None = None,
+        prompt: str | None = None,
+    ) -> None:
         self.result = result
         self.stale_at = stale_at
         self.revalidating = False
         self.label = label
+        self.prompt = prompt
         self.mismatched: PromptResult | None = None
 
     @property
     def key(self) -> str:
         assert self.result.conversation_id is not None
-        return cache_key(self.result.conversation_id, self.label)
+        return cache_key(self.result.conversation_id, self.label, self.prompt)
 
     def __repr__(self) -> str:
         return f"Entry({self.result.conversation_id!r}, stale_at={self.stale_at})"
@@ -137,19 +147,24 @@ class DirectoryCache:
         self.directory = Path(directory)
         self.server = server
 
-    def path_for(self, conversation_id: str, label: str | None = None) -> Path:
-        """The file of a conversation asked for under ``label``: a SHA-256 of the server
-        URL, the id and the label (none: of the URL and the id, as before labels)."""
+    def path_for(
+        self, conversation_id: str, label: str | None = None, prompt: str | None = None
+    ) -> Path:
+        """The file of a conversation asked for under ``label`` and of ``prompt``: a
+        SHA-256 of the server URL, the id, the label and the prompt (those not asked
+        for left out: of the URL and the id alone, as before labels and prompts)."""
         text = f"{self.server}\n{conversation_id}"
         if label is not None:
             text += f"\nlabel:{label}"
+        if prompt is not None:
+            text += f"\nprompt:{prompt}"
         key = text.encode("utf-8", "surrogatepass")
         return self.directory / f"{hashlib.sha256(key).hexdigest()}.json"
 
     def load(
-        self, conversation_id: str, label: str | None = None
+        self, conversation_id: str, label: str | None = None, prompt: str | None = None
     ) -> tuple[PromptResult, float] | None:
-        path = self.path_for(conversation_id, label)
+        path = self.path_for(conversation_id, label, prompt)
         try:
             with open(path, "rb") as file:
                 data: Any = json.load(file)
@@ -162,6 +177,8 @@ class DirectoryCache:
                 raise ValueError("an entry of another conversation")
             if data.get("label") != label:
                 raise ValueError("an entry asked for under another label")
+            if data.get("asked_prompt") != prompt:
+                raise ValueError("an entry asked for of another prompt")
             saved_at = data.get("saved_at")
             if not isinstance(saved_at, int | float) or isinstance(saved_at, bool):
                 raise ValueError("no time")
@@ -173,7 +190,12 @@ class DirectoryCache:
         return result, float(saved_at)
 
     def save(
-        self, result: PromptResult, saved_at: float | None = None, *, label: str | None = None
+        self,
+        result: PromptResult,
+        saved_at: float | None = None,
+        *,
+        label: str | None = None,
+        prompt: str | None = None,
     ) -> None:
         if result.conversation_id is None:
             return
@@ -184,7 +206,9 @@ class DirectoryCache:
             "label": label,
             "prompt": prompt_to_json(result),
         }
-        path = self.path_for(result.conversation_id, label)
+        if prompt is not None:
+            data["asked_prompt"] = prompt
+        path = self.path_for(result.conversation_id, label, prompt)
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
@@ -199,8 +223,10 @@ class DirectoryCache:
         except (OSError, UnicodeEncodeError) as error:
             log.warning("sysprompt cache: could not write %s: %s", path, error)
 
-    def delete(self, conversation_id: str, label: str | None = None) -> None:
-        path = self.path_for(conversation_id, label)
+    def delete(
+        self, conversation_id: str, label: str | None = None, prompt: str | None = None
+    ) -> None:
+        path = self.path_for(conversation_id, label, prompt)
         try:
             path.unlink(missing_ok=True)
         except OSError as error:

@@ -59,6 +59,7 @@ class Client(ClientBase):
         allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
         headers: Mapping[str, str] | None = None,
         label: str | None = None,
+        prompt: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -77,6 +78,7 @@ class Client(ClientBase):
             allowed_roots=allowed_roots,
             headers=headers,
             label=label,
+            prompt=prompt,
         )
         self._http = httpx.Client(timeout=self.timeout, transport=transport)
         self._lock = threading.Lock()
@@ -113,30 +115,34 @@ class Client(ClientBase):
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> PromptResult:
         """The conversation's frozen system prompt.
 
         From the cache when it holds one (no request; the same object every turn),
         else from the server's ``resolve``, else, when the server cannot answer, the
-        fallback. The other arguments matter on the first turn only; ``label`` (else
-        the client's) is part of the cache's key. A turn whose ``cwd``, ``model`` or
+        fallback. The other arguments matter on the first turn only; ``label`` and
+        ``prompt`` (the named prompt; each else the client's) are part of the cache's
+        key. A turn whose ``cwd``, ``model`` or
         ``provider`` differs from the frozen context still gets the frozen prompt, with
         ``context_mismatch`` naming what differs (and one warning per conversation).
         """
-        label = self._label(label)
-        entry = self._memory.get(cache_key(conversation_id, label))
+        label, prompt = self._label(label), self._prompt_name(prompt)
+        entry = self._memory.get(cache_key(conversation_id, label, prompt))
         if entry is not None:
             if entry.stale_at <= _monotonic():
                 self._revalidate_soon(entry)
             return self._for_turn(entry.result, cwd, model, provider, entry)
         result = self._first_turn(
-            conversation_id, label, cwd, model, provider, tools, variables, override
+            conversation_id, label, prompt, cwd, model, provider, tools, variables, override
         )
         return self._for_turn(result, cwd, model, provider)
 
-    def _first_turn(self, conversation_id: str, label: str | None, *args: Any) -> PromptResult:
+    def _first_turn(
+        self, conversation_id: str, label: str | None, prompt: str | None, *args: Any
+    ) -> PromptResult:
         """One request per conversation however many threads ask at once."""
-        key = cache_key(conversation_id, label)
+        key = cache_key(conversation_id, label, prompt)
         with self._lock:
             entry = self._memory.peek(key)
             if entry is not None:
@@ -148,7 +154,7 @@ class Client(ClientBase):
         if not owner:
             return future.result()
         try:
-            result = self._load_or_resolve(conversation_id, label, *args)
+            result = self._load_or_resolve(conversation_id, label, prompt, *args)
         except BaseException as error:
             future.set_exception(error)
             raise
@@ -163,6 +169,7 @@ class Client(ClientBase):
         self,
         conversation_id: str,
         label: str | None,
+        prompt: str | None,
         cwd: str,
         model: str | None,
         provider: str | None,
@@ -171,20 +178,22 @@ class Client(ClientBase):
         override: Override | None,
     ) -> PromptResult:
         if self._directory is not None:
-            stored = self._directory.load(conversation_id, label)
+            stored = self._directory.load(conversation_id, label, prompt)
             if stored is not None:
-                entry = self._loaded(label, stored)
+                entry = self._loaded(label, prompt, stored)
                 if entry.stale_at <= _monotonic():
                     self._revalidate_soon(entry)
                 return entry.result
         try:
-            values = self._values(conversation_id, cwd, model, provider, label)
-            body = self._body(cwd, model, provider, tools, variables, override, values, label)
+            values = self._values(conversation_id, cwd, model, provider, label, prompt)
+            body = self._body(
+                cwd, model, provider, tools, variables, override, values, label, prompt
+            )
             call = Call("POST", conversation_path(conversation_id, "resolve"), True, body)
             result = self._prompt(self._json(self._send(call)), conversation_id)
         except ServerError as error:
-            result = self._fallback_result(conversation_id, error)
-        self._run(self._install(result, label)[1])
+            result = self._fallback_result(conversation_id, error, prompt)
+        self._run(self._install(result, label, prompt)[1])
         return result
 
     # Other calls ----------------------------------------------------------------------
@@ -200,15 +209,16 @@ class Client(ClientBase):
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> PromptResult:
         """Build the prompt afresh from what the label serves now and store it in place
         of the old one; later turns answer the new prompt."""
-        label = self._label(label)
-        values = self._values(conversation_id, cwd, model, provider, label)
-        body = self._body(cwd, model, provider, tools, variables, override, values, label)
+        label, prompt = self._label(label), self._prompt_name(prompt)
+        values = self._values(conversation_id, cwd, model, provider, label, prompt)
+        body = self._body(cwd, model, provider, tools, variables, override, values, label, prompt)
         call = Call("POST", conversation_path(conversation_id, "construct"), False, body)
         result = self._prompt(self._json(self._send(call)), conversation_id)
-        self._run(self._install(result, label)[1])
+        self._run(self._install(result, label, prompt)[1])
         return result
 
     def compact(
@@ -222,6 +232,7 @@ class Client(ClientBase):
         variables: Mapping[str, str] | None = None,
         override: Override | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> CompactResult:
         """Construct afresh for a compaction turn: the prompt of the compaction turn
         (with the server's compaction instructions) and the new frozen prompt, which
@@ -230,29 +241,33 @@ class Client(ClientBase):
         An argument left out keeps the conversation's frozen context (the server keeps
         it and ``context_kept`` names it; the host's values are resolved for it, in the
         frozen ``cwd``); one given replaces it. A conversation without a stored prompt
-        needs ``cwd``."""
-        label = self._label(label)
+        needs ``cwd``. ``prompt`` (else the client's) must be the conversation's (the
+        server answers 409 naming both otherwise)."""
+        label, prompt = self._label(label), self._prompt_name(prompt)
         values = None
         if self._asks_references():
             frozen = (
-                self.frozen(conversation_id, label=label)
+                self.frozen(conversation_id, label=label, prompt=prompt)
                 if self._needs_frozen(cwd, model, provider)
                 else None
             )
             context = self._values_context(conversation_id, frozen, cwd, model, provider)
-            values = self._values(conversation_id, *context, label)
-        body = self._body(cwd, model, provider, tools, variables, override, values, label)
+            values = self._values(conversation_id, *context, label, prompt)
+        body = self._body(cwd, model, provider, tools, variables, override, values, label, prompt)
         call = Call("POST", conversation_path(conversation_id, "compact"), False, body)
         compacted = self._compacted(self._json(self._send(call)), conversation_id)
-        self._run(self._install(compacted.prompt, label)[1])
+        self._run(self._install(compacted.prompt, label, prompt)[1])
         return compacted
 
-    def frozen(self, conversation_id: str, *, label: str | None = None) -> PromptResult | None:
-        """The conversation's frozen prompt: the cache's (asked for under ``label``, else
-        the client's; a fallback is none), else the server's stored one, which the
-        cache then takes (one request); ``None`` when the server stores none."""
-        label = self._label(label)
-        cached = self._cached_frozen(conversation_id, label)
+    def frozen(
+        self, conversation_id: str, *, label: str | None = None, prompt: str | None = None
+    ) -> PromptResult | None:
+        """The conversation's frozen prompt: the cache's (asked for under ``label`` and
+        of ``prompt``, each else the client's; a fallback is none), else the server's
+        stored one, which the cache then takes (one request); ``None`` when the server
+        stores none."""
+        label, prompt = self._label(label), self._prompt_name(prompt)
+        cached = self._cached_frozen(conversation_id, label, prompt)
         if cached is not None:
             return cached
         call = Call("GET", conversation_path(conversation_id), True)
@@ -260,32 +275,39 @@ class Client(ClientBase):
             result = self._prompt(self._json(self._send(call)), conversation_id)
         except NotFound:
             return None
-        entry, io = self._install(result, label)
+        entry, io = self._install(result, label, prompt)
         self._run(io)
         return entry.result
 
-    def get(self, conversation_id: str, *, label: str | None = None) -> PromptResult:
+    def get(
+        self, conversation_id: str, *, label: str | None = None, prompt: str | None = None
+    ) -> PromptResult:
         """The prompt the server stores for the conversation (always a request;
-        :class:`NotFound` when there is none). A cached entry (under ``label``, else the
-        client's) that is not a fallback takes it."""
-        label = self._label(label)
+        :class:`NotFound` when there is none). A cached entry (under ``label`` and of
+        ``prompt``, each else the client's) that is not a fallback takes it."""
+        label, prompt = self._label(label), self._prompt_name(prompt)
         call = Call("GET", conversation_path(conversation_id), True)
         result = self._prompt(self._json(self._send(call)), conversation_id)
-        entry = self._memory.peek(cache_key(conversation_id, label))
+        entry = self._memory.peek(cache_key(conversation_id, label, prompt))
         if entry is not None and not entry.result.is_fallback:
             if entry.result.sha256 != result.sha256 or entry.result.text != result.text:
-                self._run(self._install(result, label)[1])
+                self._run(self._install(result, label, prompt)[1])
             else:
                 entry.stale_at = _monotonic() + self.max_age
         return result
 
     def forget(
-        self, conversation_id: str, *, on_server: bool = True, label: str | None = None
+        self,
+        conversation_id: str,
+        *,
+        on_server: bool = True,
+        label: str | None = None,
+        prompt: str | None = None,
     ) -> bool:
-        """Drop the conversation (asked for under ``label``, else the client's) from the
-        cache and, with ``on_server``, delete its stored prompt on the server. True when
-        something was there to forget."""
-        had, io = self._forget_local(conversation_id, self._label(label))
+        """Drop the conversation (asked for under ``label`` and of ``prompt``, each else
+        the client's) from the cache and, with ``on_server``, delete its stored prompt
+        on the server. True when something was there to forget."""
+        had, io = self._forget_local(conversation_id, self._label(label), self._prompt_name(prompt))
         self._run(io)
         if not on_server:
             return had
@@ -297,17 +319,28 @@ class Client(ClientBase):
         return True
 
     def references(
-        self, *, provider: str | None = None, model: str | None = None, label: str | None = None
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        label: str | None = None,
+        prompt: str | None = None,
     ) -> tuple[str, ...]:
-        """Every ``type:name`` the template ``label`` (else the client's) serves can
-        reach for this provider and model (empty when the server does not offer the
-        list)."""
-        return self._references_of(provider, model, self._label(label)).keys
+        """Every ``type:name`` the template ``label`` (else the client's) serves of
+        ``prompt`` (else the client's) can reach for this provider and model (empty
+        when the server does not offer the list)."""
+        return self._references_of(
+            provider, model, self._label(label), self._prompt_name(prompt)
+        ).keys
 
     def _references_of(
-        self, provider: str | None, model: str | None, label: str | None = None
+        self,
+        provider: str | None,
+        model: str | None,
+        label: str | None = None,
+        prompt: str | None = None,
     ) -> References:
-        call = self._references_call(provider, model, label)
+        call = self._references_call(provider, model, label, prompt)
         return References(()) if call is None else self._references_answer(call, self._send(call))
 
     def me(self) -> Caller:
@@ -389,6 +422,16 @@ class Client(ClientBase):
         """Delete the variant (a deleted version; the author permission is needed)."""
         return self._object(self._send(self._delete_fragment_call(name, provider, model)))
 
+    def prompts(
+        self, *, folder: str | None = None, search: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The named prompts the server lists to this token (``GET /api/prompts``, every
+        page; for an agent host, those it may use), each as the API shows it
+        (``name``, ``description``, ``tags``…), optionally in ``folder``
+        (``support/``) or matching ``search``; ``limit``: the first that many, by name
+        (no more pages are asked for)."""
+        return self._all_pages(self._prompts_call(folder, search), limit)
+
     def labels(self) -> list[dict[str, Any]]:
         """Every label, as ``GET /api/labels`` shows each (prompt authors only:
         :class:`Forbidden` for an agent host)."""
@@ -404,14 +447,14 @@ class Client(ClientBase):
         holds exactly the working copy)."""
         return self._object(self._send(self._create_release_call(message)))
 
-    def _all_pages(self, call: Call) -> list[dict[str, Any]]:
+    def _all_pages(self, call: Call, limit: int | None = None) -> list[dict[str, Any]]:
         """The results of every page of a cursor-paginated list, following ``next``."""
         results: list[dict[str, Any]] = []
         following: Call | None = call
-        while following is not None:
+        while following is not None and (limit is None or len(results) < limit):
             items, following = self._page(self._send(following))
             results += items
-        return results
+        return results if limit is None else results[:limit]
 
     # Plumbing -------------------------------------------------------------------------
 
@@ -422,10 +465,11 @@ class Client(ClientBase):
         model: str | None,
         provider: str | None,
         label: str | None,
+        prompt: str | None = None,
     ) -> dict[str, str | None] | None:
         if not self._asks_references():
             return None
-        keys = self._host_keys(self._references_of(provider, model, label))
+        keys = self._host_keys(self._references_of(provider, model, label, prompt))
         if not keys:
             return None
         return resolve_host_values(

@@ -74,6 +74,11 @@ class Conflict(SyspromptError):
     """409: the request conflicts with the server's current state."""
 
 
+class Gone(SyspromptError):
+    """410: the named prompt is archived and takes no new conversation (the message
+    names it); its conversations keep their frozen prompts."""
+
+
 class PreconditionFailed(Conflict):
     """412: an ``If-Match`` did not name the current version; nothing was changed."""
 
@@ -94,6 +99,7 @@ _BY_STATUS: dict[int, type[SyspromptError]] = {
     403: Forbidden,
     404: NotFound,
     409: Conflict,
+    410: Gone,
     412: PreconditionFailed,
     413: InvalidRequest,
     415: InvalidRequest,

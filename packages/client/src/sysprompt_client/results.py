@@ -23,6 +23,8 @@ class PromptResult:
     ``label``, ``release`` and ``arm`` say what the server built it from: the label, the
     release that label served (``None``: latest, the working copy) and the arm of its
     split (``None``: no split); all ``None`` for a fallback or a server without labels.
+    ``prompt`` is the named prompt the conversation is frozen from, as the server names
+    it (``None``: a server without named prompts); for a fallback, the prompt asked for.
     ``is_fallback``: the server could not be asked and this is the configured fallback.
     ``from_cache``: answered by the client's cache without a request.
 
@@ -50,6 +52,7 @@ class PromptResult:
     model: str | None = None
     provider: str | None = None
     context_mismatch: tuple[str, ...] = ()
+    prompt: str | None = None
 
 
 CONTEXT_FIELDS = ("cwd", "model", "provider")
@@ -189,6 +192,7 @@ def prompt_from_json(
         model=_str(data.get("model")),
         provider=_str(data.get("provider")),
         context_mismatch=_names(data.get("context_mismatch")),
+        prompt=_str(data.get("prompt")),
     )
 
 
@@ -232,6 +236,7 @@ def prompt_to_json(result: PromptResult) -> dict[str, Any]:
         "cwd": result.cwd,
         "model": result.model,
         "provider": result.provider,
+        "prompt": result.prompt,
     }
 
 

@@ -14,12 +14,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from sysprompt_client.mcp.backend import Backend, FragmentSummary, FragmentText, Variant
+from sysprompt_client.mcp.backend import (
+    Backend,
+    FragmentSummary,
+    FragmentText,
+    PromptSummary,
+    Variant,
+)
 
 if TYPE_CHECKING:
     from sysprompt_client.mcp.server import (
         DEFAULT_PAGE_SIZE,
         FRAGMENT_PREFIX,
+        PROMPT_PREFIX,
         READ_TOOLS,
         SERVER_NAME,
         SYSTEM_PROMPT,
@@ -37,6 +44,7 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "FRAGMENT_PREFIX",
     "INSTALL_HINT",
+    "PROMPT_PREFIX",
     "READ_TOOLS",
     "SERVER_NAME",
     "SYSTEM_PROMPT",
@@ -47,6 +55,7 @@ __all__ = [
     "FragmentSummary",
     "FragmentText",
     "PromptChanges",
+    "PromptSummary",
     "Variant",
     "build_server",
     "initialization_options",
@@ -64,6 +73,7 @@ _FROM_SERVER = frozenset(__all__) - {
     "Backend",
     "FragmentSummary",
     "FragmentText",
+    "PromptSummary",
     "Variant",
 }
 

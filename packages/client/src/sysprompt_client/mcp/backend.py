@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from sysprompt_client.results import CompactResult, PromptResult
 
-__all__ = ["Backend", "FragmentSummary", "FragmentText", "Variant"]
+__all__ = ["Backend", "FragmentSummary", "FragmentText", "PromptSummary", "Variant"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,16 @@ class FragmentText:
     version: int | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptSummary:
+    """A named prompt the caller may use: its name (``support/triage``), description
+    and tags."""
+
+    name: str
+    description: str = ""
+    tags: tuple[str, ...] = ()
+
+
 @runtime_checkable
 class Backend(Protocol):
     """The calls the MCP prompts and tools make. Every method may raise a
@@ -62,7 +72,8 @@ class Backend(Protocol):
     ``cwd`` ``None`` is the backend's default working directory (the stdio command's
     ``SYSPROMPT_CWD``); a backend that has none raises ``InvalidRequest`` naming
     ``cwd``. ``label`` ``None``: the backend's default label (the agent host's, else
-    production).
+    production). ``prompt`` ``None``: the backend's default named prompt (the stdio
+    command's ``SYSPROMPT_PROMPT``, else the agent host's default, else ``default``).
     """
 
     # Read -----------------------------------------------------------------------------
@@ -75,6 +86,7 @@ class Backend(Protocol):
         model: str | None = None,
         provider: str | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> PromptResult:
         """The conversation's frozen prompt: built and stored on the first call (as the
         API's ``resolve``), the same bytes on every later one."""
@@ -88,10 +100,17 @@ class Backend(Protocol):
         model: str | None = None,
         provider: str | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> CompactResult:
         """A compaction turn (the API's ``compact``): later calls answer the new
         prompt. An argument left out (``None``, ``cwd`` too) keeps the conversation's
         frozen context, which ``CompactResult.context_kept`` names."""
+        ...
+
+    def named_prompts(self) -> Sequence[PromptSummary] | None:
+        """The named prompts the caller may use (not archived; for an agent host, those
+        it is allowed), by name; ``None`` when the backend cannot say (a server without
+        named prompts): ``prompts/list`` then lists what it listed before."""
         ...
 
     def fragments(self) -> Sequence[FragmentSummary]:

@@ -17,12 +17,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sysprompt_client.client import Client
-from sysprompt_client.errors import InvalidRequest, NotFound, ServerError
-from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, Variant
+from sysprompt_client.errors import Forbidden, InvalidRequest, NotFound, ServerError
+from sysprompt_client.mcp.backend import FragmentSummary, FragmentText, PromptSummary, Variant
 from sysprompt_client.results import CompactResult, PromptResult
 from sysprompt_core.paths import directory_real_path, is_inside, real_roots
 
-__all__ = ["ClientBackend"]
+__all__ = ["PROMPTS_LISTED", "ClientBackend"]
+
+PROMPTS_LISTED = 1_000
+"""The most named prompts ``prompts/list`` shows (by name), as ``/mcp`` lists them."""
 
 
 def _str(value: Any) -> str | None:
@@ -94,10 +97,16 @@ class ClientBackend:
         model: str | None = None,
         provider: str | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> PromptResult:
         checked = self._cwd(cwd) or self.cwd
         return self.client.system_prompt(
-            conversation_id, cwd=checked, model=model, provider=provider, label=label
+            conversation_id,
+            cwd=checked,
+            model=model,
+            provider=provider,
+            label=label,
+            prompt=prompt,
         )
 
     def compact(
@@ -108,17 +117,50 @@ class ClientBackend:
         model: str | None = None,
         provider: str | None = None,
         label: str | None = None,
+        prompt: str | None = None,
     ) -> CompactResult:
         """A compaction: what the call leaves out is the conversation's frozen context
         (the server keeps it; the client resolves the host's values there); a
         conversation the server stores no prompt of (never asked, or a fallback) is
         built for ``SYSPROMPT_CWD``."""
         checked = self._cwd(cwd)
-        if checked is None and self.client.frozen(conversation_id, label=label) is None:
+        if (
+            checked is None
+            and self.client.frozen(conversation_id, label=label, prompt=prompt) is None
+        ):
             checked = self.cwd
         return self.client.compact(
-            conversation_id, cwd=checked, model=model, provider=provider, label=label
+            conversation_id,
+            cwd=checked,
+            model=model,
+            provider=provider,
+            label=label,
+            prompt=prompt,
         )
+
+    def named_prompts(self) -> Sequence[PromptSummary] | None:
+        """The named prompts the server lists to this token (``GET /api/prompts``: for an
+        agent host, those it may use; the first :data:`PROMPTS_LISTED`); ``None`` from a
+        server without the list or one that does not show it to this token."""
+        try:
+            items = self.client.prompts(limit=PROMPTS_LISTED)
+        except (NotFound, Forbidden):
+            return None
+        summaries = []
+        for item in items:
+            name = item.get("name")
+            if isinstance(name, str):
+                tags = item.get("tags")
+                summaries.append(
+                    PromptSummary(
+                        name=name,
+                        description=_str(item.get("description")) or "",
+                        tags=tuple(t for t in tags if isinstance(t, str))
+                        if isinstance(tags, list)
+                        else (),
+                    )
+                )
+        return summaries
 
     def fragments(self) -> Sequence[FragmentSummary]:
         """The fragments with a live variant (one whose every variant is deleted is

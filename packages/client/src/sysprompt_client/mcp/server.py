@@ -32,12 +32,13 @@ from mcp.shared.subscriptions import PromptsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from sysprompt_client.errors import InvalidRequest, NotFound, ServerError, SyspromptError
-from sysprompt_client.mcp.backend import Backend, FragmentSummary, FragmentText
+from sysprompt_client.mcp.backend import Backend, FragmentSummary, FragmentText, PromptSummary
 from sysprompt_client.results import CompactResult, PromptResult
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "FRAGMENT_PREFIX",
+    "PROMPT_PREFIX",
     "READ_TOOLS",
     "SERVER_NAME",
     "SYSTEM_PROMPT",
@@ -58,6 +59,10 @@ SYSTEM_PROMPT = "system-prompt"
 """The prompt of a conversation's frozen system prompt."""
 FRAGMENT_PREFIX = "fragment/"
 """``fragment/<name>``: one prompt per fragment of the library."""
+PROMPT_PREFIX = "prompt/"
+"""``prompt/<name>``: one MCP prompt per named prompt the caller may use (listed when the
+backend can say which, and there is another than ``default``): ``system-prompt`` with
+that ``prompt``."""
 DEFAULT_PAGE_SIZE = 50
 """Prompts per ``prompts/list`` page."""
 READ_TOOLS = (
@@ -65,6 +70,7 @@ READ_TOOLS = (
     "compact_system_prompt",
     "list_fragments",
     "get_fragment",
+    "list_prompts",
     "list_labels",
 )
 WRITE_TOOLS = ("save_fragment", "delete_fragment", "create_release", "set_label")
@@ -111,6 +117,12 @@ _CONTEXT_ARGUMENTS = (
         required=False,
     ),
 )
+_PROMPT = (
+    "The named prompt the conversation is built from, e.g. support/triage (default: "
+    "sysprompt-mcp's SYSPROMPT_PROMPT, else the agent host's default prompt, else "
+    "default); a later turn must name the same one."
+)
+_PROMPT_ARGUMENT = types.PromptArgument(name="prompt", description=_PROMPT, required=False)
 _VARIANT_ARGUMENTS = (
     types.PromptArgument(
         name="provider", description="The provider whose variant to render.", required=False
@@ -128,7 +140,7 @@ _SYSTEM_PROMPT_DECLARATION = types.Prompt(
         "role: use its text as the system prompt). Built on the first turn, the same bytes "
         "on every later one."
     ),
-    arguments=list(_CONTEXT_ARGUMENTS),
+    arguments=[*_CONTEXT_ARGUMENTS, _PROMPT_ARGUMENT],
 )
 
 
@@ -144,6 +156,7 @@ _CONTEXT_SCHEMA: dict[str, Any] = {
         "model": _string("The model, e.g. gpt-5."),
         "provider": _string("The provider, e.g. openai, anthropic."),
         "label": _string("The label to build from (default: the host's)."),
+        "prompt": _string(_PROMPT),
     },
     "required": ["conversation_id"],
     "additionalProperties": False,
@@ -219,6 +232,14 @@ _READ_TOOL_DECLARATIONS = (
             "required": ["name"],
             "additionalProperties": False,
         },
+        read_only=True,
+    ),
+    _tool(
+        "list_prompts",
+        "List named prompts",
+        "The named prompts this caller may use (support/triage, coding/reviewer…), with "
+        "their descriptions and tags: the values of the prompt argument.",
+        _EMPTY_SCHEMA,
         read_only=True,
     ),
     _tool(
@@ -319,6 +340,7 @@ def prompt_meta(result: PromptResult) -> dict[str, Any]:
         "cwd": result.cwd,
         "model": result.model,
         "provider": result.provider,
+        "prompt": result.prompt,
         "is_fallback": result.is_fallback,
         "context_mismatch": list(result.context_mismatch),
     }
@@ -348,10 +370,11 @@ def _system_prompt_description(result: PromptResult) -> str:
             "use this text as the system prompt."
         )
     version = "default" if result.template_version in (None, 0) else result.template_version
+    named = "" if result.prompt in (None, "default") else f"prompt {result.prompt}, "
     return (
         f"The system prompt of conversation {result.conversation_id} (MCP has no system role: "
-        f"use this text as the system prompt). sha256 {result.sha256}, template version "
-        f"{version}, {_release_words(result)}."
+        f"use this text as the system prompt). sha256 {result.sha256}, {named}template "
+        f"version {version}, {_release_words(result)}."
     )
 
 
@@ -384,6 +407,27 @@ def _fragment_answer(fragment: FragmentText) -> types.GetPromptResult:
             )
         ],
     )
+
+
+def _prompt_declaration(summary: PromptSummary) -> types.Prompt:
+    described = f": {summary.description}" if summary.description else ""
+    return types.Prompt(
+        name=PROMPT_PREFIX + summary.name,
+        title=f"System prompt of {summary.name}",
+        description=(
+            f"A conversation's frozen system prompt built from the named prompt "
+            f"{summary.name}{described} (as system-prompt with prompt={summary.name})."
+        ),
+        arguments=list(_CONTEXT_ARGUMENTS),
+    )
+
+
+def _prompts_listed(summaries: Sequence[PromptSummary] | None) -> list[PromptSummary]:
+    """The named prompts ``prompts/list`` shows: none when the backend cannot say or
+    ``default`` is the only one (the list a deployment had before named prompts)."""
+    if summaries is None or all(summary.name == "default" for summary in summaries):
+        return []
+    return list(summaries)
 
 
 def _fragment_declaration(summary: FragmentSummary) -> types.Prompt:
@@ -486,15 +530,19 @@ class _Context:
     model: str | None
     provider: str | None
     label: str | None
+    prompt: str | None
 
 
-def _context(arguments: Mapping[str, Any]) -> _Context:
+def _context(arguments: Mapping[str, Any], prompt: str | None = None) -> _Context:
+    """The context arguments of a call; ``prompt`` (the MCP prompt's own, for
+    ``prompt/<name>``) wins over the ``prompt`` argument."""
     return _Context(
         _required(arguments, "conversation_id"),
         _optional(arguments, "cwd"),
         _optional(arguments, "model"),
         _optional(arguments, "provider"),
         _optional(arguments, "label"),
+        prompt or _optional(arguments, "prompt"),
     )
 
 
@@ -634,7 +682,14 @@ def build_server(
                 changes.partial = True
         except SyspromptError as error:
             raise _mcp_error(error) from None
+        try:
+            named = _prompts_listed(await call(chosen.named_prompts))
+        except SyspromptError as error:
+            # The server cannot say which: the list it had before named prompts.
+            log.info("sysprompt-mcp: listing the named prompts failed: %s", error)
+            named = []
         prompts = [_SYSTEM_PROMPT_DECLARATION]
+        prompts += (_prompt_declaration(summary) for summary in named)
         prompts += (_fragment_declaration(summary) for summary in summaries)
         prompts.sort(key=lambda prompt: _order(prompt.name))
         return _page(prompts, None if params is None else params.cursor, page_size)
@@ -645,8 +700,9 @@ def build_server(
         chosen = resolve(ctx)
         arguments = params.arguments or {}
         try:
-            if params.name == SYSTEM_PROMPT:
-                context = _context(arguments)
+            if params.name == SYSTEM_PROMPT or params.name.startswith(PROMPT_PREFIX):
+                own = params.name[len(PROMPT_PREFIX) :] if params.name != SYSTEM_PROMPT else None
+                context = _context(arguments, own)
                 result = await call(
                     lambda: chosen.system_prompt(
                         context.conversation_id,
@@ -654,6 +710,7 @@ def build_server(
                         model=context.model,
                         provider=context.provider,
                         label=context.label,
+                        prompt=context.prompt,
                     )
                 )
                 return _system_prompt_answer(result)
@@ -751,6 +808,7 @@ async def _answer_tool(
                 model=context.model,
                 provider=context.provider,
                 label=context.label,
+                prompt=context.prompt,
             )
         )
         if isinstance(answer, CompactResult):
@@ -797,6 +855,15 @@ async def _answer_tool(
                 "version": fragment.version,
             },
         )
+    if name == "list_prompts":
+        found = await call(backend.named_prompts)
+        if found is None:
+            raise NotFound("This sysprompt server has no named prompts to list.", status=404)
+        listed = [
+            {"name": summary.name, "description": summary.description, "tags": list(summary.tags)}
+            for summary in found
+        ]
+        return _tool_result(_json_text(listed), {"prompts": listed})
     if name == "list_labels":
         labels = [dict(label) for label in await call(backend.labels)]
         return _tool_result(_json_text(labels), {"labels": labels})

@@ -5,6 +5,8 @@ Configured by the environment (docs/mcp.md): ``SYSPROMPT_URL`` and
 ``SYSPROMPT_CWD`` (default: the directory it starts in), ``SYSPROMPT_ROOTS`` (the
 directories a call's ``cwd`` may name and host-local values may be read in,
 ``:``-separated; default: ``SYSPROMPT_CWD`` alone), ``SYSPROMPT_LABEL``,
+``SYSPROMPT_PROMPT`` (the named prompt a call that names none is built from; default:
+the agent host's default prompt, else ``default``),
 ``SYSPROMPT_CACHE_DIR``, ``SYSPROMPT_FALLBACK``, ``SYSPROMPT_MCP_WRITE``
 (``true``: declare the write tools), ``SYSPROMPT_MCP_POLL_SECONDS`` (how often the
 fragment list is polled for ``list_changed``; 0: never) and
@@ -24,6 +26,7 @@ from functools import partial
 
 from sysprompt_client.mcp import INSTALL_HINT
 from sysprompt_core.paths import is_inside, real_roots
+from sysprompt_core.prompt_names import PROMPT_NAME_RULE, is_prompt_name
 
 __all__ = ["Config", "ConfigError", "main", "serve"]
 
@@ -49,6 +52,7 @@ class Config:
     write: bool = False
     poll_seconds: float = DEFAULT_POLL_SECONDS
     label: str | None = None
+    prompt: str | None = None
     cache_dir: str | None = None
     fallback: str | None = None
     log_level: str = "WARNING"
@@ -80,6 +84,11 @@ class Config:
         level = (env.get("SYSPROMPT_MCP_LOG_LEVEL") or "WARNING").upper()
         if not isinstance(logging.getLevelName(level), int):
             raise ConfigError(f"SYSPROMPT_MCP_LOG_LEVEL is not a logging level: {level!r}")
+        prompt = env.get("SYSPROMPT_PROMPT", "").strip() or None
+        if prompt is not None and not is_prompt_name(prompt):
+            raise ConfigError(
+                f"SYSPROMPT_PROMPT {prompt!r} is not a prompt name: {PROMPT_NAME_RULE}"
+            )
         return cls(
             url=env["SYSPROMPT_URL"],
             token=env["SYSPROMPT_TOKEN"],
@@ -88,6 +97,7 @@ class Config:
             write=write in TRUE,
             poll_seconds=poll_seconds,
             label=env.get("SYSPROMPT_LABEL") or None,
+            prompt=prompt,
             cache_dir=env.get("SYSPROMPT_CACHE_DIR") or None,
             fallback=env.get("SYSPROMPT_FALLBACK") or None,
             log_level=level,
@@ -128,6 +138,7 @@ async def serve(config: Config) -> None:
         config.url,
         config.token,
         label=config.label,
+        prompt=config.prompt,
         cache_dir=config.cache_dir,
         fallback=config.fallback,
         allowed_roots=config.roots or (config.cwd,),
