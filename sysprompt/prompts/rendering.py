@@ -336,7 +336,7 @@ def template_references(
     whose references are joined; none: the working copy of ``prompt`` (``None``:
     ``default``)."""
     chosen = builds or [(template_current(prompt), library_source())]
-    instance = instance_override(host_id)
+    instance = instance_override(host_id, None if prompt is None else prompt.pk)
     keys: set[str] = set()
     for template, library in chosen:
         keys |= reachable_references(
@@ -638,9 +638,10 @@ def stored_host(stored: ConversationPrompt) -> HostContext:
     )
 
 
-def instance_override(owner_id: int | None) -> Override | None:
-    """The instance override of the agent host that owns a conversation, if any."""
-    return None if owner_id is None else host_override(owner_id)
+def instance_override(owner_id: int | None, prompt_id: int | None = None) -> Override | None:
+    """The instance override of the agent host that owns a conversation for its prompt
+    (``None``: ``default``), if any."""
+    return None if owner_id is None else host_override(owner_id, prompt_id)
 
 
 def compaction_preview(
@@ -666,7 +667,7 @@ def compaction_preview(
             conversation_id=stored.conversation_id,
             template=chosen.template,
             host=stored_host(stored),
-            instance=instance_override(stored.owner_id),
+            instance=instance_override(stored.owner_id, stored.prompt_id),
             library=chosen.library,
         )
     except engine.PromptTooLarge as exc:

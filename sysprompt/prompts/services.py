@@ -262,7 +262,7 @@ def _resolved(
     frozen = new_conversation_prompt(prompt, owner_id=owner_id)
     preset_check(host.override, "override")
     chosen = build(conversation_id=conversation_id, owner_id=owner_id, prompt=frozen)
-    rendered = _rendered(chosen, cwd, model, conversation_id, host, owner_id)
+    rendered = _rendered(chosen, cwd, model, conversation_id, host, owner_id, frozen.pk)
     try:
         with transaction.atomic():
             row = ConversationPrompt.objects.create(
@@ -371,7 +371,9 @@ def conversation_prompt_construct(
         preset_check(host.override, "override")
     chosen = build(conversation_id=conversation_id, owner_id=owner_id, prompt=frozen)
     context = host if stored is None else host.over(stored_host(stored))
-    rendered = _rendered(chosen, checked, model or "", conversation_id, context, owner_id)
+    rendered = _rendered(
+        chosen, checked, model or "", conversation_id, context, owner_id, frozen.pk
+    )
     done = _conversation_prompt_store(
         conversation_id=conversation_id,
         rendered=rendered,
@@ -404,6 +406,7 @@ def _rendered(
     conversation_id: str,
     host: HostContext,
     owner_id: int | None,
+    prompt_id: int,
 ) -> Rendered:
     """The prompt ``chosen`` builds for the conversation, with its owner's instance
     override; :class:`ResolutionBusy` when git was too busy to be read (nothing is
@@ -414,7 +417,7 @@ def _rendered(
         conversation_id=conversation_id,
         template=chosen.template,
         host=host,
-        instance=instance_override(owner_id),
+        instance=instance_override(owner_id, prompt_id),
         library=chosen.library,
     )
     rendered.check_not_busy()
