@@ -529,3 +529,22 @@ def test_concurrent_if_match_saves_of_two_prompts_one_wins_each_with_unique_numb
     assert sorted(numbers) == [1, 2]
     assert TemplateVersion.objects.filter(prompt=first).count() == 1
     assert TemplateVersion.objects.filter(prompt=second).count() == 1
+
+
+def test_instance_override_of_a_host_applies_to_its_own_prompt_only(
+    ada: APIClient, support: Prompt, workdir: Path
+) -> None:
+    put_template(ada, None, "Code in [prompt:cwd].")
+    _, client = host("bot")
+    put = ada.put(
+        "/api/agent-hosts/bot/override?prompt=support/triage",
+        {"override": {"content": "Be kind to customers.", "strategy": "append"}},
+        format="json",
+    )
+    assert put.status_code == 200, put.json()
+
+    coding = turn(client, "resolve", workdir, "c-1").json()["system_prompt"]
+    triage = turn(client, "resolve", workdir, "c-2", prompt="support/triage").json()
+
+    assert "Be kind to customers." not in coding
+    assert triage["system_prompt"].endswith("Be kind to customers.")
