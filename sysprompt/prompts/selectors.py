@@ -23,13 +23,14 @@ from django.db.models import Field, JSONField, QuerySet
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import ConversationForbidden, ConversationNotFound
-from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
+from sysprompt.prompts.models import ConversationPrompt, Prompt, TemplateVersion
 from sysprompt.prompts.permissions import (
     CONVERSATION_CHANGE_PERMISSION,
     CONVERSATION_DELETE_PERMISSION,
     CONVERSATION_VIEW_PERMISSION,
 )
 from sysprompt.prompts.validation import conversation_id_check
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,15 @@ class CurrentTemplate:
         return f'"{self.version}-{digest}"'
 
 
-def template_current() -> CurrentTemplate:
-    """The newest stored version, or the ``DEFAULT_TEMPLATE`` setting as version 0."""
-    newest = TemplateVersion.objects.select_related("author").order_by("-number").first()
+def template_current(*, prompt: Prompt | None = None) -> CurrentTemplate:
+    """The newest stored version of ``prompt`` (``default`` when None), or the
+    ``DEFAULT_TEMPLATE`` setting as version 0."""
+    versions = TemplateVersion.objects.select_related("author")
+    if prompt is None:
+        versions = versions.filter(prompt__name=DEFAULT_PROMPT)
+    else:
+        versions = versions.filter(prompt=prompt)
+    newest = versions.order_by("-number").first()
     if newest is None:
         return CurrentTemplate(
             text=app_settings().default_template, version=0, updated_at=None, author=None

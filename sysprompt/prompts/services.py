@@ -29,7 +29,7 @@ from sysprompt.events import records
 from sysprompt.events.services import Actor as Recorded
 from sysprompt.prompts.builds import Build, Chooser, working_copy
 from sysprompt.prompts.catalog import default_prompt
-from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
+from sysprompt.prompts.models import ConversationPrompt, Prompt, TemplateVersion
 from sysprompt.prompts.permissions import CONVERSATION_DELETE_PERMISSION
 from sysprompt.prompts.rendering import (
     NO_HOST,
@@ -66,8 +66,10 @@ def template_save(
     compress: bool | None = None,
     author: AbstractBaseUser | AnonymousUser | None = None,
     if_match: Sequence[str] | None = None,
+    prompt: Prompt | None = None,
 ) -> TemplateVersion:
-    """Add ``text`` as the newest template version, byte for byte, with its ``compress``
+    """Add ``text`` as the newest template version of ``prompt`` (``default`` when None;
+    numbers count across the deployment), byte for byte, with its ``compress``
     setting (the source is compressed before it is parsed; the text stays as written).
     ``compress=None`` keeps the current version's setting (off for the built-in
     default), read in the same transaction as the write: a text-only save never turns
@@ -81,13 +83,13 @@ def template_save(
     for _ in range(_SAVE_ATTEMPTS):
         try:
             return _template_version_add(
-                text=text, compress=compress, author=author, if_match=if_match
+                text=text, compress=compress, author=author, if_match=if_match, prompt=prompt
             )
         except IntegrityError:
             # Another writer took the number we read as next, so every lost attempt is
             # someone else's saved version: the writers as a whole always progress.
             if if_match is not None:
-                raise PreconditionFailed(template_current()) from None
+                raise PreconditionFailed(template_current(prompt=prompt)) from None
     raise RuntimeError(f"template_save lost {_SAVE_ATTEMPTS} races in a row")
 
 
@@ -98,20 +100,27 @@ def _template_version_add(
     compress: bool | None,
     author: AbstractBaseUser | AnonymousUser | None,
     if_match: Sequence[str] | None,
+    prompt: Prompt | None = None,
 ) -> TemplateVersion:
-    current = template_current()
+    mine = default_prompt() if prompt is None else prompt
+    current = template_current(prompt=mine)
     if if_match is not None and not _etag_matches(if_match, current):
         raise PreconditionFailed(current)
+    newest = TemplateVersion.objects.order_by("-number").values_list("number", flat=True).first()
     version = TemplateVersion.objects.create(
-        prompt=default_prompt(),
-        number=current.version + 1,
+        prompt=mine,
+        number=(newest or 0) + 1,
         text=text,
         compress=current.compress if compress is None else compress,
         author_id=None if author is None else author.pk,
         created_at=timezone.now(),
     )
     records.template_saved(
-        actor=author, version=version.number, text=text, compress=version.compress
+        actor=author,
+        version=version.number,
+        text=text,
+        compress=version.compress,
+        prompt=mine.name,
     )
     return version
 

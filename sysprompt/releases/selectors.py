@@ -50,7 +50,8 @@ from sysprompt.library.selectors import (
     variants_of_rows,
 )
 from sysprompt.prompts.builds import Build, Chooser
-from sysprompt.prompts.models import TemplateVersion
+from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.models import Prompt, TemplateVersion
 from sysprompt.prompts.selectors import CurrentTemplate, template_current
 from sysprompt.releases.gates import Gate
 from sysprompt.releases.models import (
@@ -413,18 +414,19 @@ def _release_variants(
 
 
 def pointer_build(
-    pointer: Pointer, latest: CurrentTemplate | None = None
+    pointer: Pointer, latest: CurrentTemplate | None = None, *, prompt: Prompt | None = None
 ) -> tuple[CurrentTemplate, DatabaseSource, int | None]:
     """The template and library ``pointer`` builds from, and the release number to
     record (``None`` for latest). :class:`ReleaseNotFound` for an unknown release.
-    ``latest``: the current template, when the caller read it already."""
+    ``latest``: the current template, when the caller read it already; ``prompt``: whose
+    working copy and releases (``default`` when None)."""
     if pointer == LATEST:
-        return latest or template_current(), library_source(), None
-    release_id, template = _release_template(pointer)
+        return latest or template_current(prompt=prompt), library_source(), None
+    release_id, template = _release_template(pointer, prompt=prompt)
     return template, ReleaseSource(release_id), pointer
 
 
-def _release_template(number: int) -> tuple[int, CurrentTemplate]:
+def _release_template(number: int, *, prompt: Prompt | None = None) -> tuple[int, CurrentTemplate]:
     """The row id of release ``number`` and the template it holds, in one query written
     once: every construct from a release comes here, and compiling the ORM's query
     would cost more than running it (as ``prompts.selectors.conversation_prompt_get``
@@ -436,10 +438,12 @@ def _release_template(number: int) -> tuple[int, CurrentTemplate]:
         f"SELECT r.id, t.number, t.text, t.compress, t.created_at, u.{_username_column()} "
         f"FROM {_quoted(Release)} r "
         f"LEFT JOIN {_quoted(TemplateVersion)} t ON t.number = r.template_version "
-        f"LEFT JOIN {_quoted(users)} u ON u.id = t.author_id WHERE r.number = %s"
+        f"LEFT JOIN {_quoted(users)} u ON u.id = t.author_id "
+        "WHERE r.number = %s AND r.prompt_id = %s"
     )
+    mine = default_prompt() if prompt is None else prompt
     with connection.cursor() as cursor:
-        cursor.execute(sql, [number])
+        cursor.execute(sql, [number, mine.pk])
         row = cursor.fetchone()
     if row is None:
         raise ReleaseNotFound(number)
@@ -582,9 +586,11 @@ def labels_list() -> list[LabelState]:
     return states
 
 
-def label_get(name: str) -> LabelState:
-    """The label ``name``; :class:`LabelNotFound` when there is none."""
-    label = Label.objects.select_related("updated_by").filter(name=name).first()
+def label_get(name: str, *, prompt: Prompt | None = None) -> LabelState:
+    """The label ``name`` of ``prompt`` (``default`` when None); :class:`LabelNotFound`
+    when there is none."""
+    mine = default_prompt() if prompt is None else prompt
+    label = Label.objects.select_related("updated_by").filter(prompt=mine, name=name).first()
     if label is not None:
         return _state(label)
     if name == PRODUCTION:
@@ -682,14 +688,15 @@ def host_label_state(username: str) -> HostLabelState:
     )
 
 
-def test_contexts_list() -> QuerySet[TestContext]:
-    """Every test context, by name."""
-    return TestContext.objects.select_related("updated_by").order_by("name")
+def test_contexts_list(*, prompt: Prompt | None = None) -> QuerySet[TestContext]:
+    """Every test context of ``prompt`` (``default`` when None), by name."""
+    mine = default_prompt() if prompt is None else prompt
+    return TestContext.objects.filter(prompt=mine).select_related("updated_by").order_by("name")
 
 
-def test_context_get(name: str) -> TestContext:
-    """The test context ``name``; :class:`TestContextNotFound`."""
-    found = test_contexts_list().filter(name=name).first()
+def test_context_get(name: str, *, prompt: Prompt | None = None) -> TestContext:
+    """The test context ``name`` of ``prompt``; :class:`TestContextNotFound`."""
+    found = test_contexts_list(prompt=prompt).filter(name=name).first()
     if found is None:
         raise TestContextNotFound(name)
     return found
