@@ -74,6 +74,7 @@ from sysprompt.transfer.prompts import (
     prompts_other_than_default,
 )
 from sysprompt.transfer.readers import (
+    PROMPTS_PATH,
     Archive,
     ArchiveLimits,
     Ignored,
@@ -462,7 +463,6 @@ def _apply(records: list[TreeRecord], author: Author) -> None:
 # --- named prompts ---------------------------------------------------------------------
 
 PROMPTS_FOLDER = "prompts/"
-PROMPTS_PATH = "prompts.json"
 """Beside the library's tree: each prompt but ``default`` as ``prompts/<name>.md`` (its
 working copy) and its description, tags, compress and archived in ``prompts.json``."""
 PROMPT_SETTINGS = ("description", "tags", "compress", "archived")
