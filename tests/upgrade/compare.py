@@ -58,6 +58,7 @@ class Difference:
 _KEPT = "3029283: construct and compact keep the frozen context for the fields left out"
 _COUNTS = "92ac37c: token counts that fail say why (tokens_error, counted.error)"
 _LIMITS = "c51fdee: evaluation runs planned, limited and costed"
+_PROMPTS = "named prompts: answers name their prompt"
 
 DIFFERENCES: tuple[Difference, ...] = (
     # --- Volatile: what differs on every run of the same code. ---
@@ -116,8 +117,15 @@ DIFFERENCES: tuple[Difference, ...] = (
     # migrate's post_migrate adds the content type and permissions of every new model.
     Difference("rows:django_content_type", "+", "added", "the content types of new models"),
     Difference("rows:auth_permission", "+", "added", "the permissions of new models"),
-    # For example, a new field every conversation answer carries:
-    # Difference("*", "json/**/prompt", "added", "named prompts", value="default"),
+    # Named prompts (issue 33): an answer about one prompt names it — today's data all
+    # belongs to default (suites, runs, a run started) — an audit record names the prompt
+    # of its change (null: deployment-wide, as every record made before), a webhook
+    # filters on prompts (none: every prompt's events), an import's item names the
+    # prompt a file sets (null: the library's files).
+    Difference("*", "json/**/prompt", "added", _PROMPTS, value="default"),
+    Difference("list_audit*", "json/results/*/prompt", "added", _PROMPTS),
+    Difference("*webhook*", "json/**/prompts", "added", _PROMPTS, value=[]),
+    Difference("import_library*", "json/items/*/prompt", "added", _PROMPTS, value=None),
     # --- Changed by the upgrade. ---
 )
 """Every difference the comparison accepts, with why. Keep it short and exact: an
