@@ -57,6 +57,7 @@ from sysprompt.prompts.catalog import default_prompt, prompt_get
 from sysprompt.prompts.models import Prompt
 from sysprompt.releases.selectors import label_get, pointer_build
 from sysprompt_core.evaluations import JUDGE_SYSTEM_PROMPT
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 from sysprompt_core.releases import PRODUCTION, Pointer
 from sysprompt_core.tokens import count
 
@@ -202,8 +203,16 @@ def _side_prompts(
             try:
                 read[pointer] = pointer_build(pointer, prompt=prompt)[0].text
             except ReleaseNotFound as error:
-                raise InvalidInput(field, f"{error} in prompt {prompt.name!r}") from None
+                said = str(error) if prompt.name == DEFAULT_PROMPT else _no_release(pointer, prompt)
+                raise InvalidInput(field, said) from None
     return tuple(read[pointer] for pointer in pointers)
+
+
+def _no_release(pointer: Pointer, prompt: Prompt) -> str:
+    return (
+        f"The prompt {prompt.name!r} has no release {pointer}; GET "
+        f"/api/prompts/{prompt.name}/-/releases lists them (release numbers count per prompt)."
+    )
 
 
 def _tokens(text: str) -> int:
