@@ -63,6 +63,7 @@ from sysprompt.releases.models import (
     TestContext,
 )
 from sysprompt_core.library import FragmentSource, FragmentVariant, VariantKey
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 from sysprompt_core.releases import (
     LATEST,
     PRODUCTION,
@@ -438,12 +439,15 @@ def _release_template(number: int, *, prompt: Prompt | None = None) -> tuple[int
         f"SELECT r.id, t.number, t.text, t.compress, t.created_at, u.{_username_column()} "
         f"FROM {_quoted(Release)} r "
         f"LEFT JOIN {_quoted(TemplateVersion)} t ON t.number = r.template_version "
-        f"LEFT JOIN {_quoted(users)} u ON u.id = t.author_id "
-        "WHERE r.number = %s AND r.prompt_id = %s"
+        f"LEFT JOIN {_quoted(users)} u ON u.id = t.author_id WHERE r.number = %s AND "
+        + (
+            f"r.prompt_id = (SELECT p.id FROM {_quoted(Prompt)} p WHERE p.name = %s)"
+            if prompt is None
+            else "r.prompt_id = %s"
+        )
     )
-    mine = default_prompt() if prompt is None else prompt
     with connection.cursor() as cursor:
-        cursor.execute(sql, [number, mine.pk])
+        cursor.execute(sql, [number, DEFAULT_PROMPT if prompt is None else prompt.pk])
         row = cursor.fetchone()
     if row is None:
         raise ReleaseNotFound(number)
