@@ -22,6 +22,7 @@ from sysprompt.api.serializers import (
 )
 from sysprompt.evaluations.validation import DESCRIPTION_MAX_CHARS, REPEAT_MAX
 from sysprompt_core.limits import CONVERSATION_ID_MAX_LENGTH, MODEL_MAX_LENGTH
+from sysprompt_core.prompt_names import PROMPT_NAME_MAX_LENGTH
 from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH, LABEL_NAME_PATTERN, RELEASE_NUMBER_MAX
 
 # --- JSON parts, checked by the evaluations' validation (the schema says their shape) ---
@@ -89,6 +90,27 @@ class ChecksField(JsonValueField):
     """The case's checks."""
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "maxLength": CONVERSATION_ID_MAX_LENGTH},
+            {
+                "type": "object",
+                "properties": {
+                    "host": {"type": "string"},
+                    "conversation": {"type": "string", "maxLength": CONVERSATION_ID_MAX_LENGTH},
+                },
+                "required": ["host", "conversation"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+)
+class FromConversationField(JsonValueField):
+    """A recorded conversation: its id, or its agent host and id (checked by
+    ``evaluations.selectors.case_conversation``)."""
+
+
 RUN_SIDE_SCHEMA = {
     "oneOf": [
         {"type": "string", "enum": ["latest"]},
@@ -149,8 +171,12 @@ class SuiteInputSerializer(SuiteUpdateInputSerializer):
     )
 
 
+PROMPT_HELP = "The prompt it belongs to."
+
+
 @extend_schema_serializer(component_name="Suite")
 class SuiteOutputSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(source="prompt.name", help_text=PROMPT_HELP)
     name = serializers.CharField()
     description = serializers.CharField(allow_blank=True)
     cases_count = serializers.IntegerField()
@@ -195,14 +221,14 @@ class CaseInputSerializer(_CaseFields):
         trim_whitespace=False,
         help_text="Required, unless from_conversation names one (its id is the default).",
     )
-    from_conversation = StrictCharField(
+    from_conversation = FromConversationField(
         required=False,
-        max_length=CONVERSATION_ID_MAX_LENGTH,
-        trim_whitespace=False,
         help_text=(
-            "A recorded conversation the caller may see: its context (label, provider, "
-            "model, tools, variables, thread override, cwd) becomes the case's; messages and "
-            "values come from this request (the server never stores them)."
+            "A recorded conversation the caller may see, of the suite's prompt: its id (when "
+            'one agent host holds it) or {"host": username, "conversation": id}. Its '
+            "context (label, provider, model, tools, variables, thread override, cwd) "
+            "becomes the case's; messages and values come from this request (the server "
+            "never stores them)."
         ),
     )
     values = HostValuesField(
@@ -243,6 +269,13 @@ def _model_field(help_text: str) -> StrictCharField:
 
 @extend_schema_serializer(component_name="EvaluationInput")
 class EvaluationInputSerializer(serializers.Serializer[Any]):
+    prompt = StrictCharField(
+        required=False,
+        max_length=PROMPT_NAME_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text="The prompt whose suite runs and whose releases or labels the sides name "
+        "(support/triage). Left out: default.",
+    )
     suite = StrictCharField(max_length=LABEL_NAME_MAX_LENGTH, trim_whitespace=False)
     candidate = RunSideField()
     baseline = RunSideField(required=False, help_text='Default {"label": "production"}.')
@@ -260,6 +293,7 @@ def _cost_field(help_text: str) -> serializers.FloatField:
 @extend_schema_serializer(component_name="EvaluationStarted")
 class EvaluationStartedOutputSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
+    prompt = serializers.CharField(help_text=PROMPT_HELP)
     status = serializers.CharField()
     baseline_model = serializers.CharField(help_text="The model the baseline is answered by.")
     candidate_model = serializers.CharField(help_text="The model the candidate is answered by.")
@@ -289,6 +323,7 @@ class EvaluationLimitsOutputSerializer(serializers.Serializer[Any]):
 
 @extend_schema_serializer(component_name="EvaluationPlan")
 class EvaluationPlanOutputSerializer(serializers.Serializer[Any]):
+    prompt = serializers.CharField(help_text=PROMPT_HELP)
     suite = serializers.CharField()
     cases = serializers.IntegerField()
     repeat = serializers.IntegerField()
@@ -331,6 +366,7 @@ STATUSES = ["queued", "running", "finished", "failed", "cancelled"]
 @extend_schema_serializer(component_name="Evaluation")
 class EvaluationOutputSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
+    prompt = serializers.CharField(help_text=PROMPT_HELP)
     suite = serializers.CharField()
     candidate = RunSideField()
     baseline = RunSideField()

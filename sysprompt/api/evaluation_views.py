@@ -12,7 +12,7 @@ A run is only queued here (its task on the evaluations' queue); a worker
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -26,7 +26,7 @@ from rest_framework.views import APIView
 
 from sysprompt.api import evaluation_serializers as es
 from sysprompt.api.auth import IsEvaluationAuthor
-from sysprompt.api.common import error_responses, page_parameters, page_response
+from sysprompt.api.common import error_responses, page_parameters, page_response, route_prompt
 from sysprompt.api.pagination import (
     CasePagination,
     EvaluationPagination,
@@ -44,9 +44,13 @@ from sysprompt.conf import app_settings
 from sysprompt.errors import EvaluationNotFound, InvalidInput, RunRefused
 from sysprompt.evaluations import planning, results, selectors, services
 from sysprompt.evaluations.validation import suite_name_valid
-from sysprompt.prompts.selectors import conversation_prompt_visible
+from sysprompt.prompts.catalog import prompt_get
 from sysprompt.prompts.validation import conversation_id_check
+from sysprompt_core.prompt_names import PROMPT_NAME_MAX_LENGTH
 from sysprompt_core.releases import LABEL_NAME_PATTERN
+
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import ConversationPrompt, Prompt
 
 SUITE = OpenApiParameter(
     "name",
@@ -65,6 +69,19 @@ DELETED = OpenApiResponse(description="Deleted; no body.")
 
 class _Authors(APIView):
     permission_classes = [IsAuthenticated, IsEvaluationAuthor]
+
+    def prompt(self) -> Prompt:
+        """The route's prompt (``/api/prompts/{prompt}/-/suites…``; ``default`` on
+        ``/api/suites…``)."""
+        return route_prompt(self)
+
+    def editable_prompt(self, request: Request, action: str) -> Prompt:
+        """The route's prompt, when ``request``'s user may change it (after the view's
+        permission, before the body is read): a prompt restricted to groups the user is in
+        none of is a 403, audited as ``prompt.refused``."""
+        prompt = self.prompt()
+        services.editors_check(request.user, prompt, action=action)
+        return prompt
 
 
 def _suite(name: str) -> str:
@@ -123,8 +140,8 @@ class SuiteListApi(_Authors):
         parameters=page_parameters(NamePagination.max_page_size),
         responses={200: es.SuitePageOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request) -> Response:
-        rows = list(selectors.suites_list())
+    def get(self, request: Request, **route: str) -> Response:
+        rows = list(selectors.suites_list(prompt=self.prompt()))
         return page_response(self, request, rows, es.SuiteOutputSerializer)
 
 
@@ -132,23 +149,28 @@ class SuiteCreateApi(_Authors):
     @extend_schema(
         operation_id="create_suite",
         summary="Create a suite",
-        description="201; 400 naming the field (name: one of that name exists already).",
+        description=(
+            "201; 400 naming the field (name: the prompt has a suite of that name already); "
+            "404 for an unknown prompt (/api/prompts/{prompt}/-/suites)."
+        ),
         request=es.SuiteInputSerializer,
-        responses={201: es.SuiteOutputSerializer, **error_responses(400, 415)},
+        responses={201: es.SuiteOutputSerializer, **error_responses(400, 404, 415)},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request, **route: str) -> Response:
+        prompt = self.editable_prompt(request, "create suites of")
         body = es.SuiteInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         made = services.suite_create(
             name=body.validated_data["name"],
             description=body.validated_data.get("description", ""),
             author=request.user,
+            prompt=prompt,
         )
-        return Response(_suite_data(made.name), status=status.HTTP_201_CREATED)
+        return Response(_suite_data(made.name, prompt), status=status.HTTP_201_CREATED)
 
 
-def _suite_data(name: str) -> dict[str, Any]:
-    return dict(es.SuiteOutputSerializer(selectors.suite_get(name)).data)
+def _suite_data(name: str, prompt: Prompt) -> dict[str, Any]:
+    return dict(es.SuiteOutputSerializer(selectors.suite_get(name, prompt=prompt)).data)
 
 
 class SuiteGetApi(_Authors):
@@ -158,8 +180,8 @@ class SuiteGetApi(_Authors):
         parameters=[SUITE],
         responses={200: es.SuiteOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request, name: str) -> Response:
-        return Response(_suite_data(_suite(name)))
+    def get(self, request: Request, name: str, **route: str) -> Response:
+        return Response(_suite_data(_suite(name), self.prompt()))
 
 
 class SuiteUpdateApi(_Authors):
@@ -170,7 +192,8 @@ class SuiteUpdateApi(_Authors):
         request=es.SuiteUpdateInputSerializer,
         responses={200: es.SuiteOutputSerializer, **error_responses(400, 404, 415)},
     )
-    def put(self, request: Request, name: str) -> Response:
+    def put(self, request: Request, name: str, **route: str) -> Response:
+        prompt = self.editable_prompt(request, "change suites of")
         checked = _suite(name)
         body = es.SuiteUpdateInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -178,8 +201,9 @@ class SuiteUpdateApi(_Authors):
             name=checked,
             description=body.validated_data.get("description", ""),
             author=request.user,
+            prompt=prompt,
         )
-        return Response(_suite_data(checked))
+        return Response(_suite_data(checked, prompt))
 
 
 class SuiteDeleteApi(_Authors):
@@ -189,8 +213,9 @@ class SuiteDeleteApi(_Authors):
         parameters=[SUITE],
         responses={204: DELETED, **error_responses(400, 404)},
     )
-    def delete(self, request: Request, name: str) -> Response:
-        services.suite_delete(name=_suite(name), author=request.user)
+    def delete(self, request: Request, name: str, **route: str) -> Response:
+        prompt = self.editable_prompt(request, "delete suites of")
+        services.suite_delete(name=_suite(name), author=request.user, prompt=prompt)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -206,8 +231,8 @@ class CaseListApi(_Authors):
         parameters=[SUITE, *page_parameters(CasePagination.max_page_size)],
         responses={200: es.CasePageOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request, name: str) -> Response:
-        rows = selectors.cases_list(selectors.suite_get(_suite(name)))
+    def get(self, request: Request, name: str, **route: str) -> Response:
+        rows = selectors.cases_list(selectors.suite_get(_suite(name), prompt=self.prompt()))
         return page_response(self, request, rows, _CaseRowSerializer)
 
 
@@ -231,7 +256,8 @@ class CaseCreateApi(_Authors):
         request=es.CaseInputSerializer,
         responses={201: es.CaseOutputSerializer, **error_responses(400, 404, 415)},
     )
-    def post(self, request: Request, name: str) -> Response:
+    def post(self, request: Request, name: str, **route: str) -> Response:
+        prompt = self.editable_prompt(request, "change suites of")
         suite = _suite(name)
         body = es.CaseInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -241,20 +267,17 @@ class CaseCreateApi(_Authors):
         if conversation is not None:
             if "context" in fields:
                 raise InvalidInput("context", "give context or from_conversation, not both")
-            fields["context"] = _conversation_context(conversation, values, request)
-            fields.setdefault("name", conversation)
+            stored = selectors.case_conversation(conversation, user=request.user, prompt=prompt)
+            fields["context"] = _conversation_context(stored, values)
+            fields.setdefault("name", stored.conversation_id)
         elif values is not None:
             raise InvalidInput("values", "values go with from_conversation (else in context)")
-        case = services.case_create(suite=suite, fields=fields, author=request.user)
+        case = services.case_create(suite=suite, fields=fields, author=request.user, prompt=prompt)
         return Response(services.case_json(case), status=status.HTTP_201_CREATED)
 
 
-def _conversation_context(conversation_id: str, values: Any, request: Request) -> dict[str, Any]:
-    """The context of a recorded conversation ``request``'s user may see (404 otherwise)."""
-    try:
-        stored = conversation_prompt_visible(conversation_id, user=request.user)
-    except InvalidInput as error:
-        raise InvalidInput("from_conversation", error.message) from None
+def _conversation_context(stored: ConversationPrompt, values: Any) -> dict[str, Any]:
+    """The context of a recorded conversation, as a case keeps it."""
     context: dict[str, Any] = {"cwd": stored.cwd, "label": stored.label}
     for field in ("provider", "model", "tools", "variables"):
         if getattr(stored, field):
@@ -266,8 +289,8 @@ def _conversation_context(conversation_id: str, values: Any, request: Request) -
     return context
 
 
-def _case_data(suite: str, case: str) -> dict[str, Any]:
-    return services.case_json(selectors.case_get(selectors.suite_get(suite), case))
+def _case_data(suite: str, case: str, prompt: Prompt) -> dict[str, Any]:
+    return services.case_json(selectors.case_get(selectors.suite_get(suite, prompt=prompt), case))
 
 
 class CaseGetApi(_Authors):
@@ -277,8 +300,8 @@ class CaseGetApi(_Authors):
         parameters=[SUITE, CASE],
         responses={200: es.CaseOutputSerializer, **error_responses(400, 404)},
     )
-    def get(self, request: Request, name: str, case: str) -> Response:
-        return Response(_case_data(_suite(name), _case(case)))
+    def get(self, request: Request, name: str, case: str, **route: str) -> Response:
+        return Response(_case_data(_suite(name), _case(case), self.prompt()))
 
 
 class CaseUpdateApi(_Authors):
@@ -289,12 +312,17 @@ class CaseUpdateApi(_Authors):
         request=es.CaseUpdateInputSerializer,
         responses={200: es.CaseOutputSerializer, **error_responses(400, 404, 415)},
     )
-    def put(self, request: Request, name: str, case: str) -> Response:
+    def put(self, request: Request, name: str, case: str, **route: str) -> Response:
+        prompt = self.editable_prompt(request, "change suites of")
         suite = _suite(name)
         body = es.CaseUpdateInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         saved = services.case_save(
-            suite=suite, name=_case(case), fields=dict(body.validated_data), author=request.user
+            suite=suite,
+            name=_case(case),
+            fields=dict(body.validated_data),
+            author=request.user,
+            prompt=prompt,
         )
         return Response(services.case_json(saved))
 
@@ -306,8 +334,11 @@ class CaseDeleteApi(_Authors):
         parameters=[SUITE, CASE],
         responses={204: DELETED, **error_responses(400, 404)},
     )
-    def delete(self, request: Request, name: str, case: str) -> Response:
-        services.case_delete(suite=_suite(name), name=_case(case), author=request.user)
+    def delete(self, request: Request, name: str, case: str, **route: str) -> Response:
+        prompt = self.editable_prompt(request, "change suites of")
+        services.case_delete(
+            suite=_suite(name), name=_case(case), author=request.user, prompt=prompt
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -327,8 +358,8 @@ class CasesExportApi(_Authors):
             **error_responses(400, 404),
         },
     )
-    def get(self, request: Request, name: str) -> HttpResponse:
-        suite = selectors.suite_get(_suite(name))
+    def get(self, request: Request, name: str, **route: str) -> HttpResponse:
+        suite = selectors.suite_get(_suite(name), prompt=self.prompt())
         lines = (services.case_jsonl(case) for case in selectors.cases_list(suite).iterator())
         named = {
             p.split(";")[0].strip().lower() for p in request.headers.get("Accept", "").split(",")
@@ -357,7 +388,8 @@ class CasesImportApi(_Authors):
         request={OCTET_STREAM: OpenApiTypes.BINARY},
         responses={200: es.CasesImportedOutputSerializer, **error_responses(400, 404, 413, 415)},
     )
-    def post(self, request: Request, name: str) -> Response:
+    def post(self, request: Request, name: str, **route: str) -> Response:
+        prompt = self.editable_prompt(request, "change suites of")
         suite = _suite(name)
         media = request.content_type.split(";")[0].strip().lower()
         if media not in (JSONL, OCTET_STREAM):
@@ -369,7 +401,7 @@ class CasesImportApi(_Authors):
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             raise InvalidInput("body", f"not UTF-8 (byte {error.start})") from None
-        count = services.cases_import(suite=suite, text=text, author=request.user)
+        count = services.cases_import(suite=suite, text=text, author=request.user, prompt=prompt)
         return Response(es.CasesImportedOutputSerializer({"imported": count}).data)
 
 
@@ -386,12 +418,23 @@ class EvaluationListApi(_Authors):
 
     @extend_schema(
         operation_id="list_evaluations",
-        summary="Every run, newest first",
-        parameters=page_parameters(EvaluationPagination.max_page_size),
+        summary="Every run, newest first (of one prompt with ?prompt=)",
+        parameters=[
+            OpenApiParameter(
+                "prompt",
+                {"type": "string", "maxLength": PROMPT_NAME_MAX_LENGTH},
+                description="Only this prompt's runs (a prompt's name; 404 for an unknown "
+                "one). Left out: every prompt's.",
+            ),
+            *page_parameters(EvaluationPagination.max_page_size),
+        ],
         responses={200: es.EvaluationPageOutputSerializer, **error_responses(400, 404)},
     )
     def get(self, request: Request) -> Response:
-        return page_response(self, request, selectors.runs_list(), _RunRowSerializer)
+        name = request.query_params.get("prompt")
+        prompt = None if name is None else prompt_get(name, field="prompt")
+        runs = selectors.runs_list(prompt=prompt)
+        return page_response(self, request, runs, _RunRowSerializer)
 
 
 def _run_fields(request: Request) -> dict[str, Any]:
@@ -400,6 +443,7 @@ def _run_fields(request: Request) -> dict[str, Any]:
     body.is_valid(raise_exception=True)
     given = body.validated_data
     return {
+        "prompt": given.get("prompt"),
         "suite": given["suite"],
         "candidate": given["candidate"],
         "baseline": given.get("baseline"),
@@ -420,9 +464,10 @@ class EvaluationCreateApi(_Authors):
             "a side named none and got EVAL_DEFAULT_MODEL's) and its plan: the most calls it "
             "may make and what they may cost; a worker does it (GET /api/evaluations/{id} "
             "shows its progress). 400 naming the field (a release or label that does not "
-            "exist; calls: more calls than EVAL_MAX_CALLS_PER_RUN allows); 404 for an "
-            "unknown suite; 429 when you have EVAL_MAX_RUNS_PER_USER runs going, or the "
-            "day's EVAL_DAILY_BUDGET would be passed (Retry-After: when the day ends). "
+            "exist in the prompt; calls: more calls than EVAL_MAX_CALLS_PER_RUN allows); 404 "
+            "for an unknown prompt or suite; 429 when you have EVAL_MAX_RUNS_PER_USER runs "
+            "going, or the day's EVAL_DAILY_BUDGET would be passed (Retry-After: when the "
+            "day ends). "
             "POST /api/evaluations/plan tells all this without starting it."
         ),
         request=es.EvaluationInputSerializer,
@@ -435,6 +480,7 @@ class EvaluationCreateApi(_Authors):
         run = services.run_create(**_run_fields(request), author=request.user)
         answer = {
             "id": run.pk,
+            "prompt": run.prompt.name,
             "status": run.status,
             "baseline_model": run.baseline_model,
             "candidate_model": run.candidate_model,
@@ -478,6 +524,7 @@ def plan_json(
     """A plan as ``POST /api/evaluations/plan`` answers it."""
     request = plan.request
     return {
+        "prompt": request.prompt.name,
         "suite": request.suite.name,
         "cases": plan.cases,
         "repeat": request.repeat,

@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from sysprompt.api.serializers import JsonValueField, StrictBooleanField, StrictCharField
 from sysprompt.events.catalog import ACTION_MAX_LENGTH, EVENT_TYPES, SENT_TYPES, URL_MAX_LENGTH
+from sysprompt_core.prompt_names import PROMPT_NAME_MAX_LENGTH
 
 EVENTS_HELP = f"Event types among {', '.join(EVENT_TYPES)}; at least one."
 
@@ -34,6 +35,25 @@ def _events_field(**kwargs: Any) -> EventsField:
     return EventsField(help_text=EVENTS_HELP, **kwargs)
 
 
+PROMPTS_HELP = (
+    'Prompt names or folders ending in "/" (support/triage, support/) whose events it '
+    "receives; [] (the default): every prompt's. Events of no prompt (a fragment's, a "
+    "host's) go to every subscription."
+)
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "string", "maxLength": PROMPT_NAME_MAX_LENGTH + 1},
+        "uniqueItems": True,
+    }
+)
+class PromptsField(JsonValueField):
+    """The prompts' names or folders, checked by ``sysprompt.events.validation`` (400
+    naming prompts)."""
+
+
 @extend_schema_serializer(component_name="WebhookInput")
 class WebhookInputSerializer(serializers.Serializer[Any]):
     url = StrictCharField(
@@ -42,6 +62,7 @@ class WebhookInputSerializer(serializers.Serializer[Any]):
         "address unless the operator allows a private one.",
     )
     events = _events_field()
+    prompts = PromptsField(required=False, help_text=PROMPTS_HELP)
     include_text = StrictBooleanField(
         required=False, help_text="Payloads carry prompt text. Left out: false."
     )
@@ -54,6 +75,7 @@ class WebhookUpdateInputSerializer(serializers.Serializer[Any]):
 
     url = StrictCharField(max_length=URL_MAX_LENGTH, required=False)
     events = _events_field(required=False)
+    prompts = PromptsField(required=False, help_text=PROMPTS_HELP)
     include_text = StrictBooleanField(required=False)
     active = StrictBooleanField(
         required=False,
@@ -66,6 +88,7 @@ class WebhookOutputSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     url = serializers.CharField()
     events = serializers.ListField(child=serializers.CharField(), help_text=EVENTS_HELP)
+    prompts = serializers.ListField(child=serializers.CharField(), help_text=PROMPTS_HELP)
     include_text = serializers.BooleanField()
     active = serializers.BooleanField()
     paused_reason = serializers.CharField(
@@ -120,6 +143,7 @@ class WebhookTestOutputSerializer(serializers.Serializer[Any]):
 class AuditQuerySerializer(serializers.Serializer[Any]):
     actor = StrictCharField(required=False, allow_blank=True, max_length=150)
     action = StrictCharField(required=False, allow_blank=True, max_length=ACTION_MAX_LENGTH)
+    prompt = StrictCharField(required=False, allow_blank=True, max_length=PROMPT_NAME_MAX_LENGTH)
 
 
 @extend_schema_serializer(component_name="AuditRecord")
@@ -129,9 +153,16 @@ class AuditRecordOutputSerializer(serializers.Serializer[Any]):
     action = serializers.CharField()
     object = serializers.CharField()
     summary = serializers.CharField()
+    prompt = serializers.SerializerMethodField(
+        help_text="The name of the prompt the change concerned, as it was then; null: a "
+        "deployment-wide change (a fragment, a user, a webhook)."
+    )
 
     def get_actor(self, record: Any) -> str | None:
         return str(record.actor) or None
+
+    def get_prompt(self, record: Any) -> str | None:
+        return str(record.prompt) or None
 
 
 @extend_schema_serializer(component_name="AuditPage")

@@ -22,8 +22,10 @@ from sysprompt.api import event_serializers as es
 from sysprompt.api.auth import IsPromptAuthor
 from sysprompt.api.common import error_responses, page_parameters, page_response
 from sysprompt.api.pagination import StrictPageSizePagination
+from sysprompt.errors import InvalidInput
 from sysprompt.events import selectors, services
 from sysprompt.events.selectors import WebhookState
+from sysprompt_core.prompt_names import InvalidPromptName, folder_check, prompt_name_check
 
 
 class ManagesEvents(IsPromptAuthor):
@@ -49,6 +51,7 @@ def _shown(state: WebhookState, **extra: Any) -> dict[str, Any]:
         "id": state.id,
         "url": state.url,
         "events": state.events,
+        "prompts": state.prompts,
         "include_text": state.include_text,
         "active": state.active,
         "paused_reason": state.paused_reason,
@@ -185,6 +188,12 @@ class AuditApi(APIView):
                 description="Only this action (fragment.saved), or a prefix ending in a dot "
                 "(fragment.).",
             ),
+            OpenApiParameter(
+                "prompt",
+                OpenApiTypes.STR,
+                description="Only the changes of this prompt (support/triage), or of every "
+                'prompt in a folder (a prefix ending in "/": support/).',
+            ),
             *page_parameters(NewestFirstPagination.max_page_size),
         ],
         responses={200: es.AuditPageOutputSerializer, **error_responses(400, 404)},
@@ -195,5 +204,21 @@ class AuditApi(APIView):
         records = selectors.audit_records(
             actor=query.validated_data.get("actor") or None,
             action=query.validated_data.get("action") or None,
+            prompt=_audit_prompt(query.validated_data.get("prompt") or None),
         )
         return page_response(self, request, records, es.AuditRecordOutputSerializer)
+
+
+def _audit_prompt(value: str | None) -> str | None:
+    """The audit filter's prompt: a name or a folder ending in ``/``, checked with the
+    rule (400 naming ``prompt``)."""
+    if value is None:
+        return None
+    try:
+        return (
+            folder_check(value, "prompt")
+            if value.endswith("/")
+            else prompt_name_check(value, "prompt")
+        )
+    except InvalidPromptName as error:
+        raise InvalidInput("prompt", error.message) from None

@@ -297,7 +297,15 @@ class ImportItemOutputSerializer(serializers.Serializer[Any]):
         help_text=(
             "What the file becomes: the root template or a fragment's variant, provider "
             "and model normalised (providers/gemini/models/gemini-2.5-flash/core.md "
-            "becomes core for gemini / gemini-2-5-flash); null when refused or ignored."
+            "becomes core for gemini / gemini-2-5-flash); null when refused or ignored, "
+            "and for a named prompt's file."
+        ),
+    )
+    prompt = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "The named prompt the file sets (prompts/<name>.md: its working copy, with its "
+            "description and tags from prompts.json); null otherwise."
         ),
     )
 

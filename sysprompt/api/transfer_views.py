@@ -75,8 +75,10 @@ class LibraryExportApi(APIView):
         summary="The library and the root template as a zip (llxprt-style file tree)",
         description=(
             "system-prompt.md, <name>.md (default variants), providers/<p>/<name>.md, "
-            "providers/<p>/models/<m>/<name>.md and sysprompt.json (per-file settings). "
-            "Deleted variants are left out. For prompt authors (the permission that "
+            "providers/<p>/models/<m>/<name>.md and sysprompt.json (per-file settings); "
+            "every prompt but default as prompts/<name>.md (its working copy) with "
+            "prompts.json (its description, tags, compress, archived). Deleted variants are "
+            "left out. For prompt authors (the permission that "
             "imports); the archive is streamed as it is written (no Content-Length)."
         ),
         responses={(200, ZIP): BINARY, (200, OCTET_STREAM): BINARY, **error_responses(403, 409)},
@@ -114,6 +116,9 @@ class LibraryImportApi(APIView):
         summary="Import a zip of the library (as export gives, or an llxprt prompt directory)",
         description=(
             "Creates a version only where the text or the settings differ; never deletes. "
+            "With prompts.json, prompts/<name>.md are named prompts: created, or given a "
+            "new version of their working copy (a name that breaks the rule, '..', an "
+            "absolute or backslash path is refused). "
             "All or nothing: when any file is refused (a bad name, over the size limit, not "
             "UTF-8, a symlink, an absolute path or '..'), nothing is applied and the answer "
             "is 400 with the report. ?dry_run=1 reports what would happen and changes "
@@ -164,8 +169,9 @@ class LibraryImportApi(APIView):
                     "path": item.path,
                     "action": item.action,
                     "reason": item.reason,
+                    "prompt": None if item.target is None else item.target.prompt,
                     "variant": None
-                    if item.target is None
+                    if item.target is None or item.target.prompt is not None
                     else {
                         "fragment": item.target.fragment,
                         "provider": item.target.provider,

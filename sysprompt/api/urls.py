@@ -16,6 +16,7 @@ from sysprompt.api import (
     transfer_views,
     views,
 )
+from sysprompt.api.common import prompt_scoped_view
 
 app_name = "api"
 
@@ -190,6 +191,51 @@ conversation = "conversations/<any_conversation_id:conversation_id>/system-promp
 host_conversation = f"agent-hosts/<str:username>/{conversation}"
 # A named prompt's template: the same views as /api/system-prompt…, for that prompt.
 prompt_template = "prompts/<prompt_name:prompt>/-/system-prompt"
+in_prompt = "prompts/<prompt_name:prompt>/-"
+
+prompt_suites = [
+    path(
+        f"{in_prompt}/suites",
+        prompt_scoped_view(
+            SuitesRoute, get="list_prompt_suites", post="create_prompt_suite"
+        ).as_view(),
+        name="prompt-suites",
+    ),
+    path(
+        f"{in_prompt}/suites/<str:name>",
+        prompt_scoped_view(
+            SuiteRoute,
+            get="get_prompt_suite",
+            put="update_prompt_suite",
+            delete="delete_prompt_suite",
+        ).as_view(),
+        name="prompt-suite",
+    ),
+    path(
+        f"{in_prompt}/suites/<str:name>/cases",
+        prompt_scoped_view(
+            CasesRoute, get="list_prompt_cases", post="create_prompt_case"
+        ).as_view(),
+        name="prompt-cases",
+    ),
+    path(
+        f"{in_prompt}/suites/<str:name>/cases/<any_conversation_id:case>",
+        prompt_scoped_view(
+            CaseRoute, get="get_prompt_case", put="update_prompt_case", delete="delete_prompt_case"
+        ).as_view(),
+        name="prompt-case",
+    ),
+    path(
+        f"{in_prompt}/suites/<str:name>/import",
+        prompt_scoped_view(evaluation_views.CasesImportApi, post="import_prompt_cases").as_view(),
+        name="prompt-suite-import",
+    ),
+    path(
+        f"{in_prompt}/suites/<str:name>/export",
+        prompt_scoped_view(evaluation_views.CasesExportApi, get="export_prompt_cases").as_view(),
+        name="prompt-suite-export",
+    ),
+]
 
 urlpatterns = [
     path("system-prompt", SystemPromptRoute.as_view(), name="system-prompt"),
@@ -291,6 +337,7 @@ urlpatterns = [
         evaluation_views.CasesExportApi.as_view(),
         name="suite-export",
     ),
+    *prompt_suites,
     path("evaluations", EvaluationsRoute.as_view(), name="evaluations"),
     path("evaluations/plan", evaluation_views.EvaluationPlanApi.as_view(), name="evaluation-plan"),
     path(

@@ -15,6 +15,7 @@ Every write goes through ``sysprompt.events.services``; its refusals
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -30,6 +31,12 @@ from sysprompt import errors
 from sysprompt.events import selectors, services
 from sysprompt.events.catalog import EVENT_TYPES
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
+from sysprompt_core.prompt_names import (
+    PROMPT_NAME_MAX_LENGTH,
+    folders_of,
+    is_folder,
+    is_prompt_name,
+)
 
 LOG_PAGE_SIZE = 50
 AUDIT_PAGE_SIZE = 100
@@ -39,8 +46,13 @@ EVENT_CHOICES = [(event, event) for event in EVENT_TYPES]
 class WebhookForm(forms.Form):
     url = forms.CharField(max_length=2000, strip=True)
     events = forms.MultipleChoiceField(choices=EVENT_CHOICES, widget=forms.CheckboxSelectMultiple)
+    prompts = forms.CharField(required=False, max_length=20_000, strip=True)
     include_text = forms.BooleanField(required=False)
     active = forms.BooleanField(required=False)
+
+    def prompts_given(self) -> list[str]:
+        """The prompts' names and folders, separated by commas, spaces or lines."""
+        return [part for part in re.split(r"[\s,]+", self.cleaned_data["prompts"]) if part]
 
 
 class OlderForm(forms.Form):
@@ -50,6 +62,7 @@ class OlderForm(forms.Form):
 class AuditFilterForm(OlderForm):
     actor = forms.CharField(required=False, max_length=150)
     action = forms.CharField(required=False, max_length=64)
+    prompt = forms.CharField(required=False, max_length=PROMPT_NAME_MAX_LENGTH + 1, strip=True)
 
 
 class EventPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
@@ -76,6 +89,7 @@ class WebhookListView(EventPagesMixin, View):
                 created = services.webhook_create(
                     url=data["url"],
                     events=list(data["events"]),
+                    prompts=form.prompts_given(),
                     include_text=data["include_text"],
                     author=request.user,
                 )
@@ -108,6 +122,7 @@ class WebhookDetailView(EventPagesMixin, View):
             initial={
                 "url": webhook.url,
                 "events": webhook.events,
+                "prompts": ", ".join(webhook.prompts),
                 "include_text": webhook.include_text,
                 "active": webhook.active,
             }
@@ -124,6 +139,7 @@ class WebhookDetailView(EventPagesMixin, View):
                     webhook_id=webhook_id,
                     url=data["url"],
                     events=list(data["events"]),
+                    prompts=form.prompts_given(),
                     include_text=data["include_text"],
                     active=data["active"],
                     author=request.user,
@@ -218,17 +234,21 @@ class AuditView(EventPagesMixin, View):
         actor = data.get("actor") or None
         action = data.get("action") or None
         before = data.get("before")
-        records = list(
-            selectors.audit_records(actor=actor, action=action, before=before)[
-                : AUDIT_PAGE_SIZE + 1
-            ]
+        prompt = data.get("prompt") or None
+        refused = prompt is not None and not (
+            is_prompt_name(prompt) or (prompt.endswith("/") and is_folder(prompt))
         )
+        found = selectors.audit_records(actor=actor, action=action, before=before, prompt=prompt)
+        records = [] if refused else list(found[: AUDIT_PAGE_SIZE + 1])
         more = len(records) > AUDIT_PAGE_SIZE
         records = records[:AUDIT_PAGE_SIZE]
         context = {
             "records": records,
             "actor": actor or "",
             "action": action or "",
+            "prompt": prompt or "",
+            "prompt_refused": refused,
+            "prompts": _with_folders(selectors.audit_prompts()),
             "actors": [name for name in selectors.audit_actors() if name],
             "actions": selectors.audit_actions(),
             "next_before": records[-1].id if more else None,
@@ -238,3 +258,9 @@ class AuditView(EventPagesMixin, View):
         response = render(request, template, context)
         patch_vary_headers(response, ("HX-Request",))
         return response
+
+
+def _with_folders(names: list[str]) -> list[str]:
+    """The prompts' names and the folders they sit in, sorted: what the audit's prompt
+    filter offers."""
+    return sorted({*names, *(folder for name in names for folder in folders_of(name))})

@@ -152,7 +152,7 @@ class _Sides:
     def build(self, side: RunSide, case_name: str) -> _Built:
         pointer = self.pointer(side, case_name)
         if pointer not in self._builds:
-            template, library, _ = pointer_build(pointer)
+            template, library, _ = pointer_build(pointer, prompt=self.run.prompt)
             self._builds[pointer] = _Built(template, library)
         return self._builds[pointer]
 
@@ -161,7 +161,7 @@ class _Sides:
             return side
         name = side["label"]
         if name not in self._targets:
-            self._targets[name] = label_get(name).target
+            self._targets[name] = label_get(name, prompt=self.run.prompt).target
         target = self._targets[name]
         if isinstance(target, Split):
             return target.arms[choose_arm(target, name, case_name)].pointer
@@ -176,7 +176,7 @@ class _Preparer:
     conditional update, so two workers never prepare the same chunk."""
 
     def __init__(self, run_id: int) -> None:
-        run = Run.objects.get(pk=run_id)
+        run = Run.objects.select_related("prompt").get(pk=run_id)
         if run.suite_id is None:
             raise InvalidInput("suite", "the suite was deleted")
         self.run = run
@@ -184,7 +184,7 @@ class _Preparer:
         if run.cases_total == 0 and run.prepared == 0:
             baseline = run.baseline
             target = (
-                label_get(baseline["label"]).target.as_json()
+                label_get(baseline["label"], prompt=run.prompt).target.as_json()
                 if isinstance(baseline, dict)
                 else None
             )
@@ -229,7 +229,7 @@ def _render_case(run: Run, sides: _Sides, case: Case) -> _Rendered:
             (run.candidate, run.candidate_model),
         ):
             built = sides.build(side, case.name)
-            prompts.append(_render(case, built, endpoints[model]))
+            prompts.append(_render(case, built, endpoints[model], run))
         return _Rendered(prompts[0], prompts[1], "")
     except (SyspromptError, CoreError, LabelNotFound, ReleaseNotFound) as error:
         return _Rendered(None, None, _said(error))
@@ -241,12 +241,12 @@ def _said(error: Exception) -> str:
     return str(error)
 
 
-def _render(case: Case, built: _Built, endpoint: ModelEndpoint) -> str | None:
+def _render(case: Case, built: _Built, endpoint: ModelEndpoint, run: Run) -> str | None:
     """The case's system prompt as a first turn of a conversation named after the case
     would get it from ``built`` (its provider and model default to the endpoint's)."""
     fields = dict(case.context or {})
     if "test_context" in fields:
-        test = test_context_get(fields["test_context"])
+        test = test_context_get(fields["test_context"], prompt=run.prompt)
         fields = {
             "cwd": test.cwd,
             "values": test.values,
@@ -709,7 +709,9 @@ class _Work:
             run.status = "finished"
             run.finished_at = timezone.now()
             run.save(update_fields=["summary", "status", "finished_at"])
-            records.evaluation_finished(run_id=run.pk, suite=run.suite_name, summary=summary)
+            records.evaluation_finished(
+                run_id=run.pk, suite=run.suite_name, summary=summary, prompt=run.prompt.name
+            )
         return "finished"
 
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 from django.db.models import Q
 
 from sysprompt.evaluations.models import Run, RunCall, RunCase, Suite
+from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.models import Prompt
 from sysprompt.releases.gates import Gate
 from sysprompt.releases.models import Label
 from sysprompt_core.releases import Single, Target
@@ -96,7 +98,9 @@ def run_gate(run: Run) -> Gate:
     code): its baseline label's gate when it names the run's suite, else the default
     thresholds (no regression, no error, any pass rate)."""
     if isinstance(run.baseline, dict):
-        gate = Label.objects.filter(name=run.baseline.get("label")).values_list("gate", flat=True)
+        gate = Label.objects.filter(
+            prompt_id=run.prompt_id, name=run.baseline.get("label")
+        ).values_list("gate", flat=True)
         found = Gate.from_json(gate.first())
         if found is not None and found.suite == run.suite_name:
             return found
@@ -109,20 +113,34 @@ def _baseline_matches(run: Run, label: str, baseline: Target) -> bool:
     return isinstance(baseline, Single) and run.baseline == baseline.pointer
 
 
-def gate_runs(*, suite: str, release: int, model: str | None = None) -> list[Run]:
-    """The newest runs (at most :data:`RUNS_LOOKED_AT`) of ``suite`` with release
-    ``release`` as candidate — with ``model`` on both sides, when given — newest first."""
-    query = Run.objects.select_related("suite").filter(suite_name=suite, candidate_release=release)
+def gate_runs(
+    *, suite: str, release: int, model: str | None = None, prompt: Prompt | None = None
+) -> list[Run]:
+    """The newest runs (at most :data:`RUNS_LOOKED_AT`) of ``prompt``'s (``default``
+    when None) ``suite`` with release ``release`` as candidate — with ``model`` on both
+    sides, when given — newest first."""
+    mine = default_prompt() if prompt is None else prompt
+    query = Run.objects.select_related("suite").filter(
+        prompt=mine, suite_name=suite, candidate_release=release
+    )
     if model is not None:
         query = query.filter(candidate_model=model, baseline_model=model)
     return list(query.order_by("-id")[:RUNS_LOOKED_AT])
 
 
-def gate_run(*, suite: str, release: int, label: str, baseline: Target, model: str) -> Run | None:
+def gate_run(
+    *,
+    suite: str,
+    release: int,
+    label: str,
+    baseline: Target,
+    model: str,
+    prompt: Prompt | None = None,
+) -> Run | None:
     """The run that decides whether ``label`` (serving ``baseline``) may move to
     ``release`` as far as ``model`` goes: the newest finished one comparing them on
     that model, else the newest still going."""
-    runs = gate_runs(suite=suite, release=release, model=model)
+    runs = gate_runs(suite=suite, release=release, model=model, prompt=prompt)
     matching = [run for run in runs if _baseline_matches(run, label, baseline)]
     finished = [run for run in matching if run.status == "finished"]
     going = [run for run in matching if run.status in ("queued", "running")]
@@ -130,12 +148,14 @@ def gate_run(*, suite: str, release: int, label: str, baseline: Target, model: s
     return chosen[0] if chosen else None
 
 
-def _missing(*, gate: Gate, label: str, baseline: Target, release: int, model: str) -> str:
+def _missing(
+    *, gate: Gate, label: str, baseline: Target, release: int, model: str, prompt: Prompt | None
+) -> str:
     """Why no run decides ``model``'s part of the move: the newest run that came
     closest, and what it lacked."""
     now = baseline.describe()
     compares = f"compares release {release} with what {label} serves now ({now})"
-    others = gate_runs(suite=gate.suite, release=release)
+    others = gate_runs(suite=gate.suite, release=release, prompt=prompt)
     other_models = [
         run
         for run in others
@@ -163,21 +183,38 @@ def _missing(*, gate: Gate, label: str, baseline: Target, release: int, model: s
 class RunEvidence:
     """The evaluations app's answer to ``sysprompt.releases.gates.GateEvidence``."""
 
-    def suite_exists(self, name: str) -> bool:
-        return Suite.objects.filter(name=name).exists()
+    def suite_exists(self, name: str, *, prompt: Prompt | None = None) -> bool:
+        mine = default_prompt() if prompt is None else prompt
+        return Suite.objects.filter(prompt=mine, name=name).exists()
 
     def release_reasons(
-        self, *, gate: Gate, label: str, baseline: Target, release: int
+        self,
+        *,
+        gate: Gate,
+        label: str,
+        baseline: Target,
+        release: int,
+        prompt: Prompt | None = None,
     ) -> list[str]:
         reasons: list[str] = []
         for model in gate.required_models():
             run = gate_run(
-                suite=gate.suite, release=release, label=label, baseline=baseline, model=model
+                suite=gate.suite,
+                release=release,
+                label=label,
+                baseline=baseline,
+                model=model,
+                prompt=prompt,
             )
             if run is None:
                 reasons.append(
                     _missing(
-                        gate=gate, label=label, baseline=baseline, release=release, model=model
+                        gate=gate,
+                        label=label,
+                        baseline=baseline,
+                        release=release,
+                        model=model,
+                        prompt=prompt,
                     )
                 )
             else:

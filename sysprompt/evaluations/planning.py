@@ -53,8 +53,11 @@ from sysprompt.evaluations.validation import (
 )
 from sysprompt.events.services import Actor
 from sysprompt.model_endpoints import ModelEndpoint
+from sysprompt.prompts.catalog import default_prompt, prompt_get
+from sysprompt.prompts.models import Prompt
 from sysprompt.releases.selectors import label_get, pointer_build
 from sysprompt_core.evaluations import JUDGE_SYSTEM_PROMPT
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 from sysprompt_core.releases import PRODUCTION, Pointer
 from sysprompt_core.tokens import count
 
@@ -80,6 +83,8 @@ JUDGE_FRAME = "<conversation>\n\n</conversation>\n<answer>\n\n</answer>\n<rubric
 class RunRequest:
     """A run's fields, each checked: what ``services.run_create`` stores."""
 
+    prompt: Prompt
+    """The prompt whose suite runs, and whose releases and labels the sides are."""
     suite: Suite
     candidate: RunSide
     baseline: RunSide
@@ -130,12 +135,16 @@ def run_request_valid(
     candidate_model: object = None,
     repeat: object = None,
     fresh: object = False,
+    prompt: object = None,
 ) -> RunRequest:
     """The fields of a run, each checked (:class:`InvalidInput` naming the first bad one;
-    ``SuiteNotFound`` for an unknown suite)."""
+    ``SuiteNotFound`` for an unknown suite, ``PromptNotFound`` for an unknown prompt).
+    ``prompt``: a :class:`Prompt` or its name (``None``: ``default``); the suite is that
+    prompt's, and a release or label of the sides must exist in that prompt."""
+    mine = _prompt_of(prompt)
     if not isinstance(suite, str):
         raise InvalidInput("suite", "the name of a suite")
-    row = suite_get(suite_name_valid(suite, "suite"))
+    row = suite_get(suite_name_valid(suite, "suite"), prompt=mine)
     candidate_side = run_side_valid(candidate, "candidate")
     baseline_side = run_side_valid(
         {"label": PRODUCTION} if baseline is None else baseline, "baseline"
@@ -148,6 +157,7 @@ def run_request_valid(
     checked_repeat = repeat_valid(repeat)
     read: dict[Pointer, str] = {}
     return RunRequest(
+        prompt=mine,
         suite=row,
         candidate=candidate_side,
         baseline=baseline_side,
@@ -161,18 +171,29 @@ def run_request_valid(
         repeat=checked_repeat,
         fresh=fresh,
         prompts={
-            "baseline": _side_prompts(baseline_side, "baseline", read),
-            "candidate": _side_prompts(candidate_side, "candidate", read),
+            "baseline": _side_prompts(baseline_side, "baseline", read, mine),
+            "candidate": _side_prompts(candidate_side, "candidate", read, mine),
         },
     )
 
 
-def _side_prompts(side: RunSide, field: str, read: dict[Pointer, str]) -> tuple[str, ...]:
+def _prompt_of(prompt: object) -> Prompt:
+    if prompt is None or isinstance(prompt, Prompt):
+        return default_prompt() if prompt is None else prompt
+    if not isinstance(prompt, str):
+        raise InvalidInput("prompt", "the name of a prompt, such as support/triage")
+    return prompt_get(prompt, field="prompt")
+
+
+def _side_prompts(
+    side: RunSide, field: str, read: dict[Pointer, str], prompt: Prompt
+) -> tuple[str, ...]:
     """The templates ``side`` renders from (a split label's arms: each arm's), read once
-    per pointer; a release or label that does not exist is a 400 on ``field``."""
+    per pointer; a release or label that does not exist in ``prompt`` is a 400 on
+    ``field``."""
     if isinstance(side, dict):
         try:
-            pointers = label_get(side["label"]).target.pointers
+            pointers = label_get(side["label"], prompt=prompt).target.pointers
         except LabelNotFound as error:
             raise InvalidInput(f"{field}.label", str(error)) from None
     else:
@@ -180,10 +201,18 @@ def _side_prompts(side: RunSide, field: str, read: dict[Pointer, str]) -> tuple[
     for pointer in pointers:
         if pointer not in read:
             try:
-                read[pointer] = pointer_build(pointer)[0].text
+                read[pointer] = pointer_build(pointer, prompt=prompt)[0].text
             except ReleaseNotFound as error:
-                raise InvalidInput(field, str(error)) from None
+                said = str(error) if prompt.name == DEFAULT_PROMPT else _no_release(pointer, prompt)
+                raise InvalidInput(field, said) from None
     return tuple(read[pointer] for pointer in pointers)
+
+
+def _no_release(pointer: Pointer, prompt: Prompt) -> str:
+    return (
+        f"The prompt {prompt.name!r} has no release {pointer}; GET "
+        f"/api/prompts/{prompt.name}/-/releases lists them (release numbers count per prompt)."
+    )
 
 
 def _tokens(text: str) -> int:

@@ -37,6 +37,7 @@ SIDES = ("baseline", "candidate")
 def run_json(run: Run) -> dict[str, Any]:
     return {
         "id": run.pk,
+        "prompt": run.prompt.name,
         "suite": run.suite_name,
         "candidate": run.candidate,
         "baseline": run.baseline,

@@ -5,17 +5,35 @@ from __future__ import annotations
 from django.db.models import Case as Cases
 from django.db.models import Count, ExpressionWrapper, F, IntegerField, QuerySet, Value, When
 
-from sysprompt.errors import CaseNotFound, EvaluationNotFound, SuiteNotFound
+from sysprompt.errors import (
+    CaseNotFound,
+    ConversationNotFound,
+    EvaluationNotFound,
+    InvalidInput,
+    SuiteNotFound,
+)
 from sysprompt.evaluations.models import Case, RunCall, RunCase, Suite
 from sysprompt.evaluations.models import Run as Run  # the type views annotate runs with
+from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.models import ConversationPrompt, Prompt
+from sysprompt.prompts.selectors import Actor, ConversationAction, conversation_check
+from sysprompt.prompts.validation import conversation_id_check
 
 
-def suites_list() -> QuerySet[Suite]:
-    return Suite.objects.annotate(cases_count=Count("cases")).order_by("name")
+def suites_list(*, prompt: Prompt | None = None) -> QuerySet[Suite]:
+    """The suites of ``prompt`` (``default`` when None), by name."""
+    mine = default_prompt() if prompt is None else prompt
+    return (
+        Suite.objects.filter(prompt=mine)
+        .select_related("prompt")
+        .annotate(cases_count=Count("cases"))
+        .order_by("name")
+    )
 
 
-def suite_get(name: str) -> Suite:
-    suite = suites_list().filter(name=name).first()
+def suite_get(name: str, *, prompt: Prompt | None = None) -> Suite:
+    """The suite ``name`` of ``prompt`` (``default`` when None); :class:`SuiteNotFound`."""
+    suite = suites_list(prompt=prompt).filter(name=name).first()
     if suite is None:
         raise SuiteNotFound(name)
     return suite
@@ -32,8 +50,14 @@ def case_get(suite: Suite, name: str) -> Case:
     return case
 
 
-def runs_list(*, suite: str | None = None, before: int | None = None) -> QuerySet[Run]:
-    runs = Run.objects.select_related("created_by").order_by("-id")
+def runs_list(
+    *, suite: str | None = None, before: int | None = None, prompt: Prompt | None = None
+) -> QuerySet[Run]:
+    """Runs, newest first: every prompt's, or ``prompt``'s alone; of ``suite`` (a name)
+    alone when given."""
+    runs = Run.objects.select_related("created_by", "prompt").order_by("-id")
+    if prompt is not None:
+        runs = runs.filter(prompt=prompt)
     if suite is not None:
         runs = runs.filter(suite_name=suite)
     if before is not None:
@@ -42,7 +66,7 @@ def runs_list(*, suite: str | None = None, before: int | None = None) -> QuerySe
 
 
 def run_get(run_id: int) -> Run:
-    run = Run.objects.select_related("created_by").filter(pk=run_id).first()
+    run = Run.objects.select_related("created_by", "prompt").filter(pk=run_id).first()
     if run is None:
         raise EvaluationNotFound(run_id)
     return run
@@ -101,3 +125,58 @@ def run_first_error(run: Run) -> str | None:
         .first()
     )
     return None if call is None else f"{call.run_case.case_name}: {call.error}"
+
+
+FROM = "from_conversation"
+_FROM_SHAPE = 'a conversation id, or {"host": username, "conversation": id}'
+MANY_HOSTS = 20
+"""The most agent hosts a conversation id is looked up among (named in the 400)."""
+
+
+def case_conversation(given: object, *, user: Actor, prompt: Prompt) -> ConversationPrompt:
+    """The recorded conversation a case is made from: ``given`` is its id (when one agent
+    host holds it) or ``{"host": username, "conversation": id}``; one ``user`` may see
+    (404 otherwise) that was served from ``prompt`` (the suite's; 400 otherwise)."""
+    if isinstance(given, dict):
+        if set(given) != {"host", "conversation"} or not all(
+            isinstance(value, str) for value in given.values()
+        ):
+            raise InvalidInput(FROM, _FROM_SHAPE)
+        host: str | None = given["host"]
+        conversation_id = given["conversation"]
+    elif isinstance(given, str):
+        host, conversation_id = None, given
+    else:
+        raise InvalidInput(FROM, _FROM_SHAPE)
+    try:
+        checked = conversation_id_check(conversation_id)
+    except InvalidInput as error:
+        raise InvalidInput(FROM, error.message) from None
+    rows = ConversationPrompt.objects.select_related("owner", "prompt").filter(
+        conversation_id=checked
+    )
+    if host is not None:
+        rows = rows.filter(owner__username=host)
+    visible = []
+    for row in rows.order_by("id")[:MANY_HOSTS]:
+        try:
+            visible.append(conversation_check(row, user=user, action=ConversationAction.READ))
+        except ConversationNotFound:
+            continue
+    if not visible:
+        raise ConversationNotFound(checked)
+    if len(visible) > 1:
+        hosts = ", ".join(row.owner.get_username() if row.owner else "(none)" for row in visible)
+        raise InvalidInput(
+            FROM,
+            f"conversation {checked!r} is held by several agent hosts ({hosts}): give "
+            f'{{"host": username, "conversation": {checked!r}}}',
+        )
+    stored = visible[0]
+    if stored.prompt_id != prompt.pk:
+        raise InvalidInput(
+            FROM,
+            f"conversation {checked!r} was served from prompt {stored.prompt.name!r}; the "
+            f"suite belongs to prompt {prompt.name!r}",
+        )
+    return stored

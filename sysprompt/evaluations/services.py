@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from sysprompt.errors import InvalidInput
+from sysprompt.errors import InvalidInput, PromptForbidden
 from sysprompt.evaluations.background import run_enqueue
 from sysprompt.evaluations.models import ENDED, Case, Run, Suite
 from sysprompt.evaluations.planning import plan_check, run_plan, run_request_valid
@@ -28,7 +28,8 @@ from sysprompt.evaluations.validation import (
 )
 from sysprompt.events import records
 from sysprompt.events.services import Actor
-from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.catalog import default_prompt, prompt_editors_check
+from sysprompt.prompts.models import Prompt
 
 IMPORT_MAX_LINES = 20_000
 """The most cases one JSONL import may hold."""
@@ -36,13 +37,17 @@ IMPORT_MAX_BYTES = 64 * 1_048_576
 
 
 @transaction.atomic
-def suite_create(*, name: object, description: object = "", author: Actor) -> Suite:
+def suite_create(
+    *, name: object, description: object = "", author: Actor, prompt: Prompt | None = None
+) -> Suite:
+    """A new suite of ``prompt`` (``default`` when None); suite names are per prompt."""
     checked = suite_name_valid(name)
+    mine = _prompt(prompt)
     now = timezone.now()
-    if Suite.objects.filter(name=checked).exists():
+    if Suite.objects.filter(prompt=mine, name=checked).exists():
         raise InvalidInput("name", f"there is a suite {checked!r} already")
     suite = Suite.objects.create(
-        prompt=default_prompt(),
+        prompt=mine,
         name=checked,
         description=description_valid(description),
         created_at=now,
@@ -50,26 +55,28 @@ def suite_create(*, name: object, description: object = "", author: Actor) -> Su
         cases_changed_at=now,
         updated_by=_user(author),
     )
-    records.suite_changed(actor=author, suite=checked, change="created")
+    records.suite_changed(actor=author, suite=checked, change="created", prompt=mine.name)
     return suite
 
 
 @transaction.atomic
-def suite_update(*, name: str, description: object, author: Actor) -> Suite:
-    suite = suite_get(name)
+def suite_update(
+    *, name: str, description: object, author: Actor, prompt: Prompt | None = None
+) -> Suite:
+    suite = suite_get(name, prompt=prompt)
     suite.description = description_valid(description)
     suite.updated_at = timezone.now()
     suite.updated_by = _user(author)
     suite.save(update_fields=["description", "updated_at", "updated_by"])
-    records.suite_changed(actor=author, suite=name, change="changed")
+    records.suite_changed(actor=author, suite=name, change="changed", prompt=suite.prompt.name)
     return suite
 
 
 @transaction.atomic
-def suite_delete(*, name: str, author: Actor) -> None:
-    suite = suite_get(name)
+def suite_delete(*, name: str, author: Actor, prompt: Prompt | None = None) -> None:
+    suite = suite_get(name, prompt=prompt)
     suite.delete()
-    records.suite_changed(actor=author, suite=name, change="deleted")
+    records.suite_changed(actor=author, suite=name, change="deleted", prompt=suite.prompt.name)
 
 
 def _touch(suite: Suite, author: Actor) -> None:
@@ -90,9 +97,11 @@ def _fields(checked: CheckedCase) -> dict[str, Any]:
 
 
 @transaction.atomic
-def case_create(*, suite: str, fields: Mapping[str, Any], author: Actor) -> Case:
-    row = suite_get(suite)
-    checked = case_valid(fields)
+def case_create(
+    *, suite: str, fields: Mapping[str, Any], author: Actor, prompt: Prompt | None = None
+) -> Case:
+    row = suite_get(suite, prompt=prompt)
+    checked = case_valid(fields, prompt=row.prompt)
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -102,16 +111,25 @@ def case_create(*, suite: str, fields: Mapping[str, Any], author: Actor) -> Case
     except IntegrityError:
         raise InvalidInput("name", f"suite {suite!r} has a case {checked.name!r} already") from None
     _touch(row, author)
-    records.case_changed(actor=author, suite=suite, case=checked.name, change="created")
+    records.case_changed(
+        actor=author, suite=suite, case=checked.name, change="created", prompt=row.prompt.name
+    )
     return case
 
 
 @transaction.atomic
-def case_save(*, suite: str, name: str, fields: Mapping[str, Any], author: Actor) -> Case:
+def case_save(
+    *,
+    suite: str,
+    name: str,
+    fields: Mapping[str, Any],
+    author: Actor,
+    prompt: Prompt | None = None,
+) -> Case:
     """Replace case ``name`` of ``suite`` (a rename when ``fields`` names another)."""
-    row = suite_get(suite)
+    row = suite_get(suite, prompt=prompt)
     case = case_get(row, name)
-    checked = case_valid(fields, name=fields.get("name", name))
+    checked = case_valid(fields, name=fields.get("name", name), prompt=row.prompt)
     if checked.name != name and Case.objects.filter(suite=row, name=checked.name).exists():
         raise InvalidInput("name", f"suite {suite!r} has a case {checked.name!r} already")
     case.name = checked.name
@@ -120,16 +138,20 @@ def case_save(*, suite: str, name: str, fields: Mapping[str, Any], author: Actor
     case.updated_at = timezone.now()
     case.save()
     _touch(row, author)
-    records.case_changed(actor=author, suite=suite, case=checked.name, change="changed")
+    records.case_changed(
+        actor=author, suite=suite, case=checked.name, change="changed", prompt=row.prompt.name
+    )
     return case
 
 
 @transaction.atomic
-def case_delete(*, suite: str, name: str, author: Actor) -> None:
-    row = suite_get(suite)
+def case_delete(*, suite: str, name: str, author: Actor, prompt: Prompt | None = None) -> None:
+    row = suite_get(suite, prompt=prompt)
     case_get(row, name).delete()
     _touch(row, author)
-    records.case_changed(actor=author, suite=suite, case=name, change="deleted")
+    records.case_changed(
+        actor=author, suite=suite, case=name, change="deleted", prompt=row.prompt.name
+    )
 
 
 @dataclass(frozen=True)
@@ -149,11 +171,11 @@ class ImportRefused(InvalidInput):
 
 
 @transaction.atomic
-def cases_import(*, suite: str, text: str, author: Actor) -> int:
+def cases_import(*, suite: str, text: str, author: Actor, prompt: Prompt | None = None) -> int:
     """Add or replace the cases of ``suite`` from JSONL (one case a line, the API's
     fields; blank lines skipped); how many lines were stored. Every bad line is reported
     (:class:`ImportRefused`) and then nothing is stored."""
-    row = suite_get(suite)
+    row = suite_get(suite, prompt=prompt)
     if len(text.encode("utf-8", "surrogatepass")) > IMPORT_MAX_BYTES:
         raise InvalidInput("body", f"an import holds at most {IMPORT_MAX_BYTES:,} bytes")
     checked: dict[str, CheckedCase] = {}
@@ -173,7 +195,7 @@ def cases_import(*, suite: str, text: str, author: Actor) -> int:
             errors.append(LineError(number, "line", "a case is a JSON object"))
             continue
         try:
-            case = case_valid(fields)
+            case = case_valid(fields, prompt=row.prompt)
         except InvalidInput as error:
             errors.append(LineError(number, error.field, error.message))
             continue
@@ -206,6 +228,7 @@ def cases_import(*, suite: str, text: str, author: Actor) -> int:
         suite=suite,
         change="imported",
         detail=f"{len(new):,} cases added, {len(existing):,} replaced",
+        prompt=row.prompt.name,
     )
     return len(checked)
 
@@ -238,12 +261,16 @@ def run_create(
     candidate_model: object = None,
     repeat: object = None,
     fresh: object = False,
+    prompt: object = None,
     author: Actor,
 ) -> Run:
     """A queued run, and its task on the evaluations' queue (``evaluations.background``:
     a worker does the work). Its plan is held to the limits first
-    (``evaluations.planning``): a run over them is refused and nothing is stored."""
+    (``evaluations.planning``): a run over them is refused and nothing is stored.
+    ``prompt``: the prompt (a :class:`Prompt`, or its name as a body gives it; ``None``:
+    ``default``) whose suite runs, with its releases and labels as the sides."""
     request = run_request_valid(
+        prompt=prompt,
         suite=suite,
         candidate=candidate,
         baseline=baseline,
@@ -261,7 +288,7 @@ def run_create(
     row = request.suite
     candidate_side = request.candidate
     run = Run.objects.create(
-        prompt_id=row.prompt_id,
+        prompt=request.prompt,
         suite=row,
         suite_name=row.name,
         candidate=candidate_side,
@@ -283,6 +310,7 @@ def run_create(
         suite=row.name,
         candidate=run.candidate,
         baseline=run.baseline,
+        prompt=request.prompt.name,
     )
     run_enqueue(run_id=run.pk)
     return run
@@ -300,9 +328,27 @@ def run_cancel(*, run_id: int, author: Actor) -> Run:
         Run.objects.filter(pk=run.pk, status="queued").update(
             status="cancelled", finished_at=timezone.now()
         )
-    records.evaluation_cancelled(actor=author, run_id=run.pk, suite=run.suite_name)
+    records.evaluation_cancelled(
+        actor=author, run_id=run.pk, suite=run.suite_name, prompt=run.prompt.name
+    )
     run.refresh_from_db()
     return run
+
+
+def editors_check(user: Actor, prompt: Prompt, *, action: str) -> None:
+    """:class:`~sysprompt.errors.PromptForbidden` when ``user`` may not ``action`` (the
+    words of the 403: "change suites of") ``prompt`` — it or a folder above it is
+    restricted to groups the user is in none of — recorded in the audit log as
+    ``prompt.refused`` (outside any transaction of the write, which does not happen)."""
+    try:
+        prompt_editors_check(user, prompt, action=action)
+    except PromptForbidden:
+        records.prompt_refused(actor=user, prompt=prompt.name, action=action)
+        raise
+
+
+def _prompt(prompt: Prompt | None) -> Prompt:
+    return default_prompt() if prompt is None else prompt
 
 
 def _user(author: Actor) -> Any:

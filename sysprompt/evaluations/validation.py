@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeAlias
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput, TestContextNotFound
+from sysprompt.prompts.models import Prompt
 from sysprompt.prompts.validation import conversation_id_check
 from sysprompt.releases.selectors import test_context_get
 from sysprompt.releases.validation import call_label_valid, label_name_valid, test_context_valid
@@ -74,8 +75,11 @@ class CheckedCase:
     reference: str | None
 
 
-def case_valid(fields: Mapping[str, Any], *, name: object | None = None) -> CheckedCase:
-    """A case's fields, each checked (``name`` given apart when the URL names the case)."""
+def case_valid(
+    fields: Mapping[str, Any], *, name: object | None = None, prompt: Prompt | None = None
+) -> CheckedCase:
+    """A case's fields, each checked (``name`` given apart when the URL names the case);
+    a ``test_context`` must be one of ``prompt``'s (``default`` when None)."""
     unknown = set(fields) - {"name", "context", "messages", "tools", "checks", "reference"}
     if unknown:
         field = sorted(unknown)[0]
@@ -98,7 +102,7 @@ def case_valid(fields: Mapping[str, Any], *, name: object | None = None) -> Chec
         raise InvalidInput("reference", f"text of at most {REFERENCE_MAX_CHARS:,} characters")
     return CheckedCase(
         name=checked_name,
-        context=context_valid(fields.get("context", {})),
+        context=context_valid(fields.get("context", {}), prompt=prompt),
         messages=messages_valid(fields.get("messages")),
         tools=tools_valid(fields.get("tools", [])),
         checks=checks_valid(fields.get("checks", [])),
@@ -127,7 +131,7 @@ def unstorable_check(value: object, field: str) -> None:
                 raise InvalidInput(field, "surrogate characters are not allowed")
 
 
-def context_valid(value: object) -> dict[str, Any]:
+def context_valid(value: object, *, prompt: Prompt | None = None) -> dict[str, Any]:
     """``{"test_context": name}`` (the test context must exist) or the fields of a test
     context inline (``cwd``, ``values``, ``provider``, ``model``, ``tools``,
     ``variables``, ``override``), checked as a test context's are — but for the cwd:
@@ -143,7 +147,7 @@ def context_valid(value: object) -> dict[str, Any]:
             )
         name = label_name_valid(value["test_context"], "context.test_context")
         try:
-            test_context_get(name)
+            test_context_get(name, prompt=prompt)
         except TestContextNotFound as error:
             raise InvalidInput("context.test_context", str(error)) from None
         return {"test_context": name}

@@ -18,8 +18,11 @@ from sysprompt.events.services import Actor, event_record
 from sysprompt_core.releases import Target
 
 
-def template_saved(*, actor: Actor, version: int, text: str, compress: bool) -> None:
+def template_saved(
+    *, actor: Actor, prompt: str = "", version: int, text: str, compress: bool
+) -> None:
     event_record(
+        prompt=prompt,
         actor=actor,
         action="template.saved",
         object=f"template version {version}",
@@ -41,6 +44,7 @@ def variant_words(provider: str | None, model: str | None) -> str:
 def fragment_saved(
     *,
     actor: Actor,
+    prompt: str = "",
     name: str,
     provider: str | None,
     model: str | None,
@@ -56,6 +60,7 @@ def fragment_saved(
     what = f"fragment {name} ({variant_words(provider, model)})"
     verb = {"saved": "saved", "installed": "installed the shipped default of"}.get(change, change)
     event_record(
+        prompt=prompt,
         actor=actor,
         action=f"fragment.{change}",
         object=what,
@@ -75,10 +80,13 @@ def fragment_saved(
     )
 
 
-def fragment_kept(*, actor: Actor, name: str, provider: str | None, model: str | None) -> None:
+def fragment_kept(
+    *, actor: Actor, prompt: str = "", name: str, provider: str | None, model: str | None
+) -> None:
     """ "Keep mine": later installs leave the variant alone (no version, no event)."""
     what = f"fragment {name} ({variant_words(provider, model)})"
     event_record(
+        prompt=prompt,
         actor=actor,
         action="fragment.kept",
         object=what,
@@ -86,7 +94,7 @@ def fragment_kept(*, actor: Actor, name: str, provider: str | None, model: str |
     )
 
 
-def host_account(*, actor: Actor, host: str, change: str) -> None:
+def host_account(*, actor: Actor, prompt: str = "", host: str, change: str) -> None:
     """An agent host created, or given a token (``created``, ``token_created``,
     ``token_rotated``); the token itself is never recorded."""
     summary = {
@@ -95,6 +103,7 @@ def host_account(*, actor: Actor, host: str, change: str) -> None:
         "token_rotated": f"rotated the token of agent host {host}",
     }[change]
     event_record(
+        prompt=prompt,
         actor=actor,
         action=f"host.{change}",
         object=f"agent host {host}",
@@ -104,10 +113,11 @@ def host_account(*, actor: Actor, host: str, change: str) -> None:
     )
 
 
-def host_override(*, actor: Actor, host: str, override: object) -> None:
+def host_override(*, actor: Actor, prompt: str = "", host: str, override: object) -> None:
     """An agent host's instance override set (or removed: ``None``)."""
     change = "override_removed" if override is None else "override_set"
     event_record(
+        prompt=prompt,
         actor=actor,
         action=f"host.{change}",
         object=f"agent host {host}",
@@ -119,13 +129,14 @@ def host_override(*, actor: Actor, host: str, override: object) -> None:
     )
 
 
-def library_imported(*, actor: Actor, items: Sequence[Mapping[str, Any]]) -> None:
+def library_imported(*, actor: Actor, prompt: str = "", items: Sequence[Mapping[str, Any]]) -> None:
     """An import that wrote: ``items`` are its written files (``path``, ``action``:
     ``created`` or ``changed``). Its fragment versions, written in bulk, have no record
     of their own; a changed root template is also a ``template.saved``."""
     created = sum(1 for item in items if item["action"] == "created")
     changed = len(items) - created
     event_record(
+        prompt=prompt,
         actor=actor,
         action="library.imported",
         object="library",
@@ -164,6 +175,7 @@ class _Later(Mapping[str, Any]):
 def release_created(
     *,
     actor: Actor,
+    prompt: str = "",
     number: int,
     message: str,
     template_version: int,
@@ -175,6 +187,7 @@ def release_created(
     the release's root template, the text subscriptions that include text get."""
     said = f": {message}" if message else ""
     event_record(
+        prompt=prompt,
         actor=actor,
         action="release.created",
         object=f"release {number}",
@@ -194,6 +207,7 @@ def release_created(
 def label_moved(
     *,
     actor: Actor,
+    prompt: str = "",
     label: str,
     old: Target | None,
     new: Target,
@@ -212,6 +226,7 @@ def label_moved(
         verb = "rolled back" if rollback else "moved"
         summary = f"{verb} label {label} from {old.describe()} to {new.describe()}"
     event_record(
+        prompt=prompt,
         actor=actor,
         action=action,
         object=f"label {label}",
@@ -229,9 +244,10 @@ def label_moved(
     )
 
 
-def label_protection(*, actor: Actor, label: str, protected: bool) -> None:
+def label_protection(*, actor: Actor, prompt: str = "", label: str, protected: bool) -> None:
     """A label's protection set or removed (no move: audited, no event)."""
     event_record(
+        prompt=prompt,
         actor=actor,
         action="label.protected" if protected else "label.unprotected",
         object=f"label {label}",
@@ -241,7 +257,9 @@ def label_protection(*, actor: Actor, label: str, protected: bool) -> None:
     )
 
 
-def label_gate(*, actor: Actor, label: str, gate: Mapping[str, Any] | None) -> None:
+def label_gate(
+    *, actor: Actor, prompt: str = "", label: str, gate: Mapping[str, Any] | None
+) -> None:
     """A label's gate set, changed or removed (``None``): audited, no event."""
     if gate is None:
         summary = f"removed the gate of label {label}"
@@ -252,15 +270,18 @@ def label_gate(*, actor: Actor, label: str, gate: Mapping[str, Any] | None) -> N
             f"{gate['max_regressions']}, min pass rate {gate['min_pass_rate']:g}, "
             f"models {models})"
         )
-    event_record(actor=actor, action="label.gate", object=f"label {label}", summary=summary)
+    event_record(
+        prompt=prompt, actor=actor, action="label.gate", object=f"label {label}", summary=summary
+    )
 
 
 def label_forced(
-    *, actor: Actor, label: str, new: Target, message: str, reasons: Sequence[str]
+    *, actor: Actor, prompt: str = "", label: str, new: Target, message: str, reasons: Sequence[str]
 ) -> None:
     """A gated label moved although its gate refused (``reasons``): audited beside its
     ``label.moved``, with the publisher's message."""
     event_record(
+        prompt=prompt,
         actor=actor,
         action="label.forced",
         object=f"label {label}",
@@ -269,12 +290,15 @@ def label_forced(
     )
 
 
-def host_label(*, actor: Actor, host: str, label: str | None, previous: str | None) -> None:
+def host_label(
+    *, actor: Actor, prompt: str = "", host: str, label: str | None, previous: str | None
+) -> None:
     """An agent host's label set (or removed: ``label`` None); ``previous`` the one it
     had. A ``host.changed``: what the host's conversations build from changes."""
     change = "label_removed" if label is None else "label_set"
     was = "" if previous is None else f" (was {previous})"
     event_record(
+        prompt=prompt,
         actor=actor,
         action=f"host.{change}",
         object=f"agent host {host}",
@@ -286,10 +310,13 @@ def host_label(*, actor: Actor, host: str, label: str | None, previous: str | No
     )
 
 
-def context_saved(*, actor: Actor, name: str, created: bool, fields: Sequence[str] = ()) -> None:
+def context_saved(
+    *, actor: Actor, prompt: str = "", name: str, created: bool, fields: Sequence[str] = ()
+) -> None:
     """A test context created, or changed (``fields``: the names of those that changed;
     their values may be anything an author typed, so they stay out of the log)."""
     event_record(
+        prompt=prompt,
         actor=actor,
         action="test_context.created" if created else "test_context.changed",
         object=f"test context {name}",
@@ -299,8 +326,9 @@ def context_saved(*, actor: Actor, name: str, created: bool, fields: Sequence[st
     )
 
 
-def context_deleted(*, actor: Actor, name: str) -> None:
+def context_deleted(*, actor: Actor, prompt: str = "", name: str) -> None:
     event_record(
+        prompt=prompt,
         actor=actor,
         action="test_context.deleted",
         object=f"test context {name}",
@@ -319,9 +347,10 @@ def _where() -> str:
     return " in the Django admin" if through_admin() else ""
 
 
-def user_created(*, actor: Actor, user: str, flags: Sequence[str]) -> None:
+def user_created(*, actor: Actor, prompt: str = "", user: str, flags: Sequence[str]) -> None:
     said = f" ({', '.join(flags)})" if flags else ""
     event_record(
+        prompt=prompt,
         actor=actor,
         action="user.created",
         object=f"user {user}",
@@ -329,11 +358,12 @@ def user_created(*, actor: Actor, user: str, flags: Sequence[str]) -> None:
     )
 
 
-def user_changed(*, actor: Actor, user: str, changes: Sequence[str]) -> None:
+def user_changed(*, actor: Actor, prompt: str = "", user: str, changes: Sequence[str]) -> None:
     """``changes`` say what changed (``password``, ``is_superuser: off → on``); a
     change of the password alone is a ``user.password_changed``."""
     action = "user.password_changed" if list(changes) == ["password"] else "user.changed"
     event_record(
+        prompt=prompt,
         actor=actor,
         action=action,
         object=f"user {user}",
@@ -341,8 +371,9 @@ def user_changed(*, actor: Actor, user: str, changes: Sequence[str]) -> None:
     )
 
 
-def user_deleted(*, actor: Actor, user: str) -> None:
+def user_deleted(*, actor: Actor, prompt: str = "", user: str) -> None:
     event_record(
+        prompt=prompt,
         actor=actor,
         action="user.deleted",
         object=f"user {user}",
@@ -350,10 +381,11 @@ def user_deleted(*, actor: Actor, user: str) -> None:
     )
 
 
-def user_group(*, actor: Actor, user: str, group: str, added: bool) -> None:
+def user_group(*, actor: Actor, prompt: str = "", user: str, group: str, added: bool) -> None:
     """``user`` put in ``group`` (or taken out): a group carries permissions ("Prompt
     publishers" moves production)."""
     event_record(
+        prompt=prompt,
         actor=actor,
         action="user.group_added" if added else "user.group_removed",
         object=f"user {user}",
@@ -362,11 +394,14 @@ def user_group(*, actor: Actor, user: str, group: str, added: bool) -> None:
     )
 
 
-def permission_given(*, actor: Actor, holder: str, permission: str, added: bool) -> None:
+def permission_given(
+    *, actor: Actor, prompt: str = "", holder: str, permission: str, added: bool
+) -> None:
     """``holder`` (``user ada``, ``group Prompt authors``) given ``permission``
     (``app_label.codename``) or deprived of it."""
     kind = holder.split(" ", 1)[0]
     event_record(
+        prompt=prompt,
         actor=actor,
         action=f"{kind}.permission_added" if added else f"{kind}.permission_removed",
         object=holder,
@@ -375,7 +410,9 @@ def permission_given(*, actor: Actor, holder: str, permission: str, added: bool)
     )
 
 
-def group_changed(*, actor: Actor, group: str, change: str, was: str = "") -> None:
+def group_changed(
+    *, actor: Actor, prompt: str = "", group: str, change: str, was: str = ""
+) -> None:
     """A group ``created``, ``renamed`` (from ``was``) or ``deleted``."""
     summary = {
         "created": f"created group {group}",
@@ -383,6 +420,7 @@ def group_changed(*, actor: Actor, group: str, change: str, was: str = "") -> No
         "deleted": f"deleted group {group}",
     }[change]
     event_record(
+        prompt=prompt,
         actor=actor,
         action=f"group.{'changed' if change == 'renamed' else change}",
         object=f"group {group}",
@@ -390,12 +428,15 @@ def group_changed(*, actor: Actor, group: str, change: str, was: str = "") -> No
     )
 
 
-def token_changed(*, actor: Actor, user: str, fingerprint: str, change: str) -> None:
+def token_changed(
+    *, actor: Actor, prompt: str = "", user: str, fingerprint: str, change: str
+) -> None:
     """An API token ``created``, ``deleted`` or given to another user (``changed``):
     named by its owner and a fingerprint (the first hex digits of its key's SHA-256),
     never its key."""
     verb = {"created": "created", "deleted": "deleted", "changed": "reassigned"}[change]
     event_record(
+        prompt=prompt,
         actor=actor,
         action=f"token.{change}",
         object=f"token of user {user}",
@@ -403,7 +444,9 @@ def token_changed(*, actor: Actor, user: str, fingerprint: str, change: str) -> 
     )
 
 
-def login_record_deleted(*, actor: Actor, kind: str, user: str, address: str) -> None:
+def login_record_deleted(
+    *, actor: Actor, prompt: str = "", kind: str, user: str, address: str
+) -> None:
     """A record of django-axes deleted by a person in the admin: a failed-login record
     (``kind`` ``attempt``: deleting it lifts a lockout early) or a login log entry
     (``log``, ``failure_log``)."""
@@ -413,6 +456,7 @@ def login_record_deleted(*, actor: Actor, kind: str, user: str, address: str) ->
         "failure_log": "failed-login log entry",
     }[kind]
     event_record(
+        prompt=prompt,
         actor=actor,
         action=f"login_{kind}.deleted",
         object=f"{what} of {user}",
@@ -423,10 +467,13 @@ def login_record_deleted(*, actor: Actor, kind: str, user: str, address: str) ->
 # --- conversations --------------------------------------------------------------------------
 
 
-def conversation_deleted(*, actor: Actor, conversation: str, owner: str | None, label: str) -> None:
+def conversation_deleted(
+    *, actor: Actor, prompt: str = "", conversation: str, owner: str | None, label: str
+) -> None:
     """A conversation's frozen prompt forgotten: its next turn is built anew."""
     whose = f" of {owner}" if owner else ""
     event_record(
+        prompt=prompt,
         actor=actor,
         action="conversation.deleted",
         object=f"conversation {conversation}",
@@ -435,13 +482,38 @@ def conversation_deleted(*, actor: Actor, conversation: str, owner: str | None, 
     )
 
 
+# --- prompts -------------------------------------------------------------------------------
+
+
+def prompt_refused(*, actor: Actor, prompt: str, action: str) -> None:
+    """A change of ``prompt`` refused because it (or a folder above it) is restricted to
+    groups ``actor`` is in none of; ``action`` says what was tried ("change suites of")."""
+    event_record(
+        prompt=prompt,
+        actor=actor,
+        action="prompt.refused",
+        object=f"prompt {prompt}",
+        summary=f"refused to let {_who(actor)} {action} prompt {prompt}: restricted to "
+        "other groups",
+    )
+
+
+def _who(actor: Actor) -> str:
+    if actor is None or not actor.is_authenticated:
+        return "an anonymous caller"
+    return f"user {actor.get_username()}"
+
+
 # --- evaluations ---------------------------------------------------------------------------
 
 
-def suite_changed(*, actor: Actor, suite: str, change: str, detail: str = "") -> None:
+def suite_changed(
+    *, actor: Actor, prompt: str = "", suite: str, change: str, detail: str = ""
+) -> None:
     """An evaluation suite ``created``, ``changed`` or ``deleted``, or its cases
     ``imported``."""
     event_record(
+        prompt=prompt,
         actor=actor,
         action=f"suite.{change}",
         object=f"suite {suite}",
@@ -450,9 +522,10 @@ def suite_changed(*, actor: Actor, suite: str, change: str, detail: str = "") ->
     )
 
 
-def case_changed(*, actor: Actor, suite: str, case: str, change: str) -> None:
+def case_changed(*, actor: Actor, prompt: str = "", suite: str, case: str, change: str) -> None:
     """A case of a suite ``created``, ``changed`` or ``deleted``."""
     event_record(
+        prompt=prompt,
         actor=actor,
         action=f"case.{change}",
         object=f"case {case} of suite {suite}",
@@ -462,9 +535,10 @@ def case_changed(*, actor: Actor, suite: str, case: str, change: str) -> None:
 
 
 def evaluation_started(
-    *, actor: Actor, run_id: int, suite: str, candidate: object, baseline: object
+    *, actor: Actor, prompt: str = "", run_id: int, suite: str, candidate: object, baseline: object
 ) -> None:
     event_record(
+        prompt=prompt,
         actor=actor,
         action="evaluation.started",
         object=f"evaluation {run_id}",
@@ -473,8 +547,9 @@ def evaluation_started(
     )
 
 
-def evaluation_cancelled(*, actor: Actor, run_id: int, suite: str) -> None:
+def evaluation_cancelled(*, actor: Actor, prompt: str = "", run_id: int, suite: str) -> None:
     event_record(
+        prompt=prompt,
         actor=actor,
         action="evaluation.cancelled",
         object=f"evaluation {run_id}",
@@ -483,9 +558,12 @@ def evaluation_cancelled(*, actor: Actor, run_id: int, suite: str) -> None:
     )
 
 
-def evaluation_finished(*, run_id: int, suite: str, summary: Mapping[str, Any]) -> None:
+def evaluation_finished(
+    *, prompt: str = "", run_id: int, suite: str, summary: Mapping[str, Any]
+) -> None:
     """A run finished: the ``evaluation.finished`` webhook, with its summary."""
     event_record(
+        prompt=prompt,
         actor=None,
         action="evaluation.finished",
         object=f"evaluation {run_id}",

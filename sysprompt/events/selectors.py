@@ -28,6 +28,7 @@ class WebhookState:
     id: int
     url: str
     events: list[str]
+    prompts: list[str]
     include_text: bool
     active: bool
     paused_reason: str
@@ -43,6 +44,7 @@ def webhook_state(webhook: Webhook, pending: int = 0, last: datetime | None = No
         id=webhook.pk,
         url=webhook.url,
         events=list(webhook.events),
+        prompts=list(webhook.prompts or []),
         include_text=webhook.include_text,
         active=webhook.active,
         paused_reason=webhook.paused_reason,
@@ -99,12 +101,23 @@ def webhook_attempts(webhook_id: int, *, before: int | None = None) -> QuerySet[
 
 
 def audit_records(
-    *, actor: str | None = None, action: str | None = None, before: int | None = None
+    *,
+    actor: str | None = None,
+    action: str | None = None,
+    before: int | None = None,
+    prompt: str | None = None,
 ) -> QuerySet[AuditRecord]:
     """The audit log, newest first; ``actor`` is a user name (``""``: the system),
-    ``action`` an action or a prefix ending in a dot (``fragment.``); ``before``: only
-    records older than that one."""
+    ``action`` an action or a prefix ending in a dot (``fragment.``); ``prompt`` a
+    prompt's name (its records) or a folder ending in ``/`` (the records of every prompt
+    in it); ``before``: only records older than that one."""
     records = AuditRecord.objects.order_by("-id")
+    if prompt:
+        records = (
+            records.filter(prompt__startswith=prompt)
+            if prompt.endswith("/")
+            else records.filter(prompt=prompt)
+        )
     if before is not None:
         records = records.filter(id__lt=before)
     if actor is not None:
@@ -121,6 +134,11 @@ def audit_records(
 def audit_actors() -> list[str]:
     """The user names that appear in the log (``""`` for the system), sorted."""
     return sorted(set(AuditRecord.objects.values_list("actor", flat=True).distinct()))
+
+
+def audit_prompts() -> list[str]:
+    """The prompt names that appear in the log, sorted."""
+    return sorted(set(AuditRecord.objects.exclude(prompt="").values_list("prompt", flat=True)))
 
 
 def audit_actions() -> list[str]:

@@ -36,7 +36,12 @@ from sysprompt.events.catalog import (
 )
 from sysprompt.events.models import AuditRecord, Delivery, Event, Webhook
 from sysprompt.events.selectors import WebhookState, webhook_id_valid, webhook_state
-from sysprompt.events.validation import webhook_events_valid, webhook_url_valid
+from sysprompt.events.validation import (
+    webhook_events_valid,
+    webhook_prompts_valid,
+    webhook_url_valid,
+)
+from sysprompt_core.prompt_names import in_folder
 
 Actor = AbstractBaseUser | AnonymousUser | None
 
@@ -59,9 +64,11 @@ def event_record(
     core (default variant)``), ``summary`` says it in one line — never a secret or a
     token. The event's payload data is ``{"actor": <user name or null>, **data}``;
     ``text`` holds the fields (prompt text) added only for subscriptions that include
-    text. ``prompt`` names the prompt the change concerns (stored in the record, and in
-    the event's data when not empty). Joins the caller's transaction (no savepoint of
-    its own).
+    text. ``prompt``: the name of the prompt the change concerns (``""``: none, a
+    deployment-wide change such as a fragment's): kept with the record, put in the
+    event's data as ``"prompt"``, and the event goes only to subscriptions whose
+    ``prompts`` match it (:func:`webhook_wants`). Joins the caller's transaction (no
+    savepoint of its own).
     """
     now = timezone.now()
     actor_id, actor_name = _actor(actor)
@@ -79,23 +86,33 @@ def event_record(
             return
         wanting = [
             webhook_id
-            for webhook_id, events in Webhook.objects.filter(active=True).values_list(
-                "id", "events"
+            for webhook_id, events, prompts in Webhook.objects.filter(active=True).values_list(
+                "id", "events", "prompts"
             )
-            if event_type in events
+            if event_type in events and webhook_wants(prompts, prompt)
         ]
         if wanting:
+            named = {"prompt": prompt} if prompt else {}
             _event_enqueue(
                 type=event_type,
-                data={
-                    "actor": actor_name or None,
-                    **({"prompt": prompt} if prompt else {}),
-                    **(data or {}),
-                },
+                data={"actor": actor_name or None, **named, **(data or {})},
                 text=text,
                 webhook_ids=wanting,
                 now=now,
             )
+
+
+def webhook_wants(prompts: object, prompt: str) -> bool:
+    """Whether a subscription filtered on ``prompts`` (names, or folders ending in
+    ``/``; empty: all) receives an event of ``prompt`` (``""``: an event of no prompt,
+    which every subscription receives)."""
+    if not prompt or not prompts or not isinstance(prompts, list):
+        return True
+    return any(
+        isinstance(wanted, str)
+        and (prompt == wanted or (wanted.endswith("/") and in_folder(prompt, wanted)))
+        for wanted in prompts
+    )
 
 
 def _event_enqueue(
@@ -149,18 +166,26 @@ class WebhookCreated:
 
 @transaction.atomic
 def webhook_create(
-    *, url: str, events: list[str], include_text: bool = False, active: bool = True, author: Actor
+    *,
+    url: str,
+    events: list[str],
+    include_text: bool = False,
+    active: bool = True,
+    prompts: object = None,
+    author: Actor,
 ) -> WebhookCreated:
     """A new subscription with a fresh secret. ``InvalidInput`` names ``url`` or
     ``events`` when they are refused (see ``validation``)."""
     checked_url = webhook_url_valid(url)
     checked_events = webhook_events_valid(events)
+    checked_prompts = webhook_prompts_valid([] if prompts is None else prompts)
     now = timezone.now()
     secret = signing.secret_new()
     actor_id, _ = _actor(author)
     webhook = Webhook.objects.create(
         url=checked_url,
         events=checked_events,
+        prompts=checked_prompts,
         include_text=_flag("include_text", include_text),
         active=_flag("active", active),
         secret=secret,
@@ -175,6 +200,7 @@ def webhook_create(
         summary=(
             f"created webhook {webhook.pk} to {origin(checked_url)} for "
             f"{', '.join(checked_events)}{' with prompt text' if webhook.include_text else ''}"
+            f"{_prompts_said(checked_prompts)}"
         ),
     )
     return WebhookCreated(webhook=webhook_state(webhook), secret=secret)
@@ -188,6 +214,7 @@ def webhook_update(
     events: list[str] | None = None,
     include_text: bool | None = None,
     active: bool | None = None,
+    prompts: object = None,
     author: Actor,
 ) -> WebhookState:
     """Change what is given (``None``: kept). Making a paused or switched-off
@@ -202,6 +229,9 @@ def webhook_update(
     if events is not None and (wanted := webhook_events_valid(events)) != webhook.events:
         webhook.events = wanted
         changes.append(f"events to {', '.join(wanted)}")
+    if prompts is not None and (chosen := webhook_prompts_valid(prompts)) != webhook.prompts:
+        webhook.prompts = chosen
+        changes.append("prompts to " + (", ".join(chosen) or "all"))
     if include_text is not None and _flag("include_text", include_text) != webhook.include_text:
         webhook.include_text = include_text
         changes.append("prompt text " + ("included" if include_text else "left out"))
@@ -226,6 +256,10 @@ def webhook_update(
         summary=f"changed webhook {webhook.pk}: {'; '.join(changes)}",
     )
     return webhook_state(webhook)
+
+
+def _prompts_said(prompts: list[str]) -> str:
+    return f" of prompts {', '.join(prompts)}" if prompts else ""
 
 
 def _held_send(webhook_id: int, now: datetime) -> None:

@@ -22,6 +22,7 @@ from sysprompt.conf import AppSettings, app_settings
 from sysprompt.errors import InvalidInput
 from sysprompt.events.addresses import AllowList, address_literal
 from sysprompt.events.catalog import EVENT_TYPES, URL_MAX_LENGTH
+from sysprompt_core.prompt_names import InvalidPromptName, folder_check, prompt_name_check
 
 
 class AddressRefused(InvalidInput):
@@ -118,3 +119,30 @@ def webhook_events_valid(events: object) -> list[str]:
 def _ordered(events: Iterable[object]) -> list[str]:
     wanted = set(events)
     return [event for event in EVENT_TYPES if event in wanted]
+
+
+WEBHOOK_PROMPTS_MAX = 100
+"""The most prompt names and folders one subscription filters on."""
+
+
+def webhook_prompts_valid(prompts: object) -> list[str]:
+    """The prompts a subscription receives events of: names or folders (``support/``),
+    each checked with the name rule (a 400 naming ``prompts``), once each, sorted;
+    ``[]``: every prompt. A name need not exist yet (a subscription may wait for a
+    prompt to be made)."""
+    if not isinstance(prompts, list | tuple) or len(prompts) > WEBHOOK_PROMPTS_MAX:
+        raise InvalidInput(
+            "prompts",
+            f"A list of at most {WEBHOOK_PROMPTS_MAX} prompt names or folders ending in "
+            '"/" (support/triage, support/); [] for every prompt.',
+        )
+    chosen: set[str] = set()
+    for item in prompts:
+        try:
+            if isinstance(item, str) and item.endswith("/"):
+                chosen.add(folder_check(item, "prompts"))
+            else:
+                chosen.add(prompt_name_check(item, "prompts"))
+        except InvalidPromptName as error:
+            raise InvalidInput("prompts", error.message) from None
+    return sorted(chosen)

@@ -130,7 +130,11 @@ def _template_version_add(
         created_at=now,
     )
     records.template_saved(
-        actor=author, version=version.number, text=text, compress=version.compress
+        actor=author,
+        version=version.number,
+        text=text,
+        compress=version.compress,
+        prompt=prompt.name,
     )
     return version
 

@@ -24,13 +24,16 @@ refused (fail closed), and no gate can be set.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import InvalidInput
 from sysprompt.model_endpoints import ECHO
 from sysprompt.releases.validation import label_name_valid
 from sysprompt_core.releases import LATEST, Target
+
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import Prompt
 
 __all__ = [
     "GATE_MODELS_MAX",
@@ -99,15 +102,22 @@ class Gate:
 class GateEvidence(Protocol):
     """What the gate asks of the app that keeps evaluation runs."""
 
-    def suite_exists(self, name: str) -> bool:
-        """Whether a suite ``name`` exists."""
+    def suite_exists(self, name: str, *, prompt: Prompt | None = None) -> bool:
+        """Whether ``prompt`` (``default`` when None) has a suite ``name``."""
 
     def release_reasons(
-        self, *, gate: Gate, label: str, baseline: Target, release: int
+        self,
+        *,
+        gate: Gate,
+        label: str,
+        baseline: Target,
+        release: int,
+        prompt: Prompt | None = None,
     ) -> list[str]:
-        """Why release ``release`` may not replace ``baseline`` (what ``label`` serves
-        now) under ``gate``: one sentence per thing missing; empty when, for each of
-        ``gate.required_models()``, a run on that model passed."""
+        """Why release ``release`` of ``prompt`` may not replace ``baseline`` (what
+        ``label`` serves now) under ``gate``: one sentence per thing missing; empty when,
+        for each of ``gate.required_models()``, a run of that prompt on that model
+        passed (runs of other prompts never count)."""
 
 
 _evidence: list[GateEvidence] = []
@@ -122,9 +132,10 @@ def _installed() -> GateEvidence | None:
     return _evidence[0] if _evidence else None
 
 
-def gate_valid(value: object, field: str = "gate") -> Gate | None:
-    """A gate from the API (``None``: no gate), checked; the suite must exist, and
-    the models be configured ones (left out: the default model, unless it is ``echo``)."""
+def gate_valid(value: object, field: str = "gate", *, prompt: Prompt | None = None) -> Gate | None:
+    """A gate from the API (``None``: no gate), checked; the suite must exist in
+    ``prompt`` (the label's; ``default`` when None), and the models be configured ones
+    (left out: the default model, unless it is ``echo``)."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -148,7 +159,7 @@ def gate_valid(value: object, field: str = "gate") -> Gate | None:
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
         raise InvalidInput(f"{field}.min_pass_rate", "a number from 0 to 1 (0.9: 90 %).")
     evidence = _installed()
-    if evidence is None or not evidence.suite_exists(suite):
+    if evidence is None or not evidence.suite_exists(suite, prompt=prompt):
         raise InvalidInput(f"{field}.suite", f"There is no suite {suite!r}.")
     models = gate_models_valid(value.get("models"), f"{field}.models")
     return Gate(suite=suite, max_regressions=regressions, min_pass_rate=float(rate), models=models)
@@ -196,8 +207,11 @@ def gate_models_valid(value: object, field: str = "gate.models") -> tuple[str, .
     return tuple(value)
 
 
-def move_reasons(*, gate: Gate, label: str, current: Target, new: Target) -> list[str]:
-    """Why ``label`` (gated by ``gate``, serving ``current``) may not move to ``new``;
+def move_reasons(
+    *, gate: Gate, label: str, current: Target, new: Target, prompt: Prompt | None = None
+) -> list[str]:
+    """Why ``label`` of ``prompt`` (``default`` when None; gated by ``gate``, serving
+    ``current``) may not move to ``new``; only that prompt's runs count;
     empty when it may. ``latest`` is always refused (every save would pass the gate);
     each release of ``new`` that ``current`` does not serve already needs, for each of
     the gate's models, a passing run with ``current`` as baseline (a split's arms one by
@@ -221,6 +235,6 @@ def move_reasons(*, gate: Gate, label: str, current: Target, new: Target) -> lis
             reasons.append("no evaluations app is installed to provide the gate's runs")
             break
         reasons += evidence.release_reasons(
-            gate=gate, label=label, baseline=current, release=pointer
+            gate=gate, label=label, baseline=current, release=pointer, prompt=prompt
         )
     return reasons

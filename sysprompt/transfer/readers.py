@@ -23,12 +23,12 @@ What each member becomes:
   member is ever decompressed), so neither a lying header nor a zip bomb can exhaust
   memory.
 * ignored (an :class:`Ignored` note, listed in the report, never read): files that are
-  not ``.md`` and not ``sysprompt.json`` (llxprt-style directories may hold a README,
-  scripts, editor backups), hidden files and folders (a segment starting with ``.``,
-  such as ``.git/`` or ``.DS_Store``; ``.`` itself is left to ``parse_tree``, which
-  refuses it) and a zip's ``__MACOSX/`` metadata folder. Any other ``.md`` file is
-  never ignored: it is a fragment, and one that cannot be imported (an invalid name,
-  ``README.md`` say) is refused by ``parse_tree`` rather than silently dropped.
+  not ``.md`` and neither ``sysprompt.json`` nor ``prompts.json`` (llxprt-style
+  directories may hold a README, scripts, editor backups), hidden files and folders (a
+  segment starting with ``.``, such as ``.git/`` or ``.DS_Store``; ``.`` itself is left
+  to ``parse_tree``, which refuses it) and a zip's ``__MACOSX/`` metadata folder. Any
+  other ``.md`` file is never ignored: it is a fragment, and one that cannot be imported
+  (an invalid name, ``README.md`` say) is refused by ``parse_tree`` rather than silently dropped.
 * read: every other file, into ``files``; ``parse_tree`` then checks names, the
   layout, UTF-8 text and the settings (and, again, that no path leaves the tree).
 
@@ -67,6 +67,9 @@ template)."""
 MAX_DEPTH = 64
 """The deepest folder read (fragment names have at most 200 characters)."""
 MARKDOWN = ".md"
+PROMPTS_PATH = "prompts.json"
+"""The named prompts' settings beside the tree (``transfer.services``): read as
+``sysprompt.json`` is."""
 _MACOS_METADATA = "__MACOSX"
 _CHUNK = 65_536
 _DRIVE = re.compile(r"[A-Za-z]:")
@@ -139,7 +142,7 @@ class _Reader:
 
     def limit(self, path: str) -> int:
         """The most bytes the file at ``path`` may hold."""
-        if path == SETTINGS_PATH:
+        if path in (SETTINGS_PATH, PROMPTS_PATH):
             return self.limits.max_settings_bytes
         return self.max_file_bytes
 
@@ -150,8 +153,9 @@ class _Reader:
         limit = self.limit(path)
         if size > limit:
             shown = f"{size:,} bytes" if exact else f"more than {limit:,} bytes"
-            what = f"{SETTINGS_PATH} may have" if path == SETTINGS_PATH else "a file may have"
-            suffix = "" if path == SETTINGS_PATH else " (SYSPROMPT_MAX_TEMPLATE_BYTES)"
+            settings = path in (SETTINGS_PATH, PROMPTS_PATH)
+            what = f"{path} may have" if settings else "a file may have"
+            suffix = "" if settings else " (SYSPROMPT_MAX_TEMPLATE_BYTES)"
             self.refuse(path, f"{shown}; {what} at most {limit:,} bytes{suffix}.")
             return False
         if self.total + size > self.limits.max_total_bytes:
@@ -407,6 +411,6 @@ def _ignored(path: str) -> str | None:
         return "macOS archive metadata: not part of a library."
     if any(segment.startswith(".") and segment != "." for segment in segments):
         return "a hidden file or folder: not part of a library."
-    if path != SETTINGS_PATH and not path.endswith(MARKDOWN):
-        return f"neither a .md file nor {SETTINGS_PATH}: not part of a library."
+    if path not in (SETTINGS_PATH, PROMPTS_PATH) and not path.endswith(MARKDOWN):
+        return f"neither a .md file nor {SETTINGS_PATH} or {PROMPTS_PATH}: not part of a library."
     return None

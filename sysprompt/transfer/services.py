@@ -42,10 +42,11 @@ change stays one version in the history, restorable).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
@@ -62,9 +63,18 @@ from sysprompt.library.selectors import (
     version_texts,
 )
 from sysprompt.library.services import VariantSave, variants_save_many
+from sysprompt.prompts.catalog import prompt_may_edit
+from sysprompt.prompts.models import Prompt
 from sysprompt.prompts.selectors import CurrentTemplate, template_current
 from sysprompt.prompts.services import template_save
+from sysprompt.transfer.prompts import (
+    prompt_import_create,
+    prompt_import_update,
+    prompt_named,
+    prompts_other_than_default,
+)
 from sysprompt.transfer.readers import (
+    PROMPTS_PATH,
     Archive,
     ArchiveLimits,
     Ignored,
@@ -73,12 +83,15 @@ from sysprompt.transfer.readers import (
 )
 from sysprompt.transfer.writers import zip_bytes, zip_stream
 from sysprompt_core.library import (
+    ROOT_TEMPLATE_PATH,
     SETTINGS_PATH,
     Refusal,
     TreeRecord,
     parse_tree,
     tree_settings,
 )
+from sysprompt_core.library.tree import SUFFIX
+from sysprompt_core.prompt_names import DEFAULT_PROMPT, InvalidPromptName, prompt_name_check
 
 __all__ = [
     "Archive",
@@ -115,11 +128,16 @@ class ImportTarget:
     fragment: str | None
     provider: str | None = None
     model: str | None = None
+    prompt: str | None = None
+    """A named prompt other than ``default`` (its working copy, description and tags);
+    then ``fragment`` is ``None``."""
 
     @property
     def label(self) -> str:
-        """``the root template``, ``core``, ``core · gemini``, ``core · gemini /
-        gemini-2-5-flash``."""
+        """``the root template``, ``prompt support/triage``, ``core``, ``core · gemini``,
+        ``core · gemini / gemini-2-5-flash``."""
+        if self.prompt is not None:
+            return f"prompt {self.prompt}"
         if self.fragment is None:
             return "the root template"
         if self.provider is None:
@@ -221,12 +239,49 @@ def export_plan() -> ExportPlan:
     entries: dict[str, bytes | tuple[int, int]] = {
         root.path: current.text.encode("utf-8"),
         SETTINGS_PATH: settings,
+        **_prompt_entries(records),
     }
     entries.update(
         (record.path, (variant.version_id, variant.characters))
         for record, variant in zip(records, listed, strict=True)
     )
     return ExportPlan(tuple(sorted(entries.items())))
+
+
+def _prompt_entries(records: list[TreeRecord]) -> dict[str, bytes]:
+    """Every prompt but ``default``: ``prompts/<name>.md`` (its working copy) and
+    ``prompts.json`` (description, tags, compress, archived); nothing when there is none.
+    A name is checked with the rule before it becomes a path; a fragment whose path
+    would fall among them makes the export impossible."""
+    named = list(prompts_other_than_default())
+    if not named:
+        return {}
+    clash = next((r.path for r in records if r.path.startswith(PROMPTS_FOLDER)), None)
+    if clash is not None:
+        raise ExportImpossible(
+            f"The library cannot be exported beside the named prompts: the fragment file "
+            f"{clash} would be read back as a prompt (rename the fragment)."
+        )
+    entries: dict[str, bytes] = {}
+    described: dict[str, dict[str, object]] = {}
+    for prompt in named:
+        try:
+            name = prompt_name_check(prompt.name, "prompt")
+        except InvalidPromptName as error:
+            raise ExportImpossible(f"The prompt cannot be exported: {error.message}") from None
+        current = template_current(prompt=prompt)
+        entries[f"{PROMPTS_FOLDER}{name}{SUFFIX}"] = current.text.encode("utf-8")
+        described[name] = {
+            "description": prompt.description,
+            "tags": list(prompt.tags or []),
+            "compress": current.compress,
+            "archived": prompt.archived,
+        }
+    document = {"prompts": dict(sorted(described.items()))}
+    entries[PROMPTS_PATH] = (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode(
+        "utf-8"
+    )
+    return entries
 
 
 def export_files() -> dict[str, bytes]:
@@ -251,20 +306,33 @@ def export_stream(plan: ExportPlan) -> Iterator[bytes]:
 def library_import(*, archive: Archive, dry_run: bool, author: Author) -> ImportReport:
     """Import ``archive`` (see the module docstring); with ``dry_run`` nothing is
     written and the report tells what would be."""
-    parsed = parse_tree(archive.files, max_bytes=app_settings().max_template_bytes)
-    refusals = [*archive.refusals, *parsed.refusals]
+    library_files, prompt_files = _prompt_files_apart(archive.files)
+    max_bytes = app_settings().max_template_bytes
+    parsed = parse_tree(library_files, max_bytes=max_bytes)
+    prompt_records, prompt_refusals = parse_prompts(prompt_files, max_bytes=max_bytes)
+    refusals = [*archive.refusals, *parsed.refusals, *prompt_refusals]
     with transaction.atomic():
         states = variants_newest_many(r.name for r in parsed.records if r.name is not None)
         current = template_current()
         steps = [_step(record, states, current) for record in parsed.records]
+        prompt_steps = [_prompt_step(record, author) for record in prompt_records]
+        refusals += [step.refusal for step in prompt_steps if step.refusal is not None]
         applied = not dry_run and not refusals
         if applied:
             _apply([step.record for step in steps if step.writes], author)
-            written = [{"path": s.item.path, "action": s.item.action} for s in steps if s.writes]
+            _prompts_apply([step for step in prompt_steps if step.writes], author)
+            written = [
+                {"path": item.path, "action": item.action}
+                for item in [
+                    *(step.item for step in steps if step.writes),
+                    *(step.item for step in prompt_steps if step.writes),
+                ]
+            ]
             if written:
                 audit.library_imported(actor=author, items=written)
     items = [
         *(step.item for step in steps),
+        *(step.item for step in prompt_steps if step.refusal is None),
         *(_refused(refusal) for refusal in refusals),
         *(_ignored(note) for note in archive.ignored),
     ]
@@ -390,3 +458,259 @@ def _apply(records: list[TreeRecord], author: Author) -> None:
         author=author,
         source="import",
     )
+
+
+# --- named prompts ---------------------------------------------------------------------
+
+PROMPTS_FOLDER = "prompts/"
+"""Beside the library's tree: each prompt but ``default`` as ``prompts/<name>.md`` (its
+working copy) and its description, tags, compress and archived in ``prompts.json``."""
+PROMPT_SETTINGS = ("description", "tags", "compress", "archived")
+TAGS_MAX = 20
+TAG_MAX_CHARACTERS = 50
+DESCRIPTION_MAX_CHARACTERS = 2_000
+
+
+def _prompt_files_apart(files: Mapping[str, bytes]) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The library's files, and the named prompts' (``prompts.json`` and the files under
+    ``prompts/``) — the latter only when ``prompts.json`` is there: an archive without
+    it is read as before named prompts (a fragment may be called ``prompts/x``)."""
+    if PROMPTS_PATH not in files:
+        return dict(files), {}
+    library = {p: d for p, d in files.items() if not _prompt_path(p)}
+    prompts = {p: d for p, d in files.items() if _prompt_path(p)}
+    return library, prompts
+
+
+def _prompt_path(path: str) -> bool:
+    return path == PROMPTS_PATH or path.startswith(PROMPTS_FOLDER)
+
+
+@dataclass(frozen=True)
+class PromptRecord:
+    """A named prompt read from an archive: its name (checked with the rule), working
+    copy and settings (``None``: left as they are)."""
+
+    name: str
+    path: str
+    text: str
+    compress: bool
+    description: str | None
+    tags: tuple[str, ...] | None
+    archived: bool | None
+
+
+def parse_prompts(
+    files: Mapping[str, bytes], *, max_bytes: int
+) -> tuple[list[PromptRecord], list[Refusal]]:
+    """The named prompts of an archive's ``prompts.json`` and ``prompts/<name>.md``
+    files, each name checked with the rule before anything else is done with it."""
+    refusals: list[Refusal] = []
+    settings = _prompt_settings(files.get(PROMPTS_PATH), refusals)
+    records: list[PromptRecord] = []
+    seen: set[str] = set()
+    for path in sorted(files):
+        if path == PROMPTS_PATH or (path.endswith("/") and not files[path]):
+            continue
+        name = _prompt_name_of(path, refusals)
+        if name is None:
+            continue
+        text = _prompt_text(path, files[path], max_bytes, refusals)
+        if text is None:
+            continue
+        seen.add(name)
+        given = settings.get(name, {})
+        records.append(
+            PromptRecord(
+                name=name,
+                path=path,
+                text=text,
+                compress=bool(given.get("compress", False)),
+                description=given.get("description"),
+                tags=None if "tags" not in given else tuple(given["tags"]),
+                archived=given.get("archived"),
+            )
+        )
+    for name in sorted(set(settings) - seen):
+        refusals.append(
+            Refusal(
+                PROMPTS_PATH, f"prompts.{name}: no {PROMPTS_FOLDER}{name}{SUFFIX} in the archive."
+            )
+        )
+    return records, refusals
+
+
+def _prompt_name_of(path: str, refusals: list[Refusal]) -> str | None:
+    """The prompt ``prompts/<name>.md`` names, checked (the rule refuses ``..``, ``.``,
+    absolute and backslash names); ``None`` after adding a refusal."""
+    if "\\" in path or "\x00" in path:
+        refusals.append(Refusal(path, "a prompt's file name holds a backslash or a NUL."))
+        return None
+    if not path.endswith(SUFFIX):
+        refusals.append(Refusal(path, f"a prompt's file is {PROMPTS_FOLDER}<name>{SUFFIX}."))
+        return None
+    name = path[len(PROMPTS_FOLDER) : -len(SUFFIX)]
+    try:
+        checked = prompt_name_check(name, "prompt")
+    except InvalidPromptName as error:
+        refusals.append(Refusal(path, error.message))
+        return None
+    if checked == DEFAULT_PROMPT:
+        refusals.append(
+            Refusal(
+                path, f"the prompt default is the tree's {ROOT_TEMPLATE_PATH}, not a prompt file."
+            )
+        )
+        return None
+    return checked
+
+
+def _prompt_text(path: str, data: bytes, max_bytes: int, refusals: list[Refusal]) -> str | None:
+    reason = None
+    if len(data) > max_bytes:
+        reason = f"{len(data):,} bytes; a file may have at most {max_bytes:,}."
+    elif b"\x00" in data:
+        reason = "holds a NUL byte: not a text file."
+    else:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            reason = f"not UTF-8 text (byte {error.start:,} is not valid)."
+    refusals.append(Refusal(path, reason))
+    return None
+
+
+def _prompt_settings(data: bytes | None, refusals: list[Refusal]) -> dict[str, dict[str, Any]]:
+    """``prompts.json``: ``{"prompts": {name: {description?, tags?, compress?,
+    archived?}}}``, each entry checked; a refused entry is reported and left out."""
+    if data is None:
+        return {}
+    shape = '{"prompts": {"<name>": {"description"?, "tags"?, "compress"?, "archived"?}}}'
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        refusals.append(Refusal(PROMPTS_PATH, f"not valid JSON in UTF-8 ({error})."))
+        return {}
+    if not isinstance(document, dict) or set(document) != {"prompts"}:
+        refusals.append(Refusal(PROMPTS_PATH, f"expected {shape}."))
+        return {}
+    given = document["prompts"]
+    if not isinstance(given, dict):
+        refusals.append(Refusal(PROMPTS_PATH, f"'prompts' is an object: expected {shape}."))
+        return {}
+    checked: dict[str, dict[str, Any]] = {}
+    for name, settings in given.items():
+        try:
+            prompt_name_check(name, "prompt")
+        except InvalidPromptName as error:
+            refusals.append(Refusal(PROMPTS_PATH, f"prompts: {error.message}"))
+            continue
+        reason = _prompt_settings_reason(settings)
+        if reason is not None:
+            refusals.append(Refusal(PROMPTS_PATH, f"prompts.{name}: {reason}"))
+            continue
+        checked[name] = settings
+    return checked
+
+
+def _prompt_settings_reason(settings: object) -> str | None:
+    if not isinstance(settings, dict):
+        return "an object with description, tags, compress and archived."
+    unknown = sorted(set(settings) - set(PROMPT_SETTINGS))
+    if unknown:
+        return f"unknown setting {unknown[0]!r}: the settings are {', '.join(PROMPT_SETTINGS)}."
+    description = settings.get("description", "")
+    if not isinstance(description, str) or len(description) > DESCRIPTION_MAX_CHARACTERS:
+        return f"description is text of at most {DESCRIPTION_MAX_CHARACTERS:,} characters."
+    tags = settings.get("tags", [])
+    if (
+        not isinstance(tags, list)
+        or len(tags) > TAGS_MAX
+        or not all(isinstance(tag, str) and 0 < len(tag) <= TAG_MAX_CHARACTERS for tag in tags)
+    ):
+        return (
+            f"tags are a list of at most {TAGS_MAX} texts of 1 to {TAG_MAX_CHARACTERS} characters."
+        )
+    for flag in ("compress", "archived"):
+        if not isinstance(settings.get(flag, False), bool):
+            return f"{flag} is true or false."
+    return None
+
+
+@dataclass(frozen=True)
+class _PromptStep:
+    record: PromptRecord
+    item: ImportItem
+    prompt: Prompt | None
+    """The prompt there is (``None``: the import creates it)."""
+    refusal: Refusal | None = None
+
+    @property
+    def writes(self) -> bool:
+        return self.refusal is None and self.item.action in ("created", "changed")
+
+
+def _prompt_step(record: PromptRecord, author: Author) -> _PromptStep:
+    """What the import does with one prompt: create it, change it (a new version of its
+    working copy, its description, tags, archived), or nothing; refused when the author
+    may not change it (a restricted folder or prompt)."""
+    target = ImportTarget(None, prompt=record.name)
+    prompt = prompt_named(record.name)
+    if prompt is None:
+        item = ImportItem(record.path, "created", f"prompt {record.name}: new.", target)
+        return _PromptStep(record, item, None)
+    if not prompt_may_edit(author, prompt):
+        reason = f"prompt {record.name} is restricted to groups you are not in."
+        item = ImportItem(record.path, "refused", reason)
+        return _PromptStep(record, item, prompt, Refusal(record.path, reason))
+    current = template_current(prompt=prompt)
+    differ = [
+        label
+        for label, different in (
+            ("text", record.text != current.text),
+            ("compress", record.compress != current.compress),
+            ("description", record.description not in (None, prompt.description)),
+            ("tags", record.tags is not None and list(record.tags) != list(prompt.tags or [])),
+            ("archived", record.archived not in (None, prompt.archived)),
+        )
+        if different
+    ]
+    was = "the built-in default" if current.is_default else f"version {current.version}"
+    if not differ:
+        item = ImportItem(record.path, "unchanged", f"prompt {record.name}: same as {was}.", target)
+    else:
+        item = ImportItem(
+            record.path,
+            "changed",
+            f"prompt {record.name}: {', '.join(differ)} differ from {was}.",
+            target,
+        )
+    return _PromptStep(record, item, prompt)
+
+
+def _prompts_apply(steps: list[_PromptStep], author: Author) -> None:
+    """Create the new prompts and save what changed of the others (a template version
+    only where the text or compress differs)."""
+    for step in steps:
+        record = step.record
+        prompt = step.prompt
+        if prompt is None:
+            prompt = prompt_import_create(
+                name=record.name,
+                description=record.description or "",
+                tags=list(record.tags or ()),
+                archived=bool(record.archived),
+                author=author,
+            )
+            current = None
+        else:
+            prompt_import_update(
+                prompt=prompt,
+                description=record.description,
+                tags=None if record.tags is None else list(record.tags),
+                archived=record.archived,
+                author=author,
+            )
+            current = template_current(prompt=prompt)
+        if current is None or (record.text, record.compress) != (current.text, current.compress):
+            template_save(text=record.text, compress=record.compress, author=author, prompt=prompt)

@@ -43,6 +43,7 @@ class TestStart:
         assert first.status_code == 202
         assert first.json() == {
             "id": first.json()["id"],
+            "prompt": "default",
             "status": "queued",
             "baseline_model": "echo",
             "candidate_model": "echo",
@@ -53,6 +54,7 @@ class TestStart:
         assert [r["id"] for r in page.json()["results"]] == [second.json()["id"]]
         assert page.json()["next"]
         body = one.json()
+        assert body["prompt"] == "default"
         assert body["suite"] == "s"
         assert body["candidate"] == "latest"
         assert body["baseline"] == {"label": "production"}

@@ -90,6 +90,13 @@ CASES = "/api/suites/{name}/cases"
 CASE = "/api/suites/{name}/cases/{case}"
 SUITE_IMPORT = "/api/suites/{name}/import"
 SUITE_EXPORT = "/api/suites/{name}/export"
+IN_PROMPT = "/api/prompts/{prompt}/-"
+PROMPT_SUITES = f"{IN_PROMPT}/suites"
+PROMPT_SUITE = f"{IN_PROMPT}/suites/{{name}}"
+PROMPT_CASES = f"{IN_PROMPT}/suites/{{name}}/cases"
+PROMPT_CASE = f"{IN_PROMPT}/suites/{{name}}/cases/{{case}}"
+PROMPT_SUITE_IMPORT = f"{IN_PROMPT}/suites/{{name}}/import"
+PROMPT_SUITE_EXPORT = f"{IN_PROMPT}/suites/{{name}}/export"
 EVALUATIONS = "/api/evaluations"
 EVALUATION_PLAN = "/api/evaluations/plan"
 EVALUATION = "/api/evaluations/{id}"
@@ -469,6 +476,19 @@ OPERATIONS: dict[tuple[str, str], set[int]] = {
     (CASE, "DELETE"): {204, 400, 401, 403, 404, 503},
     (SUITE_IMPORT, "POST"): {200, 400, 401, 403, 404, 413, 415, 503},
     (SUITE_EXPORT, "GET"): {200, 400, 401, 403, 404, 503},
+    # named-prompts §4: a prompt's suites (the same operations; 404 for an unknown prompt)
+    (PROMPT_SUITES, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_SUITES, "POST"): {201, 400, 401, 403, 404, 415, 503},
+    (PROMPT_SUITE, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_SUITE, "PUT"): {200, 400, 401, 403, 404, 415, 503},
+    (PROMPT_SUITE, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (PROMPT_CASES, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_CASES, "POST"): {201, 400, 401, 403, 404, 415, 503},
+    (PROMPT_CASE, "GET"): {200, 400, 401, 403, 404, 503},
+    (PROMPT_CASE, "PUT"): {200, 400, 401, 403, 404, 415, 503},
+    (PROMPT_CASE, "DELETE"): {204, 400, 401, 403, 404, 503},
+    (PROMPT_SUITE_IMPORT, "POST"): {200, 400, 401, 403, 404, 413, 415, 503},
+    (PROMPT_SUITE_EXPORT, "GET"): {200, 400, 401, 403, 404, 503},
     (EVALUATIONS, "GET"): {200, 400, 401, 403, 404, 503},
     (EVALUATIONS, "POST"): {202, 400, 401, 403, 404, 415, 429, 503},
     (EVALUATION_PLAN, "POST"): {200, 400, 401, 403, 404, 415, 503},
@@ -951,6 +971,18 @@ OPERATION_IDS = {
     (CASE, "DELETE"): "delete_case",
     (SUITE_IMPORT, "POST"): "import_cases",
     (SUITE_EXPORT, "GET"): "export_cases",
+    (PROMPT_SUITES, "GET"): "list_prompt_suites",
+    (PROMPT_SUITES, "POST"): "create_prompt_suite",
+    (PROMPT_SUITE, "GET"): "get_prompt_suite",
+    (PROMPT_SUITE, "PUT"): "update_prompt_suite",
+    (PROMPT_SUITE, "DELETE"): "delete_prompt_suite",
+    (PROMPT_CASES, "GET"): "list_prompt_cases",
+    (PROMPT_CASES, "POST"): "create_prompt_case",
+    (PROMPT_CASE, "GET"): "get_prompt_case",
+    (PROMPT_CASE, "PUT"): "update_prompt_case",
+    (PROMPT_CASE, "DELETE"): "delete_prompt_case",
+    (PROMPT_SUITE_IMPORT, "POST"): "import_prompt_cases",
+    (PROMPT_SUITE_EXPORT, "GET"): "export_prompt_cases",
     (EVALUATIONS, "GET"): "list_evaluations",
     (EVALUATIONS, "POST"): "start_evaluation",
     (EVALUATION_PLAN, "POST"): "plan_evaluation",

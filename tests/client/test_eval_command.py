@@ -238,3 +238,47 @@ def test_eval_naming_no_model_uses_the_servers_real_model_and_says_so(
     assert "(suite real, model fake (the default: none was named); at most 2" in err
     assert "model fake (the default: none was named)" in out
     assert len(asked) == 1  # the real model answered (both sides' prompts the same)
+
+
+MAKE_TRIAGE = (
+    "from django.utils import timezone\n"
+    "from sysprompt.prompts.models import Prompt\n"
+    "now = timezone.now()\n"
+    "Prompt.objects.create(name='support/triage', created_at=now, updated_at=now)\n"
+)
+
+
+def test_eval_with_prompt_runs_that_prompts_suite(
+    served: Served, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served.server.manage("shell", "-c", MAKE_TRIAGE)
+    in_triage = "/api/prompts/support/triage/-/suites"
+    served.ok("POST", in_triage, {"name": "triage-only"})
+    served.ok(
+        "POST",
+        f"{in_triage}/triage-only/cases",
+        {
+            "name": "asks",
+            "messages": [{"role": "user", "content": "q"}],
+            "checks": [{"type": "contains", "value": "q"}],
+        },
+    )
+
+    code, out, err = run(
+        served, capsys, "--prompt", "support/triage", "--suite", "triage-only",
+        "--candidate", "latest", "--baseline", "latest",
+    )  # fmt: skip
+    monkeypatch.setenv("SYSPROMPT_PROMPT", "support/triage")
+    from_env = run(
+        served, capsys, "--suite", "triage-only", "--candidate", "latest", "--baseline", "latest"
+    )
+    monkeypatch.delenv("SYSPROMPT_PROMPT")
+    in_default = run(served, capsys, "--suite", "triage-only", "--candidate", "latest")
+
+    assert code == 0, (out, err)
+    assert "PASSED" in out
+    assert from_env[0] == 0, from_env
+    assert in_default[0] == 2
+    assert "There is no suite 'triage-only'" in in_default[2]
+    runs = served.http.get("/api/evaluations", params={"prompt": "support/triage"}).json()
+    assert [r["prompt"] for r in runs["results"]] == ["support/triage", "support/triage"]

@@ -16,9 +16,13 @@ from xml.etree import ElementTree
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 from pytest_django import Settings
 
+from sysprompt.evaluations import services
 from sysprompt.evaluations.models import Run, RunCall
+from sysprompt.prompts.models import Prompt
+from sysprompt.prompts.services import template_save
 from sysprompt.releases import services as releases
 from tests.evaluations.fake_model_process import FakeModel
 from tests.evaluations.support import case, models_setting, production_on_release, suite_with
@@ -251,3 +255,33 @@ def test_evaluate_exits_2_when_a_limit_refuses_the_run(
     assert code == 2
     assert "evaluate: calls: This run would make up to 2 model calls" in err
     assert not Run.objects.exists()
+
+
+def test_evaluate_with_prompt_runs_that_prompts_suite_on_its_working_copy(
+    configured: FakeModel,
+) -> None:
+    now = timezone.now()
+    triage = Prompt.objects.create(name="support/triage", created_at=now, updated_at=now)
+    template_save(text="Default first.", author=None)
+    template_save(text="Triage first.", author=None, prompt=triage)
+    services.suite_create(name="smoke", author=None, prompt=triage)
+    services.case_create(
+        suite="smoke",
+        fields=case("one", contains("first line: Triage first.")),
+        author=None,
+        prompt=triage,
+    )
+
+    code, out, err = evaluate(
+        "--prompt", "support/triage", "--suite", "smoke", "--candidate", "latest",
+        "--baseline", "latest", "--model", "echo", "--inline",
+    )  # fmt: skip
+    unknown = evaluate("--prompt", "nowhere", "--suite", "smoke", "--candidate", "latest")
+    in_default = evaluate("--suite", "smoke", "--candidate", "latest")
+
+    assert code == 0, (out, err)
+    assert "PASSED" in out
+    assert list(Run.objects.values_list("prompt__name", flat=True)) == ["support/triage"]
+    assert unknown[0] == 2
+    assert "nowhere" in unknown[2]
+    assert in_default[0] == 2  # default has no suite smoke

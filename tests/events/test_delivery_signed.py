@@ -37,7 +37,7 @@ def test_template_save_reaches_receiver_signed_when_subscribed(author: User) -> 
     assert item.verified == {
         "type": "template.saved",
         "timestamp": item.verified["timestamp"] if item.verified else None,
-        "data": {"actor": "author", "version": 1, "compress": False},
+        "data": {"actor": "author", "version": 1, "compress": False, "prompt": "default"},
     }
     assert item.message_id.startswith("msg_")
     assert item.headers["content-type"] == "application/json"

@@ -59,6 +59,7 @@ _KEPT = "3029283: construct and compact keep the frozen context for the fields l
 _COUNTS = "92ac37c: token counts that fail say why (tokens_error, counted.error)"
 _LIMITS = "c51fdee: evaluation runs planned, limited and costed"
 _NAMED = "named prompts (issue 33): conversations name their prompt, ids scoped to the host"
+_PROMPTS = "named prompts: answers name their prompt"
 
 DIFFERENCES: tuple[Difference, ...] = (
     # --- Volatile: what differs on every run of the same code. ---
@@ -117,11 +118,17 @@ DIFFERENCES: tuple[Difference, ...] = (
     # migrate's post_migrate adds the content type and permissions of every new model.
     Difference("rows:django_content_type", "+", "added", "the content types of new models"),
     Difference("rows:auth_permission", "+", "added", "the permissions of new models"),
-    # Named prompts: every conversation answer names the prompt it is frozen from, and a
-    # row of the conversations list its agent host (ids are scoped to the host).
+    # Named prompts (issue 33): every answer about one prompt names it (today's data all
+    # belongs to default), a row of the conversations list its agent host (ids are
+    # scoped to the host), an audit record names the prompt of its change (null:
+    # deployment-wide, as every record made before), a webhook filters on prompts (none:
+    # every prompt's events), an import's item names the prompt a file sets (null: the
+    # library's files), a fragment's variant lists the prompts that use it.
     Difference("*", "json/**/prompt", "added", _NAMED, value="default"),
     Difference("list_conversations*", "json/results/*/host", "added", _NAMED),
-    # A fragment's variant lists the prompts that use it (for prompt authors).
+    Difference("list_audit*", "json/results/*/prompt", "added", _PROMPTS),
+    Difference("*webhook*", "json/**/prompts", "added", _PROMPTS, value=[]),
+    Difference("import_library*", "json/items/*/prompt", "added", _PROMPTS, value=None),
     Difference("get_fragment_variant*", "json/used_by", "added", "named prompts: used_by"),
     Difference(
         "get_fragment_variant*", "json/used_by_truncated", "added", "named prompts", value=False

@@ -63,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--token", default=os.environ.get("SYSPROMPT_TOKEN"), help="$SYSPROMPT_TOKEN"
     )
+    parser.add_argument(
+        "--prompt",
+        default=os.environ.get("SYSPROMPT_PROMPT"),
+        help="the prompt whose suite runs (support/triage); $SYSPROMPT_PROMPT, else default",
+    )
     parser.add_argument("--suite", required=True)
     parser.add_argument("--candidate", required=True, help="latest, a release or a label")
     parser.add_argument("--baseline", default="production", help="default: production")
@@ -108,7 +113,7 @@ def _body(options: argparse.Namespace) -> dict[str, Any]:
         "candidate": side(options.candidate),
         "baseline": side(options.baseline),
     }
-    for name in ("model", "baseline_model", "candidate_model", "repeat"):
+    for name in ("prompt", "model", "baseline_model", "candidate_model", "repeat"):
         if getattr(options, name) is not None:
             body[name] = getattr(options, name)
     if options.fresh:

@@ -63,6 +63,9 @@ class Command(BaseCommand):
     help = "Evaluate a candidate against a baseline on a suite; exit 0 passed, 1 failed, 2 error."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument(
+            "--prompt", help="the prompt whose suite runs (support/triage); default: default"
+        )
         parser.add_argument("--suite", required=True)
         parser.add_argument(
             "--candidate", required=True, help="latest, a release number or a label's name"
@@ -99,6 +102,7 @@ class Command(BaseCommand):
     def evaluate(self, options: dict[str, Any]) -> int:
         try:
             run = services.run_create(
+                prompt=options["prompt"],
                 suite=options["suite"],
                 candidate=side_argument(options["candidate"]),
                 baseline=side_argument(options["baseline"]),
