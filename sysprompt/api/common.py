@@ -196,20 +196,3 @@ def route_prompt(view: APIView) -> Prompt:
     """The prompt a route names (``/api/prompts/{prompt}/-/…``), ``default`` on today's
     routes: 400 for a name that breaks the rule, 404 for an unknown one."""
     return prompt_get(view.kwargs.get("prompt"), field="prompt")
-
-
-def prompt_scoped_view(view: type[APIView], **operation_ids: str) -> type[APIView]:
-    """``view`` (today's route's class) for its route under ``/api/prompts/{prompt}/-/``:
-    the same methods, which read the prompt with :func:`route_prompt`; in the schema
-    each method (``get="list_prompt_suites"``) gets that operation id and the
-    ``prompt`` path parameter."""
-    from drf_spectacular.utils import extend_schema, extend_schema_view
-
-    scoped = type(f"Prompt{view.__name__}", (view,), {"__doc__": view.__doc__})
-    decorated = extend_schema_view(
-        **{
-            method: extend_schema(operation_id=operation_id, parameters=[PROMPT_PATH_PARAMETER])
-            for method, operation_id in operation_ids.items()
-        }
-    )(scoped)
-    return decorated

@@ -16,7 +16,6 @@ from sysprompt.api import (
     transfer_views,
     views,
 )
-from sysprompt.api.common import prompt_scoped_view
 
 app_name = "api"
 
@@ -196,43 +195,32 @@ in_prompt = "prompts/<prompt_name:prompt>/-"
 prompt_suites = [
     path(
         f"{in_prompt}/suites",
-        prompt_scoped_view(
-            SuitesRoute, get="list_prompt_suites", post="create_prompt_suite"
-        ).as_view(),
+        SuitesRoute.as_view(),
         name="prompt-suites",
     ),
     path(
         f"{in_prompt}/suites/<str:name>",
-        prompt_scoped_view(
-            SuiteRoute,
-            get="get_prompt_suite",
-            put="update_prompt_suite",
-            delete="delete_prompt_suite",
-        ).as_view(),
+        SuiteRoute.as_view(),
         name="prompt-suite",
     ),
     path(
         f"{in_prompt}/suites/<str:name>/cases",
-        prompt_scoped_view(
-            CasesRoute, get="list_prompt_cases", post="create_prompt_case"
-        ).as_view(),
+        CasesRoute.as_view(),
         name="prompt-cases",
     ),
     path(
         f"{in_prompt}/suites/<str:name>/cases/<any_conversation_id:case>",
-        prompt_scoped_view(
-            CaseRoute, get="get_prompt_case", put="update_prompt_case", delete="delete_prompt_case"
-        ).as_view(),
+        CaseRoute.as_view(),
         name="prompt-case",
     ),
     path(
         f"{in_prompt}/suites/<str:name>/import",
-        prompt_scoped_view(evaluation_views.CasesImportApi, post="import_prompt_cases").as_view(),
+        evaluation_views.CasesImportApi.as_view(),
         name="prompt-suite-import",
     ),
     path(
         f"{in_prompt}/suites/<str:name>/export",
-        prompt_scoped_view(evaluation_views.CasesExportApi, get="export_prompt_cases").as_view(),
+        evaluation_views.CasesExportApi.as_view(),
         name="prompt-suite-export",
     ),
 ]
