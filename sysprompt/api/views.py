@@ -47,7 +47,8 @@ from sysprompt.api.common import (
 from sysprompt.api.pagination import ConversationPagination, VersionPagination
 from sysprompt.library.selectors import agent_host_id
 from sysprompt.prompts import rendering, selectors, services
-from sysprompt.prompts.catalog import prompt_editors_check, prompt_get
+from sysprompt.prompts.catalog import prompt_get
+from sysprompt.prompts.catalog_services import editors_check
 from sysprompt.prompts.hosts import caller_prompt
 from sysprompt.prompts.validation import HostContext, host_context_check
 from sysprompt.releases.selectors import conversation_build, label_builds
@@ -104,7 +105,7 @@ class SystemPromptPutApi(APIView):
     )
     def put(self, request: Request, prompt: str | None = None) -> Response:
         target = route_prompt(self)
-        prompt_editors_check(request.user, target, action="edit")  # before the body
+        editors_check(request.user, target, action="edit")  # before the body, audited
         serializer = s.TemplateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         here = "/api/system-prompt" if prompt is None else f"/api/prompts/{prompt}/-/system-prompt"

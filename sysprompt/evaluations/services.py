@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from sysprompt.errors import InvalidInput, PromptForbidden
+from sysprompt.errors import InvalidInput
 from sysprompt.evaluations.background import run_enqueue
 from sysprompt.evaluations.models import ENDED, Case, Run, Suite
 from sysprompt.evaluations.planning import plan_check, run_plan, run_request_valid
@@ -28,7 +28,8 @@ from sysprompt.evaluations.validation import (
 )
 from sysprompt.events import records
 from sysprompt.events.services import Actor
-from sysprompt.prompts.catalog import default_prompt, prompt_editors_check
+from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.catalog_services import editors_check as catalog_editors_check
 from sysprompt.prompts.models import Prompt
 
 IMPORT_MAX_LINES = 20_000
@@ -340,11 +341,7 @@ def editors_check(user: Actor, prompt: Prompt, *, action: str) -> None:
     words of the 403: "change suites of") ``prompt`` — it or a folder above it is
     restricted to groups the user is in none of — recorded in the audit log as
     ``prompt.refused`` (outside any transaction of the write, which does not happen)."""
-    try:
-        prompt_editors_check(user, prompt, action=action)
-    except PromptForbidden:
-        records.prompt_refused(actor=user, prompt=prompt.name, action=action)
-        raise
+    catalog_editors_check(user, prompt, action=action)
 
 
 def _prompt(prompt: Prompt | None) -> Prompt:

@@ -90,15 +90,3 @@ def folder_restricted(*, actor: Actor, folder: str, groups: Sequence[str]) -> No
         if groups
         else f"lifted the restriction of folder {folder}",
     )
-
-
-def prompt_refused(*, actor: Actor, prompt: str, action: str) -> None:
-    """A write refused because ``actor`` is in none of a restriction's groups (the 403):
-    it changed nothing, and the log names who tried."""
-    event_record(
-        actor=actor,
-        action="prompt.refused",
-        object=f"prompt {prompt}",
-        summary=f"was refused to {action} prompt {prompt} (restricted to groups)",
-        prompt=prompt,
-    )

@@ -21,7 +21,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from sysprompt.errors import InvalidInput, PromptConflict, PromptForbidden
-from sysprompt.events import prompt_records
+from sysprompt.events import prompt_records, records
 from sysprompt.events.services import Actor
 from sysprompt.library.models import HostOverride
 from sysprompt.prompts.catalog import (
@@ -78,7 +78,7 @@ def editors_check(user: Actor, prompt: Prompt, *, action: str) -> None:
     every restriction over ``prompt``."""
     if not prompt_may_edit(user, prompt):
         with transaction.atomic():
-            prompt_records.prompt_refused(actor=user, prompt=prompt.name, action=action)
+            records.prompt_refused(actor=user, prompt=prompt.name, action=action)
         raise PromptForbidden(prompt.name, action, prompt_editor_groups(prompt))
 
 
@@ -88,7 +88,7 @@ def name_editors_check(user: Actor, name: str, *, action: str) -> None:
     levels = _folder_levels(name)
     if not _member_of_all(user, levels):
         with transaction.atomic():
-            prompt_records.prompt_refused(actor=user, prompt=name, action=action)
+            records.prompt_refused(actor=user, prompt=name, action=action)
         raise PromptForbidden(name, action, levels)
 
 

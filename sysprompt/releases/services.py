@@ -48,15 +48,13 @@ from sysprompt.errors import (
     InvalidInput,
     LabelNotFound,
     LabelProtected,
-    PromptForbidden,
 )
 from sysprompt.events import records
 from sysprompt.events.services import Actor as Recorded
-from sysprompt.events.services import event_record
 from sysprompt.library import services as library_services
 from sysprompt.library.selectors import HostOverrideState as OverrideState
 from sysprompt.library.selectors import agent_host_id
-from sysprompt.prompts.catalog import prompt_editors_check
+from sysprompt.prompts.catalog_services import editors_check
 from sysprompt.prompts.models import Prompt
 from sysprompt.prompts.selectors import Actor, template_version
 from sysprompt.prompts.validation import preset_check
@@ -114,17 +112,7 @@ def prompt_write_check(*, user: Actor | None, prompt: Prompt, action: str) -> No
     in the audit log (``prompt.refused``, naming who tried). Call it outside a
     transaction that the refusal rolls back (the views call it before anything else;
     every write service here calls it first)."""
-    who = _who(user)
-    try:
-        prompt_editors_check(who, prompt, action=action)
-    except PromptForbidden:
-        event_record(
-            actor=who,
-            action="prompt.refused",
-            object=f"prompt {prompt.name}",
-            summary=f"was refused: {action} of prompt {prompt.name} (restricted to groups)",
-        )
-        raise
+    editors_check(_who(user), prompt, action=action)
 
 
 @dataclass(frozen=True)

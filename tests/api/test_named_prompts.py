@@ -20,6 +20,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from sysprompt.accounts.services import agent_host_ensure
+from sysprompt.events.models import AuditRecord
 from sysprompt.prompts.models import ConversationPrompt, Prompt, PromptAlias, TemplateVersion
 from tests.api.test_api import run_together
 from tests.conftest import token_client
@@ -139,6 +140,8 @@ def test_template_of_a_restricted_prompt_is_403_for_a_non_member_and_changes_not
     assert "support-team" in refused.json()["detail"]
     assert bad_body.status_code == 403  # permission before validation
     assert list(TemplateVersion.objects.values_list("number", "text")) == before
+    refusals = AuditRecord.objects.filter(action="prompt.refused", prompt="support/triage")
+    assert [record.actor for record in refusals] == ["bob", "bob"]  # who tried, each time
     member = user("carol", AUTHOR)
     member.groups.add(Group.objects.get(name="support-team"))
     assert put_template(token_client(member), "support/triage", "Allowed.").status_code == 200
