@@ -264,7 +264,7 @@ def host_override_set(
     to publish when the host's label is protected, then this."""
     user_id = agent_host_id(username)
     override_valid(override, "override", library_source())
-    HostOverride.objects.update_or_create(
+    row, _ = HostOverride.objects.update_or_create(
         user_id=user_id,
         prompt_id=prompt_id,
         defaults={
@@ -273,7 +273,7 @@ def host_override_set(
             "updated_at": timezone.now(),
         },
     )
-    records.host_override(actor=author, host=username, override=override)
+    records.host_override(actor=author, host=username, override=override, prompt=row.prompt.name)
     return host_override_state(username, prompt_id)
 
 

@@ -172,6 +172,7 @@ def _release_add(*, message: str, author: Actor | None, prompt: Prompt) -> Relea
         template_version=snapshot.template_version or 0,
         fragment_count=len(snapshot.variants),
         template=lambda: _template_source(snapshot.template_version),
+        prompt=prompt.name,
     )
     return ReleaseCreated(release, created=True)
 
@@ -410,7 +411,9 @@ def _label_write(
             if _protection_spread(name, bool(protected), prompt):
                 records.label_protection(actor=_who(author), label=name, protected=bool(protected))
             if gate_json is not None:
-                records.label_gate(actor=_who(author), label=name, gate=gate_json)
+                records.label_gate(
+                    actor=_who(author), label=name, gate=gate_json, prompt=prompt.name
+                )
             return LabelSet(label_get(name, prompt=prompt), created=True, moved=True)
     _check_may_change(label, author)
     old = parse_target(label.target)
@@ -437,13 +440,18 @@ def _label_write(
         _move(label, old, target, author=author, at=now, message=message, rollback=rollback)
     if refused:
         records.label_forced(
-            actor=_who(author), label=name, new=target, message=message, reasons=refused
+            actor=_who(author),
+            label=name,
+            new=target,
+            message=message,
+            reasons=refused,
+            prompt=prompt.name,
         )
     if protection_changed:
         _protection_spread(name, protect, prompt)
         records.label_protection(actor=_who(author), label=name, protected=protect)
     if gate_changed:
-        records.label_gate(actor=_who(author), label=name, gate=gate_json)
+        records.label_gate(actor=_who(author), label=name, gate=gate_json, prompt=prompt.name)
     return LabelSet(label_get(name, prompt=prompt), created=created, moved=moved)
 
 
@@ -485,6 +493,11 @@ def _check_may_change(label: Label, author: Actor) -> None:
         raise LabelProtected(label.name, PUBLISH_PERMISSION)
 
 
+def _prompt_name(label: Label) -> str:
+    """The name of the prompt ``label`` belongs to (for the audit record of its move)."""
+    return label.prompt.name
+
+
 def _move(
     label: Label,
     old: Target | None,
@@ -514,6 +527,7 @@ def _move(
         message=message,
         protected=label.protected,
         rollback=rollback,
+        prompt=_prompt_name(label),
     )
     return move
 
@@ -637,7 +651,9 @@ def _host_label_write(
             _check_host_may_change(username, previous, PRODUCTION, author)
         mine.delete()
         if previous is not None:
-            records.host_label(actor=_who(author), host=username, label=None, previous=previous)
+            records.host_label(
+                actor=_who(author), host=username, label=None, previous=previous, prompt=prompt.name
+            )
         return host_label_state(username, prompt=prompt)
     name = label_name_valid(label, "label")
     row = Label.objects.filter(prompt=prompt, name=name).first()
@@ -657,7 +673,9 @@ def _host_label_write(
         defaults={"label": row, "updated_at": timezone.now(), "updated_by_id": author.pk},
     )
     if previous != name:
-        records.host_label(actor=_who(author), host=username, label=name, previous=previous)
+        records.host_label(
+            actor=_who(author), host=username, label=name, previous=previous, prompt=prompt.name
+        )
     return host_label_state(username, prompt=prompt)
 
 
@@ -774,7 +792,9 @@ def _test_context_write(
                 "keeps (each runs in every impact report); delete one first.",
             )
         row = TestContext.objects.create(prompt=prompt, name=checked.name, created_at=now, **values)
-        records.context_saved(actor=_who(author), name=checked.name, created=True)
+        records.context_saved(
+            actor=_who(author), name=checked.name, created=True, prompt=prompt.name
+        )
         return TestContextSaved(row, created=True)
     changed = [
         field
@@ -785,7 +805,9 @@ def _test_context_write(
         setattr(row, field, value)
     row.save()
     if changed:
-        records.context_saved(actor=_who(author), name=checked.name, created=False, fields=changed)
+        records.context_saved(
+            actor=_who(author), name=checked.name, created=False, fields=changed, prompt=prompt.name
+        )
     return TestContextSaved(row, created=False)
 
 
@@ -803,5 +825,5 @@ def test_context_delete(*, name: str, author: Actor, prompt: Prompt | None = Non
     with transaction.atomic():
         deleted, _ = TestContext.objects.filter(prompt=prompt, name=checked).delete()
         if deleted:
-            records.context_deleted(actor=_who(author), name=checked)
+            records.context_deleted(actor=_who(author), name=checked, prompt=prompt.name)
     return deleted > 0

@@ -300,3 +300,23 @@ def test_fragment_impact_covers_every_prompt_and_label_that_includes_it_when_ask
     assert sorted(row.conversation_id or "" for row in rows) == ["r1", "t1"]
     assert all(row.impact.changed and "Be terse." in row.impact.diff for row in rows)
     assert report.summary.conversations_changed == 2
+
+
+def test_audit_records_name_the_prompt_of_each_change_when_two_prompts_change(
+    two: tuple[Prompt, Prompt], writer: User, publisher: User, workdir: Path
+) -> None:
+    triage, _ = two
+    first = AuditRecord.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+    services.release_create(author=writer, prompt=triage)
+    services.label_set(name="staging", target={"release": 2}, author=publisher, prompt=triage)
+    services.test_context_save(
+        name="desk", fields={"cwd": str(workdir)}, author=writer, prompt=triage
+    )
+
+    made = AuditRecord.objects.filter(id__gt=first).order_by("id")
+    assert [(record.action, record.prompt) for record in made] == [
+        ("release.created", "support/triage"),
+        ("label.created", "support/triage"),
+        ("test_context.created", "support/triage"),
+    ]
