@@ -126,6 +126,7 @@ DIFFERENCES: tuple[Difference, ...] = (
     # library's files), a fragment's variant lists the prompts that use it.
     Difference("*", "json/**/prompt", "added", _NAMED, value="default"),
     Difference("list_conversations*", "json/results/*/host", "added", _NAMED),
+    Difference("client *", "result/prompt", "added", _NAMED, value="default"),
     Difference("list_audit*", "json/results/*/prompt", "added", _PROMPTS),
     Difference("*webhook*", "json/**/prompts", "added", _PROMPTS, value=[]),
     Difference("import_library*", "json/items/*/prompt", "added", _PROMPTS, value=None),
