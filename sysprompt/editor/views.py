@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from django import forms as django_forms
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
-from django.utils.http import parse_etags
+from django.utils.http import parse_etags, urlencode
 from django.views import View
 from django_htmx.http import reswap, retarget, trigger_client_event
 from django_htmx.middleware import HtmxDetails
@@ -453,6 +454,19 @@ class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
 
     permission_required = CONVERSATION_VIEW_PERMISSION
 
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        except errors.ConversationAmbiguous as exc:
+            # Several agent hosts use the id (ids are scoped to the host): pick one.
+            messages.info(
+                request,
+                f"Several agent hosts use the conversation id {exc.conversation_id!r}: "
+                "open the one you mean.",
+            )
+            query = urlencode({"q": exc.conversation_id})
+            return redirect(f"{reverse('editor:conversations')}?{query}")
+
 
 class ConversationListView(ConversationPagesMixin, View):
     """Stored prompts, searchable by id; htmx requests get the rows alone."""
@@ -504,7 +518,10 @@ class ConversationCompactionView(ConversationPagesMixin, View):
         stored = _conversation(conversation_id, request)
         with _conversation_rules():
             preview = rendering.conversation_compaction_preview(
-                stored.conversation_id, user=request.user, build=conversation_build()
+                stored.conversation_id,
+                user=request.user,
+                build=conversation_build(),
+                host_id=stored.owner_id,
             )
         if HtmxDetails(request):
             context = {"preview": preview, "fresh_from": _fresh_from(preview.build)}
@@ -525,6 +542,7 @@ class ConversationConstructView(ConversationPagesMixin, View):
                     cwd=stored.cwd,
                     model=stored.model,
                     user=request.user,
+                    host_id=stored.owner_id,
                     build=conversation_build(),
                 ).prompt
         except errors.InvalidInput as exc:
@@ -534,7 +552,7 @@ class ConversationConstructView(ConversationPagesMixin, View):
         else:
             served = served_words(built.label, built.release, built.arm)
             messages.success(request, f"Re-constructed from {served}.")
-        return redirect("editor:conversation", conversation_id=stored.conversation_id)
+        return redirect(_conversation_url(stored))
 
 
 class ConversationForgetView(ConversationPagesMixin, View):
@@ -544,7 +562,9 @@ class ConversationForgetView(ConversationPagesMixin, View):
         stored = _conversation(conversation_id, request)
         with _conversation_rules():
             services.conversation_prompt_delete(
-                conversation_id=stored.conversation_id, user=request.user
+                conversation_id=stored.conversation_id,
+                user=request.user,
+                host_id=stored.owner_id,
             )
         messages.success(request, f"Forgot the prompt of {stored.conversation_id}.")
         return redirect("editor:conversations")
@@ -652,13 +672,40 @@ def _conversation_rules() -> Iterator[None]:
         raise PermissionDenied(str(exc)) from None
 
 
+def _conversation_url(stored: ConversationPrompt) -> str:
+    """The conversation's page, naming its agent host (ids are scoped to the host)."""
+    url = reverse("editor:conversation", kwargs={"conversation_id": stored.conversation_id})
+    if stored.owner_id is None:
+        return url
+    users = get_user_model()._default_manager
+    username = (
+        users.filter(pk=stored.owner_id)
+        .values_list(get_user_model().USERNAME_FIELD, flat=True)
+        .first()
+    )
+    return url if username is None else f"{url}?{urlencode({'host': username})}"
+
+
 def _conversation(conversation_id: str, request: HttpRequest) -> ConversationPrompt:
     try:
         validation.conversation_id_check(conversation_id)
     except errors.InvalidInput:
         raise Http404("No such conversation.") from None
+    host = request.GET.get("host")
+    host_id = None
+    if host is not None:  # the agent host whose conversation it is (ids are per host)
+        users = get_user_model()._default_manager
+        host_id = (
+            users.filter(**{get_user_model().USERNAME_FIELD: host})
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if host_id is None:
+            raise Http404("No such conversation.")
     with _conversation_rules():
-        return selectors.conversation_prompt_visible(conversation_id, user=request.user)
+        return selectors.conversation_prompt_visible(
+            conversation_id, user=request.user, host_id=host_id
+        )
 
 
 def _conversation_page(
