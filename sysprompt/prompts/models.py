@@ -164,6 +164,11 @@ class TemplateVersion(HistoryRow):
                 condition=models.Q(number__gte=1), name="sysprompt_template_version_number_gte_1"
             ),
         ]
+        indexes = [
+            # A prompt's newest version (every first turn): one index probe, however many
+            # prompts' versions the deployment-wide numbers interleave.
+            models.Index(fields=["prompt", "-number"], name="sysprompt_version_prompt_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"version {self.number}"
