@@ -136,7 +136,10 @@ def test_conversations_list_shows_newest_first(author_page: Page, project: Path)
 
     expect(row_links(page)).to_have_text(["gamma-3", "beta-2", "alpha-1"])
     beta = page.locator("#conversation-rows tr").nth(1)
-    expect(beta.locator("th a")).to_have_attribute("href", "/conversations/beta-2/")
+    # the row names the conversation's agent host (ids are scoped to the host)
+    expect(beta.locator("th a")).to_have_attribute(
+        "href", re.compile(r"^/conversations/beta-2/\?host=[\w.@+-]+$")
+    )
     size = count(beta_prompt, model="claude-test")  # not OpenAI's: an estimate, "≈N"
     expect(beta.locator("td")).to_have_text(
         [
@@ -348,7 +351,7 @@ def test_reconstruct_confirm_replaces_prompt_with_fresh_render(
     expect(page.locator(".message-success")).to_have_text(
         "Re-constructed from what production serves now: the working copy (latest)."
     )
-    expect(page).to_have_url(re.compile(r"/conversations/conv-1/$"))
+    expect(page).to_have_url(re.compile(r"/conversations/conv-1/(\?host=[\w.@+-]+)?$"))
     after = ConversationPrompt.objects.get(conversation_id="conv-1")
     assert after.system_prompt == f"New rule on {BRANCH}\n"
     assert after.template_version_id == 2

@@ -60,7 +60,7 @@ def test_label_create_move_and_rollback_each_send_label_moved(
     label_set(name="canary", target={"release": 1}, message="pin", author=writer)
     label_rollback(name="canary", author=writer)
 
-    base = {"label": "canary", "protected": False}
+    base = {"prompt": "default", "label": "canary", "protected": False}
     assert _moved() == [
         {
             **base,
@@ -119,6 +119,7 @@ def test_release_publish_sends_release_created_then_label_moved(
     ]
     [moved] = _moved()
     assert moved == {
+        "prompt": "default",
         "label": "production",
         "from": "latest",
         "to": {"release": 1},
@@ -214,6 +215,7 @@ def test_label_moved_reaches_a_receiver_with_the_rollback_flag(
     assert item.verified["type"] == "label.moved"
     assert item.verified["data"] == {
         "actor": "publisher",
+        "prompt": "default",
         "label": "production",
         "from": {"release": 1},
         "to": "latest",
@@ -239,6 +241,7 @@ def test_production_recreated_by_bootstrap_is_recorded_as_the_system(
     [moved] = Event.objects.filter(type="label.moved")
     assert moved.data == {
         "actor": None,
+        "prompt": "default",
         "label": "production",
         "from": None,
         "to": "latest",

@@ -47,9 +47,27 @@ def test_host_label_set_and_removed_send_host_changed(
     ]
     sent = Event.objects.filter(type="host.changed", data__change__startswith="label_")
     assert [event.data for event in sent.order_by("id")] == [
-        {"actor": "publisher", "host": "build-01", "change": "label_set", "label": "canary"},
-        {"actor": "publisher", "host": "build-01", "change": "label_set", "label": "production"},
-        {"actor": "publisher", "host": "build-01", "change": "label_removed", "label": None},
+        {
+            "actor": "publisher",
+            "prompt": "default",
+            "host": "build-01",
+            "change": "label_set",
+            "label": "canary",
+        },
+        {
+            "actor": "publisher",
+            "prompt": "default",
+            "host": "build-01",
+            "change": "label_set",
+            "label": "production",
+        },
+        {
+            "actor": "publisher",
+            "prompt": "default",
+            "host": "build-01",
+            "change": "label_removed",
+            "label": None,
+        },
     ]
 
 

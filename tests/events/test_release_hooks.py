@@ -42,6 +42,7 @@ def test_release_create_is_audited_and_enqueued(writer: User, everything: int) -
     event = Event.objects.get(type="release.created")
     assert event.data == {
         "actor": "writer",
+        "prompt": "default",
         "number": 1,
         "message": "First cut",
         "template_version": 1,
@@ -128,6 +129,7 @@ def test_release_created_reaches_receivers_with_text_only_when_asked(
     assert plain.verified["type"] == "release.created"
     assert plain.verified["data"] == {
         "actor": "writer",
+        "prompt": "default",
         "number": 1,
         "message": "Ship it",
         "template_version": 1,
