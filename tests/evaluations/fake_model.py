@@ -22,7 +22,9 @@ call; ``{"script": [{"status": 500}, {"status": 429, "retry_after": 1}, …]}`` 
 failures answered, one each, to the next calls before normal answers resume
 (``"echo_key": true`` puts the key the call sent into the error's message, as some
 providers do; ``"key_chars": N`` only its first N characters, ``"pad": N`` N characters
-of text before it).
+of text before it). ``{"gather": N}`` makes the next calls wait (up to 60 s) until N
+are in progress at once, then lets them all go on, once: a test of overlap then does
+not depend on how fast the machine starts its clients.
 ``GET /_requests`` lists every call received: path, JSON body, the ``Authorization`` or
 ``x-api-key`` header's presence, when it started and ended (``time.monotonic()`` of this
 process), and the status answered. ``POST /_reset`` clears the record and the script;
@@ -53,6 +55,24 @@ class State:
         self.requests: list[dict[str, Any]] = []
         self.generation = 0
         """Raised by each reset: a call that began before it is not recorded."""
+        self.arrived = threading.Condition(self.lock)
+        self.in_progress = 0
+        self.gather = 0
+        """Calls wait until this many are in progress; 0 once they have been."""
+
+    def wait_for_company(self) -> None:
+        """Count this call in progress; while a gather is set, wait (60 s at most) until
+        that many calls are in progress, then open the gate for everyone."""
+        with self.arrived:
+            self.in_progress += 1
+            if self.gather and self.in_progress >= self.gather:
+                self.gather = 0
+                self.arrived.notify_all()
+            self.arrived.wait_for(lambda: not self.gather, timeout=60)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_progress -= 1
 
 
 def _text(content: object) -> str:
@@ -203,6 +223,8 @@ def handler(state: State) -> type[BaseHTTPRequestHandler]:
                     if "latency_ms" in body:
                         state.latency = float(body["latency_ms"]) / 1000
                     state.script.extend(body.get("script", []))
+                    if "gather" in body:
+                        state.gather = int(body["gather"])
                 self._send(200, {"ok": True})
                 return
             if self.path == "/_reset":
@@ -229,7 +251,9 @@ def handler(state: State) -> type[BaseHTTPRequestHandler]:
                 ),
                 "started": started,
             }
+            state.wait_for_company()
             time.sleep(latency)
+            state.leave()
             if step is not None:
                 status = int(step.get("status", 500))
                 headers = {"Retry-After": str(step["retry_after"])} if "retry_after" in step else {}
