@@ -675,15 +675,9 @@ def _conversation_rules() -> Iterator[None]:
 def _conversation_url(stored: ConversationPrompt) -> str:
     """The conversation's page, naming its agent host (ids are scoped to the host)."""
     url = reverse("editor:conversation", kwargs={"conversation_id": stored.conversation_id})
-    if stored.owner_id is None:
+    if stored.owner is None:
         return url
-    users = get_user_model()._default_manager
-    username = (
-        users.filter(pk=stored.owner_id)
-        .values_list(get_user_model().USERNAME_FIELD, flat=True)
-        .first()
-    )
-    return url if username is None else f"{url}?{urlencode({'host': username})}"
+    return f"{url}?{urlencode({'host': stored.owner.get_username()})}"
 
 
 def _conversation(conversation_id: str, request: HttpRequest) -> ConversationPrompt:
