@@ -33,6 +33,7 @@ from sysprompt.api.common import (
 from sysprompt.api.host_views import HOST_PROMPT, USERNAME, host_name, query_prompt
 from sysprompt.api.pagination import MovePagination, NamePagination, ReleasePagination
 from sysprompt.errors import InvalidInput, ReleaseNotFound
+from sysprompt.prompts.catalog import prompt_or_default
 from sysprompt.prompts.selectors import Actor
 from sysprompt.releases import selectors, services
 from sysprompt.releases.impact import ContextRow, ImpactReport, impact_report
@@ -116,7 +117,7 @@ def label_put(
     set or moved."""
     checked = label_name_valid(name)
     services.label_change_check(name=checked, author=author)
-    prompt = selectors.prompt_or_default(prompt)
+    prompt = prompt_or_default(prompt)
     services.prompt_write_check(user=author, prompt=prompt, action="move label")
     body = rs.LabelInputSerializer(data=given())
     body.is_valid(raise_exception=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from django.db.models import Q
 
 from sysprompt.evaluations.models import Run, RunCall, RunCase, Suite
-from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.catalog import prompt_or_default
 from sysprompt.prompts.models import Prompt
 from sysprompt.releases.gates import Gate
 from sysprompt.releases.models import Label
@@ -119,7 +119,7 @@ def gate_runs(
     """The newest runs (at most :data:`RUNS_LOOKED_AT`) of ``prompt``'s (``default``
     when None) ``suite`` with release ``release`` as candidate — with ``model`` on both
     sides, when given — newest first."""
-    mine = default_prompt() if prompt is None else prompt
+    mine = prompt_or_default(prompt)
     query = Run.objects.select_related("suite").filter(
         prompt=mine, suite_name=suite, candidate_release=release
     )
@@ -184,7 +184,7 @@ class RunEvidence:
     """The evaluations app's answer to ``sysprompt.releases.gates.GateEvidence``."""
 
     def suite_exists(self, name: str, *, prompt: Prompt | None = None) -> bool:
-        mine = default_prompt() if prompt is None else prompt
+        mine = prompt_or_default(prompt)
         return Suite.objects.filter(prompt=mine, name=name).exists()
 
     def release_reasons(

@@ -53,7 +53,7 @@ from sysprompt.evaluations.validation import (
 )
 from sysprompt.events.services import Actor
 from sysprompt.model_endpoints import ModelEndpoint
-from sysprompt.prompts.catalog import default_prompt, prompt_get
+from sysprompt.prompts.catalog import prompt_get, prompt_or_default
 from sysprompt.prompts.models import Prompt
 from sysprompt.releases.selectors import label_get, pointer_build
 from sysprompt_core.evaluations import JUDGE_SYSTEM_PROMPT
@@ -179,7 +179,7 @@ def run_request_valid(
 
 def _prompt_of(prompt: object) -> Prompt:
     if prompt is None or isinstance(prompt, Prompt):
-        return default_prompt() if prompt is None else prompt
+        return prompt_or_default(prompt)
     if not isinstance(prompt, str):
         raise InvalidInput("prompt", "the name of a prompt, such as support/triage")
     return prompt_get(prompt, field="prompt")

@@ -14,7 +14,7 @@ from sysprompt.errors import (
 )
 from sysprompt.evaluations.models import Case, RunCall, RunCase, Suite
 from sysprompt.evaluations.models import Run as Run  # the type views annotate runs with
-from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.catalog import prompt_or_default
 from sysprompt.prompts.models import ConversationPrompt, Prompt
 from sysprompt.prompts.selectors import Actor, ConversationAction, conversation_check
 from sysprompt.prompts.validation import conversation_id_check
@@ -22,7 +22,7 @@ from sysprompt.prompts.validation import conversation_id_check
 
 def suites_list(*, prompt: Prompt | None = None) -> QuerySet[Suite]:
     """The suites of ``prompt`` (``default`` when None), by name."""
-    mine = default_prompt() if prompt is None else prompt
+    mine = prompt_or_default(prompt)
     return (
         Suite.objects.filter(prompt=mine)
         .select_related("prompt")

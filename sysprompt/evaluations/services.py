@@ -28,7 +28,7 @@ from sysprompt.evaluations.validation import (
 )
 from sysprompt.events import records
 from sysprompt.events.services import Actor
-from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.catalog import prompt_or_default
 from sysprompt.prompts.catalog_services import editors_check as catalog_editors_check
 from sysprompt.prompts.models import Prompt
 
@@ -43,7 +43,7 @@ def suite_create(
 ) -> Suite:
     """A new suite of ``prompt`` (``default`` when None); suite names are per prompt."""
     checked = suite_name_valid(name)
-    mine = _prompt(prompt)
+    mine = prompt_or_default(prompt)
     now = timezone.now()
     if Suite.objects.filter(prompt=mine, name=checked).exists():
         raise InvalidInput("name", f"there is a suite {checked!r} already")
@@ -342,10 +342,6 @@ def editors_check(user: Actor, prompt: Prompt, *, action: str) -> None:
     restricted to groups the user is in none of — recorded in the audit log as
     ``prompt.refused`` (outside any transaction of the write, which does not happen)."""
     catalog_editors_check(user, prompt, action=action)
-
-
-def _prompt(prompt: Prompt | None) -> Prompt:
-    return default_prompt() if prompt is None else prompt
 
 
 def _user(author: Actor) -> Any:

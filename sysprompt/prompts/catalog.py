@@ -36,6 +36,11 @@ def default_prompt() -> Prompt:
     return prompt
 
 
+def prompt_or_default(prompt: Prompt | None) -> Prompt:
+    """``prompt``, or ``default`` for ``None`` (what a caller naming no prompt means)."""
+    return default_prompt() if prompt is None else prompt
+
+
 def prompt_name_valid(name: object, field: str = "prompt") -> str:
     """``name`` when it follows the rule; :class:`InvalidInput` naming ``field``."""
     try:
@@ -67,12 +72,11 @@ def prompt_get(
     return prompt
 
 
-def prompt_editor_groups(prompt: Prompt) -> list[list[str]]:
-    """The restrictions over ``prompt``, outermost folder first, then its own: each a
-    list of group names (a change needs a membership in every one)."""
-    folders = folders_of(prompt.name)
+def folder_editor_groups(name: str) -> list[list[str]]:
+    """The restrictions of the folders ``name`` sits (or would sit) in, outermost first:
+    each a list of group names (a change needs a membership in every one)."""
     restrictions = (
-        FolderRestriction.objects.filter(folder__in=folders)
+        FolderRestriction.objects.filter(folder__in=folders_of(name))
         .prefetch_related("editor_groups")
         .order_by("folder")
     )
@@ -80,13 +84,22 @@ def prompt_editor_groups(prompt: Prompt) -> list[list[str]]:
         sorted(group.name for group in restriction.editor_groups.all())
         for restriction in restrictions
     ]
-    levels.append(sorted(group.name for group in prompt.editor_groups.all()))
     return [level for level in levels if level]
+
+
+def prompt_editor_groups(prompt: Prompt) -> list[list[str]]:
+    """The restrictions over ``prompt``: its folders', outermost first, then its own."""
+    own = sorted(group.name for group in prompt.editor_groups.all())
+    return [*folder_editor_groups(prompt.name), *([own] if own else [])]
 
 
 def prompt_may_edit(user: AbstractBaseUser | AnonymousUser | None, prompt: Prompt) -> bool:
     """Whether ``user`` passes every group restriction over ``prompt`` (superusers do)."""
-    levels = prompt_editor_groups(prompt)
+    return member_of_every(user, prompt_editor_groups(prompt))
+
+
+def member_of_every(user: AbstractBaseUser | AnonymousUser | None, levels: list[list[str]]) -> bool:
+    """Whether ``user`` is in a group of each of ``levels`` (superusers are)."""
     if not levels:
         return True
     if user is None or not user.is_authenticated:

@@ -25,6 +25,8 @@ from sysprompt.events import prompt_records, records
 from sysprompt.events.services import Actor
 from sysprompt.library.models import HostOverride
 from sysprompt.prompts.catalog import (
+    folder_editor_groups,
+    member_of_every,
     prompt_editor_groups,
     prompt_may_edit,
     prompt_name_valid,
@@ -38,7 +40,7 @@ from sysprompt.prompts.models import (
     TemplateVersion,
 )
 from sysprompt.prompts.validation import template_size_check
-from sysprompt_core.prompt_names import DEFAULT_PROMPT, folders_of
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 
 FOLDER_RESTRICT_PERMISSION = "sysprompt.change_folderrestriction"
 """What giving a prompt or a folder editor groups takes (superusers have it)."""
@@ -50,27 +52,6 @@ _ATTEMPTS = 1000
 
 
 # --- checks ---------------------------------------------------------------------------------
-
-
-def _folder_levels(name: str) -> list[list[str]]:
-    restrictions = (
-        FolderRestriction.objects.filter(folder__in=folders_of(name))
-        .prefetch_related("editor_groups")
-        .order_by("folder")
-    )
-    levels = [sorted(g.name for g in r.editor_groups.all()) for r in restrictions]
-    return [level for level in levels if level]
-
-
-def _member_of_all(user: Actor, levels: list[list[str]]) -> bool:
-    if not levels:
-        return True
-    if user is None or not user.is_authenticated:
-        return False
-    if getattr(user, "is_superuser", False):
-        return True
-    mine = set(Group.objects.filter(user__pk=user.pk).values_list("name", flat=True))
-    return all(mine.intersection(level) for level in levels)
 
 
 def editors_check(user: Actor, prompt: Prompt, *, action: str) -> None:
@@ -85,8 +66,8 @@ def editors_check(user: Actor, prompt: Prompt, *, action: str) -> None:
 def name_editors_check(user: Actor, name: str, *, action: str) -> None:
     """The same for a name no prompt has yet (a new prompt, a rename's or duplicate's
     target): the restrictions of the folders it would sit in."""
-    levels = _folder_levels(name)
-    if not _member_of_all(user, levels):
+    levels = folder_editor_groups(name)
+    if not member_of_every(user, levels):
         with transaction.atomic():
             records.prompt_refused(actor=user, prompt=name, action=action)
         raise PromptForbidden(name, action, levels)

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from sysprompt.errors import InvalidInput, PromptArchived, PromptNotFound
 from sysprompt.library.selectors import agent_host_id
-from sysprompt.prompts.catalog import default_prompt, prompt_get
+from sysprompt.prompts.catalog import default_prompt, prompt_get, prompt_or_default
 from sysprompt.prompts.models import HostPrompts, Prompt, PromptAlias
 from sysprompt_core.prompt_names import (
     DEFAULT_PROMPT,
@@ -181,7 +181,7 @@ def host_prompts_set(
     user_id = agent_host_id(username)
     prompt = _default_valid(default)
     checked = _allowed_valid(allowed)
-    shown = default_prompt() if prompt is None else prompt
+    shown = prompt_or_default(prompt)
     if not prompt_allowed(shown.name, checked):
         raise InvalidInput(
             "default", f"The default prompt {shown.name!r} is not in allowed: add it there."

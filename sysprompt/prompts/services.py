@@ -34,7 +34,7 @@ from sysprompt.errors import (
 from sysprompt.events import records
 from sysprompt.events.services import Actor as Recorded
 from sysprompt.prompts.builds import Build, Chooser, working_copy
-from sysprompt.prompts.catalog import default_prompt, prompt_get
+from sysprompt.prompts.catalog import prompt_get, prompt_or_default
 from sysprompt.prompts.hosts import new_conversation_prompt
 from sysprompt.prompts.models import ConversationPrompt, Prompt, TemplateVersion
 from sysprompt.prompts.permissions import CONVERSATION_DELETE_PERMISSION
@@ -89,7 +89,7 @@ def template_save(
     The version's number is the deployment's next (numbers count across prompts).
     """
     template_size_check(text)
-    target = default_prompt() if prompt is None else prompt
+    target = prompt_or_default(prompt)
     for _ in range(_SAVE_ATTEMPTS):
         try:
             return _template_version_add(

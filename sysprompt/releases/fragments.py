@@ -36,14 +36,13 @@ from sysprompt.library.models import Fragment, FragmentVersion
 from sysprompt.library.selectors import parsed_text, stored_key
 from sysprompt.library.validation import fragment_name_valid, text_size_valid, variant_key_valid
 from sysprompt.prompts.models import Prompt, TemplateVersion
-from sysprompt.prompts.selectors import template_of
+from sysprompt.prompts.selectors import template_current, template_of
 from sysprompt.releases.impact import HOST_VALUES_NOTE, ContextRow, ImpactScope, label_impact
 from sysprompt.releases.models import Label, Release, ReleaseFragment, TestContext
 from sysprompt.releases.selectors import (
     LabelState,
     labels_by_prompt,
     live_newest,
-    prompt_template,
 )
 from sysprompt.releases.validation import window_days_valid
 from sysprompt_core import template as engine
@@ -394,7 +393,7 @@ def _read_at_once(scope: ImpactScope, prompts: list[Prompt]) -> None:
     scope.templates = {version.prompt_id: template_of(version) for version in versions}
     for prompt in prompts:
         if prompt.pk not in scope.templates:
-            scope.templates[prompt.pk] = prompt_template(prompt)  # none saved: the default
+            scope.templates[prompt.pk] = template_current(prompt)  # none saved: the default
     scope.tests = {}
     for test in (
         TestContext.objects.select_related("prompt").filter(prompt_id__in=ids).order_by("name")

@@ -47,6 +47,7 @@ from sysprompt.conf import app_settings, resolver_options
 from sysprompt.errors import InvalidInput, LabelNotFound
 from sysprompt.library.selectors import DatabaseSource, host_override
 from sysprompt.library.validation import override_valid
+from sysprompt.prompts.catalog import prompt_or_default
 from sysprompt.prompts.models import ConversationPrompt, Prompt
 from sysprompt.prompts.selectors import CurrentTemplate
 from sysprompt.prompts.token_counts import token_ratios
@@ -55,7 +56,6 @@ from sysprompt.releases.models import TestContext
 from sysprompt.releases.selectors import (
     label_get,
     pointer_build,
-    prompt_or_default,
     test_contexts_list,
 )
 from sysprompt.releases.validation import candidate_valid, label_name_valid, window_days_valid

@@ -50,9 +50,9 @@ from sysprompt.library.selectors import (
     variants_of_rows,
 )
 from sysprompt.prompts.builds import Build
-from sysprompt.prompts.catalog import default_prompt
+from sysprompt.prompts.catalog import prompt_or_default
 from sysprompt.prompts.models import Prompt, TemplateVersion
-from sysprompt.prompts.selectors import CurrentTemplate, template_of
+from sysprompt.prompts.selectors import CurrentTemplate, template_current
 from sysprompt.releases.gates import Gate
 from sysprompt.releases.models import (
     HostLabel,
@@ -82,11 +82,6 @@ from sysprompt_core.releases import (
 
 PRODUCTION_DEFAULT: Target = Single(LATEST)
 """What ``production`` serves when its row is missing: the working copy."""
-
-
-def prompt_or_default(prompt: Prompt | None) -> Prompt:
-    """``prompt``, or ``default`` for ``None`` (what today's callers mean)."""
-    return default_prompt() if prompt is None else prompt
 
 
 # --- the working copy and releases ----------------------------------------------------
@@ -451,23 +446,9 @@ def pointer_build(
     :class:`ReleaseNotFound` for an unknown release. ``latest``: the prompt's current
     template, when the caller read it already."""
     if pointer == LATEST:
-        return latest or prompt_template(prompt), library_source(), None
+        return latest or template_current(prompt), library_source(), None
     release_id, template = _release_template(pointer, prompt)
     return template, ReleaseSource(release_id), pointer
-
-
-def prompt_template(prompt: Prompt | None = None) -> CurrentTemplate:
-    """The prompt's current template: its newest version, or the built-in default
-    (version 0) while it has none. ``None``: ``default`` (one query, its name joined)."""
-    versions = TemplateVersion.objects.select_related("author").order_by("-number")
-    if prompt is None:
-        versions = versions.filter(prompt__name=DEFAULT_PROMPT)
-    else:
-        versions = versions.filter(prompt=prompt)
-    newest = versions.first()
-    if newest is None:
-        return CurrentTemplate(text=_default_text(), version=0, updated_at=None, author=None)
-    return template_of(newest)
 
 
 def _prompt_id_sql(prompt: Prompt | None) -> tuple[str, list[int | str]]:

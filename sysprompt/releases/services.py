@@ -54,6 +54,7 @@ from sysprompt.events.services import Actor as Recorded
 from sysprompt.library import services as library_services
 from sysprompt.library.selectors import HostOverrideState as OverrideState
 from sysprompt.library.selectors import agent_host_id
+from sysprompt.prompts.catalog import prompt_or_default
 from sysprompt.prompts.catalog_services import editors_check
 from sysprompt.prompts.models import Prompt
 from sysprompt.prompts.selectors import Actor, template_version
@@ -74,7 +75,6 @@ from sysprompt.releases.selectors import (
     LabelState,
     host_label_state,
     label_get,
-    prompt_or_default,
     release_row,
     rollback_target,
     working_copy_snapshot,
