@@ -1,13 +1,13 @@
-"""The in-process half of ``prompts_first_turn.py``: an agent host's first turn (``resolve``
-of a new conversation naming ``bench/target``) and a later turn, with two prompts, then
-with 1,000, in one process through Django's whole request path.
+"""The in-process half of ``prompts_first_turn.py``: one database in one state — two
+prompts (``default`` and ``bench/target``), or 1,000 (998 more, each with a template
+version and a ``production`` label row) — answering the driver's commands on stdin, so
+that the driver can take samples from both states in alternation (a noisy machine
+slows both alike).
 
-Run in a child process with the benchmark database's environment (migrated). The two
-states cannot share a database at once, so the first turns with two prompts (``default``
-and the target) are timed first, then 998 more prompts are made (each with a template
-version and a ``production`` label row) and the same first turns are timed again.
-Prints one JSON object: the seconds of every first turn, and the SQL of a later turn in
-each state.
+Commands, one per line, each answered with one JSON line: ``turns N`` — the seconds of
+N first turns (an agent host's ``resolve`` of a new conversation naming
+``bench/target``, through Django's whole request path); ``later`` — the SQL of a later
+turn; ``quit``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ TARGET = "bench/target"
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cwd", required=True)
-    parser.add_argument("--samples", type=int, required=True)
+    parser.add_argument("--prompts", type=int, choices=(2, PROMPTS), required=True)
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
@@ -55,6 +55,38 @@ def main() -> None:
         text="You answer in [prompt:cwd] as [prompt:model].",
         created_at=now,
     )
+    if args.prompts == PROMPTS:
+        Prompt.objects.bulk_create(
+            [
+                Prompt(name=f"team{i % 20:02}/bot-{i:04}", created_at=now, updated_at=now)
+                for i in range(PROMPTS - Prompt.objects.count())
+            ],
+            batch_size=500,
+        )
+        others = list(
+            Prompt.objects.exclude(pk=target.pk)
+            .exclude(name="default")
+            .values_list("pk", flat=True)
+        )
+        TemplateVersion.objects.bulk_create(
+            [
+                TemplateVersion(prompt_id=pk, number=n + 2, text=f"Bot {n}.", created_at=now)
+                for n, pk in enumerate(others)
+            ],
+            batch_size=500,
+        )
+        Label.objects.bulk_create(
+            [
+                Label(
+                    prompt_id=pk, name="production", target="latest", created_at=now, updated_at=now
+                )
+                for pk in others
+            ],
+            batch_size=500,
+        )
+    if connection.vendor == "postgresql":  # what autovacuum does in time; both states alike
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     counter = iter(range(10**9))
 
     def turn(conversation: str) -> Any:
@@ -83,37 +115,16 @@ def main() -> None:
         return [query["sql"] for query in queries.captured_queries]
 
     first_turns(5)  # warm: parse the template, open the connection
-    results: dict[str, Any] = {"later_few": later_turn_queries()}
-    results["prompts_few"] = Prompt.objects.count()
-    results["few"] = first_turns(args.samples)
-
-    others = [
-        Prompt(name=f"team{i % 20:02}/bot-{i:04}", created_at=now, updated_at=now)
-        for i in range(PROMPTS - Prompt.objects.count())
-    ]
-    Prompt.objects.bulk_create(others, batch_size=500)
-    made = Prompt.objects.exclude(pk=target.pk).exclude(name="default")
-    TemplateVersion.objects.bulk_create(
-        [
-            TemplateVersion(prompt_id=pk, number=n + 2, text=f"Bot {n}.", created_at=now)
-            for n, pk in enumerate(made.values_list("pk", flat=True))
-        ],
-        batch_size=500,
-    )
-    Label.objects.bulk_create(
-        [
-            Label(prompt_id=pk, name="production", target="latest", created_at=now, updated_at=now)
-            for pk in made.values_list("pk", flat=True)
-        ],
-        batch_size=500,
-    )
-    if connection.vendor == "postgresql":  # what autovacuum does after such an insert
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
-    results["prompts_many"] = Prompt.objects.count()
-    results["later_many"] = later_turn_queries()
-    results["many"] = first_turns(args.samples)
-    print(json.dumps(results))
+    print(json.dumps({"prompts": Prompt.objects.count()}), flush=True)
+    for line in sys.stdin:
+        command, *rest = line.split()
+        if command == "turns":
+            answer: Any = first_turns(int(rest[0]))
+        elif command == "later":
+            answer = later_turn_queries()
+        else:
+            break
+        print(json.dumps(answer), flush=True)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ benchmark's ``ExitStack`` stops and drops it again on success, error, Ctrl-C or 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import http.client
@@ -133,9 +134,10 @@ def sqlite_database(workdir: Path) -> Iterator[Database]:
 
 
 @contextlib.contextmanager
-def postgres_database(admin_url: str) -> Iterator[Database]:
-    """Create ``bench_sysprompt_<pid>`` next to ``admin_url``'s database; drop it after."""
-    name = f"bench_sysprompt_{os.getpid()}"
+def postgres_database(admin_url: str, suffix: str = "") -> Iterator[Database]:
+    """Create ``bench_sysprompt_<pid>`` (and ``_<suffix>``, for a second one at once)
+    next to ``admin_url``'s database; drop it after."""
+    name = f"bench_sysprompt_{os.getpid()}" + (f"_{suffix}" if suffix else "")
     parts = urllib.parse.urlsplit(admin_url)
     url = urllib.parse.urlunsplit(parts._replace(path=f"/{name}"))
     try:
@@ -199,6 +201,34 @@ def prepare(env: Mapping[str, str]) -> str:
     if len(token) != 40:
         raise BenchmarkError(f"unexpected token output: {token!r}")
     return token
+
+
+def database_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--database sqlite|postgres|both`` and ``--postgres-url``, as every in-process
+    benchmark takes them."""
+    parser.add_argument("--database", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument(
+        "--postgres-url",
+        default=os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
+    )
+
+
+def measured_per_database(
+    args: argparse.Namespace, argv: Sequence[str], *, work: Path, roots: Path
+) -> Iterator[tuple[str, Any]]:
+    """For each database ``args`` names (:func:`database_arguments`): a fresh one,
+    migrated (:func:`prepare`), ``argv`` run with its environment, and the JSON its
+    last line of output prints, with the database's label."""
+    kinds = ("sqlite", "postgres") if args.database == "both" else (args.database,)
+    for kind in kinds:
+        with contextlib.ExitStack() as stack:
+            database = stack.enter_context(
+                sqlite_database(work) if kind == "sqlite" else postgres_database(args.postgres_url)
+            )
+            env = server_env(database, roots)
+            prepare(env)
+            output = run([*argv], env, "the in-process measurement")
+            yield kind, json.loads(output.strip().splitlines()[-1])
 
 
 @dataclass(frozen=True)

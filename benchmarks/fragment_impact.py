@@ -19,7 +19,6 @@ Target (named prompts §5): the 100-prompt report ≤ 5 s. Printed, never assert
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import statistics
@@ -35,12 +34,9 @@ from benchmarks._support import (  # noqa: E402
     PYTHON,
     ROOT,
     BenchmarkError,
+    database_arguments,
     make_repo,
-    postgres_database,
-    prepare,
-    run,
-    server_env,
-    sqlite_database,
+    measured_per_database,
     terminate_on_sigterm,
 )
 
@@ -55,11 +51,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     parser.add_argument("--samples", type=int, default=None)
-    parser.add_argument("--database", choices=("sqlite", "postgres", "both"), default="both")
-    parser.add_argument(
-        "--postgres-url",
-        default=os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
-    )
+    database_arguments(parser)
     parser.add_argument("--inprocess", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cwd", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -67,35 +59,14 @@ def main() -> None:
     if args.inprocess:
         measure(cwd=args.cwd, samples=samples)
         return
-    kinds = ("sqlite", "postgres") if args.database == "both" else (args.database,)
     with tempfile.TemporaryDirectory(prefix="bench-fragment-impact-") as scratch:
-        work = Path(scratch)
-        roots = work / "roots"
+        roots = Path(scratch) / "roots"
         repo = make_repo(roots / "project")
         print(f"samples: {samples} of each report, interleaved; repository {repo}")
-        for kind in kinds:
-            with contextlib.ExitStack() as stack:
-                database = stack.enter_context(
-                    sqlite_database(work)
-                    if kind == "sqlite"
-                    else postgres_database(args.postgres_url)
-                )
-                env = server_env(database, roots)
-                prepare(env)
-                output = run(
-                    [
-                        PYTHON,
-                        str(ROOT / "benchmarks" / "fragment_impact.py"),
-                        "--inprocess",
-                        "--cwd",
-                        str(repo),
-                        "--samples",
-                        str(samples),
-                    ],
-                    env,
-                    "the in-process measurement",
-                )
-                report(kind, json.loads(output.strip().splitlines()[-1]))
+        script = ROOT / "benchmarks" / "fragment_impact.py"
+        argv = [PYTHON, str(script), "--inprocess", "--cwd", str(repo), "--samples", str(samples)]
+        for kind, data in measured_per_database(args, argv, work=Path(scratch), roots=roots):
+            report(kind, data)
 
 
 def measure(*, cwd: str, samples: int) -> None:

@@ -18,9 +18,6 @@ Targets are printed, never asserted. Run:
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
-import os
 import statistics
 import sys
 import tempfile
@@ -31,11 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._support import (  # noqa: E402
     PYTHON,
     ROOT,
-    postgres_database,
-    prepare,
-    run,
-    server_env,
-    sqlite_database,
+    database_arguments,
+    measured_per_database,
     terminate_on_sigterm,
 )
 
@@ -57,39 +51,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     parser.add_argument("--samples", type=int, default=None)
-    parser.add_argument("--database", choices=("sqlite", "postgres", "both"), default="both")
-    parser.add_argument(
-        "--postgres-url",
-        default=os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
-    )
+    database_arguments(parser)
     args = parser.parse_args()
     samples = args.samples or (10 if args.quick else 40)
-    kinds = ("sqlite", "postgres") if args.database == "both" else (args.database,)
     print(f"samples: {samples} per figure (medians)")
     with tempfile.TemporaryDirectory(prefix="bench-prompts-") as scratch:
-        work = Path(scratch)
-        roots = work / "roots"
+        roots = Path(scratch) / "roots"
         roots.mkdir()
-        for kind in kinds:
-            with contextlib.ExitStack() as stack:
-                database = stack.enter_context(
-                    sqlite_database(work)
-                    if kind == "sqlite"
-                    else postgres_database(args.postgres_url)
-                )
-                env = server_env(database, roots)
-                prepare(env)
-                output = run(
-                    [
-                        PYTHON,
-                        str(ROOT / "benchmarks" / "_prompts_list_inprocess.py"),
-                        "--samples",
-                        str(samples),
-                    ],
-                    env,
-                    "the in-process measurement",
-                )
-                report(kind, json.loads(output))
+        script = ROOT / "benchmarks" / "_prompts_list_inprocess.py"
+        argv = [PYTHON, str(script), "--samples", str(samples)]
+        for kind, data in measured_per_database(args, argv, work=Path(scratch), roots=roots):
+            report(kind, data)
 
 
 def _median_ms(values: list[float]) -> float:
