@@ -48,6 +48,7 @@ from django_htmx.middleware import HtmxDetails
 from sysprompt import errors
 from sysprompt.conf import app_settings
 from sysprompt.editor import evaluation_forms as ef
+from sysprompt.editor.scoping import PromptScopedMixin
 from sysprompt.evaluations import planning, selectors, services
 from sysprompt.evaluations.results import Usage, side_counts, side_usage
 from sysprompt.evaluations.validation import DESCRIPTION_MAX_CHARS, REPEAT_MAX
@@ -69,7 +70,7 @@ ACTIVE = ("queued", "running")
 VERDICT_ORDER = {"regression": 0, "error": 1, "fix": 2, "same_fail": 3, "same_pass": 4}
 
 
-class EvaluationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
+class EvaluationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin, PromptScopedMixin):
     """403 for a user who is no prompt author (anonymous users go to the login page)."""
 
     permission_required = TEMPLATE_EDIT_PERMISSION

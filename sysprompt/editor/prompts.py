@@ -30,6 +30,7 @@ from django.views import View
 from django_htmx.middleware import HtmxDetails
 
 from sysprompt import errors
+from sysprompt.editor.scoping import scoped_url, section_url
 from sysprompt.editor.templatetags.relative_time import ago
 from sysprompt.prompts import catalog_selectors as selectors
 from sysprompt.prompts import catalog_services as services
@@ -42,9 +43,7 @@ PAGE_SIZE = 100
 
 def prompt_page_url(name: str) -> str:
     """A prompt's page: today's ``/`` for ``default``, ``/editor/p/<name>/-/`` otherwise."""
-    if name == DEFAULT_PROMPT:
-        return reverse("editor:index")
-    return reverse("editor:prompt-index", args=[name])
+    return scoped_url("index", name)
 
 
 def label_words(target: Any) -> str:
@@ -301,4 +300,4 @@ class PromptSwitchView(LoginRequiredMixin, View):
         except (errors.InvalidInput, errors.PromptNotFound) as exc:
             messages.error(request, getattr(exc, "message", None) or str(exc))
             return redirect("editor:index")
-        return redirect(prompt_page_url(prompt.name))
+        return redirect(section_url(request.GET.get("page", ""), prompt.name))

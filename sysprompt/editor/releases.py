@@ -51,6 +51,7 @@ from sysprompt.editor.release_gate import (
     gate_save,
     refusal_text,
 )
+from sysprompt.editor.scoping import PromptScopedMixin
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases import selectors, services
 from sysprompt.releases.gates import move_reasons
@@ -73,7 +74,7 @@ CANDIDATE_RELEASES = 50
 """How many of the newest releases the Publish form offers beside the working copy."""
 
 
-class ReleasePagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
+class ReleasePagesMixin(LoginRequiredMixin, PermissionRequiredMixin, PromptScopedMixin):
     """403 for a user who is no prompt author (anonymous users go to the login page)."""
 
     permission_required = TEMPLATE_EDIT_PERMISSION

@@ -12,6 +12,7 @@ from django.urls import URLPattern, path, register_converter
 from django.views import View
 
 from sysprompt.editor import evaluations, events, hosts, library, prompts, releases, transfer, views
+from sysprompt.editor.scoping import SCOPED_PREFIX
 
 app_name = "editor"
 
@@ -62,6 +63,166 @@ def _history_routes(
             f"{prefix}history/<int:old>/diff/<int:new>",
             versions_diff.as_view(),
             name=f"{name_prefix}versions-diff",
+        ),
+    ]
+
+
+def _scoped_pages(prefix: str, name_prefix: str) -> list[URLPattern]:
+    """The pages scoped to one prompt (sysprompt/editor/scoping.py): Releases (with test
+    contexts), Evaluations and Conversations, under ``prefix`` (today's ``""``, or
+    ``editor/p/<name>/-/``) and named ``name_prefix`` + their name."""
+    return [
+        # --- the Releases page (sysprompt/editor/releases.py) ---
+        path(
+            f"{prefix}releases/", releases.ReleasesPageView.as_view(), name=f"{name_prefix}releases"
+        ),
+        path(
+            f"{prefix}releases/create",
+            releases.ReleaseCreateView.as_view(),
+            name=f"{name_prefix}releases-create",
+        ),
+        path(
+            f"{prefix}releases/compare",
+            releases.ReleaseCompareView.as_view(),
+            name=f"{name_prefix}releases-compare",
+        ),
+        path(
+            f"{prefix}releases/publish",
+            releases.PublishView.as_view(),
+            name=f"{name_prefix}releases-publish",
+        ),
+        path(
+            f"{prefix}releases/publish/evaluate",
+            releases.GateRunView.as_view(),
+            name=f"{name_prefix}releases-gate-run",
+        ),
+        path(
+            f"{prefix}releases/labels/",
+            releases.LabelSetView.as_view(),
+            name=f"{name_prefix}releases-label-set",
+        ),
+        path(
+            f"{prefix}releases/labels/<str:name>/",
+            releases.LabelView.as_view(),
+            name=f"{name_prefix}releases-label",
+        ),
+        path(
+            f"{prefix}releases/labels/<str:name>/gate",
+            releases.LabelGateView.as_view(),
+            name=f"{name_prefix}releases-label-gate",
+        ),
+        path(
+            f"{prefix}releases/labels/<str:name>/rollback",
+            releases.LabelRollbackView.as_view(),
+            name=f"{name_prefix}releases-label-rollback",
+        ),
+        path(
+            f"{prefix}releases/test-contexts/",
+            releases.TestContextNewView.as_view(),
+            name=f"{name_prefix}releases-test-context-new",
+        ),
+        path(
+            f"{prefix}releases/test-contexts/<str:name>/",
+            releases.TestContextEditView.as_view(),
+            name=f"{name_prefix}releases-test-context",
+        ),
+        path(
+            f"{prefix}releases/test-contexts/<str:name>/delete",
+            releases.TestContextDeleteView.as_view(),
+            name=f"{name_prefix}releases-test-context-delete",
+        ),
+        # --- end of the Releases page ---
+        # --- the Evaluations page (sysprompt/editor/evaluations.py) ---
+        path(
+            f"{prefix}evaluations/",
+            evaluations.EvaluationsPageView.as_view(),
+            name=f"{name_prefix}evaluations",
+        ),
+        path(
+            f"{prefix}evaluations/suites/<str:name>/",
+            evaluations.SuiteView.as_view(),
+            name=f"{name_prefix}evaluations-suite",
+        ),
+        path(
+            f"{prefix}evaluations/suites/<str:name>/edit",
+            evaluations.SuiteEditView.as_view(),
+            name=f"{name_prefix}evaluations-suite-edit",
+        ),
+        path(
+            f"{prefix}evaluations/suites/<str:name>/delete",
+            evaluations.SuiteDeleteView.as_view(),
+            name=f"{name_prefix}evaluations-suite-delete",
+        ),
+        path(
+            f"{prefix}evaluations/suites/<str:name>/import",
+            evaluations.SuiteImportView.as_view(),
+            name=f"{name_prefix}evaluations-import",
+        ),
+        path(
+            f"{prefix}evaluations/suites/<str:name>/export",
+            evaluations.SuiteExportView.as_view(),
+            name=f"{name_prefix}evaluations-export",
+        ),
+        path(
+            f"{prefix}evaluations/suites/<str:name>/run",
+            evaluations.RunStartView.as_view(),
+            name=f"{name_prefix}evaluations-run-start",
+        ),
+        path(
+            f"{prefix}evaluations/suites/<str:name>/plan",
+            evaluations.RunPlanView.as_view(),
+            name=f"{name_prefix}evaluations-run-plan",
+        ),
+        path(
+            f"{prefix}evaluations/suites/<str:name>/cases/new",
+            evaluations.CaseNewView.as_view(),
+            name=f"{name_prefix}evaluations-case-new",
+        ),
+        path(
+            f"{prefix}evaluations/suites/<str:name>/cases/<str:case>/",
+            evaluations.CaseEditView.as_view(),
+            name=f"{name_prefix}evaluations-case",
+        ),
+        path(
+            f"{prefix}evaluations/suites/<str:name>/cases/<str:case>/delete",
+            evaluations.CaseDeleteView.as_view(),
+            name=f"{name_prefix}evaluations-case-delete",
+        ),
+        path(
+            f"{prefix}evaluations/runs/<int:run_id>/",
+            evaluations.RunView.as_view(),
+            name=f"{name_prefix}evaluations-run",
+        ),
+        path(
+            f"{prefix}evaluations/runs/<int:run_id>/cancel",
+            evaluations.RunCancelView.as_view(),
+            name=f"{name_prefix}evaluations-run-cancel",
+        ),
+        # --- end of the Evaluations page ---
+        path(
+            f"{prefix}conversations/",
+            views.ConversationListView.as_view(),
+            name=f"{name_prefix}conversations",
+        ),
+        path(
+            f"{prefix}conversations/<str:conversation_id>/",
+            views.ConversationDetailView.as_view(),
+            name=f"{name_prefix}conversation",
+        ),
+        path(
+            f"{prefix}conversations/<str:conversation_id>/compaction",
+            views.ConversationCompactionView.as_view(),
+            name=f"{name_prefix}conversation-compaction",
+        ),
+        path(
+            f"{prefix}conversations/<str:conversation_id>/construct",
+            views.ConversationConstructView.as_view(),
+            name=f"{name_prefix}conversation-construct",
+        ),
+        path(
+            f"{prefix}conversations/<str:conversation_id>/forget",
+            views.ConversationForgetView.as_view(),
+            name=f"{name_prefix}conversation-forget",
         ),
     ]
 
@@ -174,118 +335,6 @@ urlpatterns = [
         name="webhook-delete",
     ),
     path("audit/", events.AuditView.as_view(), name="audit"),
-    # --- the Releases page (sysprompt/editor/releases.py) ---
-    path("releases/", releases.ReleasesPageView.as_view(), name="releases"),
-    path("releases/create", releases.ReleaseCreateView.as_view(), name="releases-create"),
-    path("releases/compare", releases.ReleaseCompareView.as_view(), name="releases-compare"),
-    path("releases/publish", releases.PublishView.as_view(), name="releases-publish"),
-    path("releases/publish/evaluate", releases.GateRunView.as_view(), name="releases-gate-run"),
-    path("releases/labels/", releases.LabelSetView.as_view(), name="releases-label-set"),
-    path("releases/labels/<str:name>/", releases.LabelView.as_view(), name="releases-label"),
-    path(
-        "releases/labels/<str:name>/gate",
-        releases.LabelGateView.as_view(),
-        name="releases-label-gate",
-    ),
-    path(
-        "releases/labels/<str:name>/rollback",
-        releases.LabelRollbackView.as_view(),
-        name="releases-label-rollback",
-    ),
-    path(
-        "releases/test-contexts/",
-        releases.TestContextNewView.as_view(),
-        name="releases-test-context-new",
-    ),
-    path(
-        "releases/test-contexts/<str:name>/",
-        releases.TestContextEditView.as_view(),
-        name="releases-test-context",
-    ),
-    path(
-        "releases/test-contexts/<str:name>/delete",
-        releases.TestContextDeleteView.as_view(),
-        name="releases-test-context-delete",
-    ),
-    # --- end of the Releases page ---
-    # --- the Evaluations page (sysprompt/editor/evaluations.py) ---
-    path("evaluations/", evaluations.EvaluationsPageView.as_view(), name="evaluations"),
-    path(
-        "evaluations/suites/<str:name>/",
-        evaluations.SuiteView.as_view(),
-        name="evaluations-suite",
-    ),
-    path(
-        "evaluations/suites/<str:name>/edit",
-        evaluations.SuiteEditView.as_view(),
-        name="evaluations-suite-edit",
-    ),
-    path(
-        "evaluations/suites/<str:name>/delete",
-        evaluations.SuiteDeleteView.as_view(),
-        name="evaluations-suite-delete",
-    ),
-    path(
-        "evaluations/suites/<str:name>/import",
-        evaluations.SuiteImportView.as_view(),
-        name="evaluations-import",
-    ),
-    path(
-        "evaluations/suites/<str:name>/export",
-        evaluations.SuiteExportView.as_view(),
-        name="evaluations-export",
-    ),
-    path(
-        "evaluations/suites/<str:name>/run",
-        evaluations.RunStartView.as_view(),
-        name="evaluations-run-start",
-    ),
-    path(
-        "evaluations/suites/<str:name>/plan",
-        evaluations.RunPlanView.as_view(),
-        name="evaluations-run-plan",
-    ),
-    path(
-        "evaluations/suites/<str:name>/cases/new",
-        evaluations.CaseNewView.as_view(),
-        name="evaluations-case-new",
-    ),
-    path(
-        "evaluations/suites/<str:name>/cases/<str:case>/",
-        evaluations.CaseEditView.as_view(),
-        name="evaluations-case",
-    ),
-    path(
-        "evaluations/suites/<str:name>/cases/<str:case>/delete",
-        evaluations.CaseDeleteView.as_view(),
-        name="evaluations-case-delete",
-    ),
-    path("evaluations/runs/<int:run_id>/", evaluations.RunView.as_view(), name="evaluations-run"),
-    path(
-        "evaluations/runs/<int:run_id>/cancel",
-        evaluations.RunCancelView.as_view(),
-        name="evaluations-run-cancel",
-    ),
-    # --- end of the Evaluations page ---
-    path("conversations/", views.ConversationListView.as_view(), name="conversations"),
-    path(
-        "conversations/<str:conversation_id>/",
-        views.ConversationDetailView.as_view(),
-        name="conversation",
-    ),
-    path(
-        "conversations/<str:conversation_id>/compaction",
-        views.ConversationCompactionView.as_view(),
-        name="conversation-compaction",
-    ),
-    path(
-        "conversations/<str:conversation_id>/construct",
-        views.ConversationConstructView.as_view(),
-        name="conversation-construct",
-    ),
-    path(
-        "conversations/<str:conversation_id>/forget",
-        views.ConversationForgetView.as_view(),
-        name="conversation-forget",
-    ),
+    *_scoped_pages("", ""),
+    *_scoped_pages(PROMPT, SCOPED_PREFIX),
 ]

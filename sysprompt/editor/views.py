@@ -34,9 +34,9 @@ from sysprompt import errors
 from sysprompt.conf import app_settings
 from sysprompt.editor import cwds, forms
 from sysprompt.editor.preview import fragment_rows, preview_context
+from sysprompt.editor.scoping import PromptScopedMixin, page_prompt, scoped_url
 from sysprompt.library.selectors import library_source
 from sysprompt.prompts import files, rendering, selectors, services, validation
-from sysprompt.prompts.catalog import prompt_get
 from sysprompt.prompts.catalog_services import editors_check
 from sysprompt.prompts.permissions import CONVERSATION_VIEW_PERMISSION, TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases.selectors import SaveReach, conversation_build, latest_weight, save_reach
@@ -49,7 +49,7 @@ from sysprompt_core.variables import CatalogEntry, variable_catalog
 
 if TYPE_CHECKING:
     from sysprompt.prompts.builds import Build
-    from sysprompt.prompts.models import ConversationPrompt, Prompt, TemplateVersion
+    from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
 
 PREVIEW_DEBOUNCE_MS = 250
 PARTIAL_HEADER = "X-Sysprompt-Partial"
@@ -57,23 +57,6 @@ HISTORY_PAGE_SIZE = 25
 CONVERSATION_PAGE_SIZE = 50
 # The overview counts conversations up to this many ("10000+"): never a full scan.
 COUNT_CAP = 10_000
-
-
-def page_prompt(name: str | None) -> Prompt:
-    """The prompt a page's URL names (``/editor/p/<name>/-/…``; ``default`` for today's
-    URLs): 404 for an unknown name or one that breaks the rule."""
-    try:
-        return prompt_get(name)
-    except (errors.PromptNotFound, errors.InvalidInput) as exc:
-        raise Http404(str(exc)) from None
-
-
-def prompt_url(name: str, prompt: Prompt, *args: object) -> str:
-    """``editor:<name>`` for ``default`` (today's URL), ``editor:prompt-<name>`` under
-    ``/editor/p/<prompt>/-/`` for any other prompt."""
-    if prompt.name == DEFAULT_PROMPT:
-        return reverse(f"editor:{name}", args=args)
-    return reverse(f"editor:prompt-{name}", args=[prompt.name, *args])
 
 
 class EditorPageView(LoginRequiredMixin, View):
@@ -95,9 +78,9 @@ class EditorPageView(LoginRequiredMixin, View):
             can_edit=request.user.has_perm(TEMPLATE_EDIT_PERMISSION),
             settings={"compress": current.compress},
             urls={
-                "index": prompt_url("index", found),
-                "editor": prompt_url("editor", found),
-                "version": prompt_url("version", found, 0).replace("/0.json", "/{n}.json"),
+                "index": scoped_url("index", found),
+                "editor": scoped_url("editor", found),
+                "version": scoped_url("version", found, 0).replace("/0.json", "/{n}.json"),
             },
         )
         scoped = found.name != DEFAULT_PROMPT
@@ -111,8 +94,8 @@ class EditorPageView(LoginRequiredMixin, View):
             "modal": {
                 "title": "Edit the system prompt template",
                 "version_label": "default" if current.is_default else f"v{current.version}",
-                "save_url": prompt_url("save", found),
-                "history_url": prompt_url("history", found),
+                "save_url": scoped_url("save", found),
+                "history_url": scoped_url("history", found),
                 "etag": current.etag,
                 "settings": {"compress": current.compress},
             },
@@ -311,7 +294,7 @@ class HistoryView(LoginRequiredMixin, View):
                 number=version.number,
                 author=version.author.get_username() if version.author else None,
                 created_at=version.created_at,
-                diff_url=prompt_url("version-diff", found, version.number),
+                diff_url=scoped_url("version-diff", found, version.number),
                 compress=version.compress,
             )
             for version in page
@@ -319,8 +302,8 @@ class HistoryView(LoginRequiredMixin, View):
         context = history_context(
             rows,
             before=before or None,
-            history_url=prompt_url("history", found),
-            compare_url=prompt_url("versions-compare", found),
+            history_url=scoped_url("history", found),
+            compare_url=scoped_url("versions-compare", found),
         )
         return render(request, "editor/_history.html", context)
 
@@ -447,7 +430,7 @@ class CwdRememberView(LoginRequiredMixin, View):
         return JsonResponse({"recent": recent})
 
 
-class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin):
+class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin, PromptScopedMixin):
     """The Conversations pages are for prompt authors: a user without the view
     permission is answered 403 (anonymous users go to the login page). What each
     author may do with a conversation is decided by the selectors and services."""
