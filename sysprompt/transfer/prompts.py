@@ -58,14 +58,16 @@ def prompt_import_update(
     tags: list[str] | None,
     archived: bool | None,
     author: Author,
-) -> None:
-    """Set what an import gives of ``prompt`` (``None``: left as it is)."""
-    changed = False
+) -> list[str]:
+    """Set what an import gives of ``prompt`` (``None``: left as it is); the fields it
+    changed."""
+    changed = []
     for field, value in (("description", description), ("tags", tags), ("archived", archived)):
         if value is not None and getattr(prompt, field) != value:
             setattr(prompt, field, value)
-            changed = True
+            changed.append(field)
     if changed:
         prompt.updated_at = timezone.now()
         prompt.updated_by_id = _user_id(author)
         prompt.save(update_fields=["description", "tags", "archived", "updated_at", "updated_by"])
+    return changed

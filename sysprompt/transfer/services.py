@@ -54,6 +54,7 @@ from django.db import transaction
 
 from sysprompt.conf import app_settings
 from sysprompt.errors import SyspromptError
+from sysprompt.events import prompt_records
 from sysprompt.events import records as audit
 from sysprompt.library.selectors import (
     StateKey,
@@ -64,7 +65,7 @@ from sysprompt.library.selectors import (
 )
 from sysprompt.library.services import VariantSave, variants_save_many
 from sysprompt.prompts.catalog import prompt_may_edit
-from sysprompt.prompts.models import Prompt
+from sysprompt.prompts.models import Prompt, TemplateVersion
 from sysprompt.prompts.selectors import CurrentTemplate, template_current
 from sysprompt.prompts.services import template_save
 from sysprompt.transfer.prompts import (
@@ -690,10 +691,12 @@ def _prompt_step(record: PromptRecord, author: Author) -> _PromptStep:
 
 def _prompts_apply(steps: list[_PromptStep], author: Author) -> None:
     """Create the new prompts and save what changed of the others (a template version
-    only where the text or compress differs)."""
+    only where the text or compress differs), each recorded in the audit log as the
+    Prompts page's own changes are."""
     for step in steps:
         record = step.record
         prompt = step.prompt
+        changed: list[str] = []
         if prompt is None:
             prompt = prompt_import_create(
                 name=record.name,
@@ -704,7 +707,7 @@ def _prompts_apply(steps: list[_PromptStep], author: Author) -> None:
             )
             current = None
         else:
-            prompt_import_update(
+            changed = prompt_import_update(
                 prompt=prompt,
                 description=record.description,
                 tags=None if record.tags is None else list(record.tags),
@@ -712,5 +715,30 @@ def _prompts_apply(steps: list[_PromptStep], author: Author) -> None:
                 author=author,
             )
             current = template_current(prompt=prompt)
+        saved = None
         if current is None or (record.text, record.compress) != (current.text, current.compress):
-            template_save(text=record.text, compress=record.compress, author=author, prompt=prompt)
+            saved = template_save(
+                text=record.text, compress=record.compress, author=author, prompt=prompt
+            )
+        _prompt_recorded(step, prompt, changed, saved, author)
+
+
+def _prompt_recorded(
+    step: _PromptStep,
+    prompt: Prompt,
+    changed: list[str],
+    saved: TemplateVersion | None,
+    author: Author,
+) -> None:
+    """The audit records of one imported prompt: created (with its first version),
+    archived or unarchived, its description or tags changed."""
+    if step.prompt is None:
+        prompt_records.prompt_created(
+            actor=author, prompt=prompt.name, version=None if saved is None else saved.number
+        )
+        return
+    if "archived" in changed:
+        prompt_records.prompt_archived(actor=author, prompt=prompt.name, archived=prompt.archived)
+    fields = [field for field in changed if field != "archived"]
+    if fields:
+        prompt_records.prompt_changed(actor=author, prompt=prompt.name, fields=fields)

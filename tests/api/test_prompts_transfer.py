@@ -139,6 +139,38 @@ def test_import_changes_a_prompt_with_a_new_version_of_its_working_copy(
     assert saved is not None and saved.prompt == "support/triage"
 
 
+def test_import_records_prompts_created_archived_and_changed_in_the_audit_log(
+    author: User, author_client: APIClient, two_prompts: None
+) -> None:
+    files = files_of(body(author_client.get(EXPORT)))
+    files["prompts/billing/refunds.md"] = b"Refunds v1"
+    settings = json.loads(files["prompts.json"])
+    settings["prompts"]["billing/refunds"] = {"description": "Money back"}
+    settings["prompts"]["support/triage"]["archived"] = True
+    settings["prompts"]["coding/reviewer"]["description"] = "Reads diffs"
+    files["prompts.json"] = json.dumps(settings).encode()
+    before = AuditRecord.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+    answer = send(author_client, zip_of(dict(files)))
+
+    assert answer.status_code == 200, answer.json()
+    records = {
+        (record.action, record.prompt): record
+        for record in AuditRecord.objects.filter(id__gt=before, action__startswith="prompt.")
+    }
+    assert set(records) == {
+        ("prompt.created", "billing/refunds"),
+        ("prompt.archived", "support/triage"),
+        ("prompt.changed", "coding/reviewer"),
+    }
+    version = TemplateVersion.objects.get(prompt__name="billing/refunds").number
+    created = records[("prompt.created", "billing/refunds")]
+    assert created.summary == f"created prompt billing/refunds with template version {version}"
+    assert created.actor == author.get_username()
+    changed = records[("prompt.changed", "coding/reviewer")]
+    assert changed.summary == "changed the description of prompt coding/reviewer"
+
+
 @pytest.mark.parametrize(
     "path",
     [
