@@ -84,6 +84,10 @@ class DuplicateForm(RenameForm):
     suites = forms.BooleanField(required=False)
 
 
+class RestrictForm(forms.Form):
+    folder = forms.CharField(max_length=PROMPT_NAME_MAX_LENGTH)
+
+
 class ArchiveForm(forms.Form):
     prompt = forms.CharField(max_length=PROMPT_NAME_MAX_LENGTH)
     archived = forms.BooleanField(required=False)
@@ -162,6 +166,10 @@ class PromptsPageView(PromptPagesMixin, View):
                 may_restrict=services.may_restrict(request.user),
                 tree_query=tree_query,
             )
+            if context["folder"]:
+                context.update(restricted_to=selectors.folder_groups(context["folder"]))
+                if context["may_restrict"]:
+                    context.update(group_choices=selectors.group_names())
             response = render(request, "editor/prompts.html", context)
         patch_vary_headers(response, ("HX-Request",))
         return response
@@ -268,6 +276,34 @@ class PromptArchiveView(PromptPagesMixin, View):
             return _refused(request, exc)
         verb = "archived: it starts no new conversation" if archived else "unarchived"
         messages.success(request, f"Prompt {prompt.name} {verb}.")
+        return _back(request)
+
+
+class PromptRestrictView(PromptPagesMixin, View):
+    """A folder's editor groups (the checked ones; none lifts the restriction): for a
+    superuser or a holder of the folder restriction permission, audited."""
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = RestrictForm(request.POST)
+        if not form.is_valid():
+            return _form_refused(request, form)
+        try:
+            groups = services.folder_restrict(
+                folder=form.cleaned_data["folder"],
+                editor_groups=request.POST.getlist("groups"),
+                author=request.user,
+            )
+        except CATALOG_ERRORS as exc:
+            return _refused(request, exc)
+        folder = selectors.folder_valid(form.cleaned_data["folder"])
+        if groups:
+            messages.success(
+                request,
+                f"Only members of {', '.join(groups)} (and superusers) may now edit, release "
+                f"and label the prompts under {folder}.",
+            )
+        else:
+            messages.success(request, f"{folder} is no longer restricted to groups.")
         return _back(request)
 
 

@@ -260,6 +260,7 @@ urlpatterns = [
     path("prompts/-/rename", prompts.PromptRenameView.as_view(), name="prompts-rename"),
     path("prompts/-/duplicate", prompts.PromptDuplicateView.as_view(), name="prompts-duplicate"),
     path("prompts/-/archive", prompts.PromptArchiveView.as_view(), name="prompts-archive"),
+    path("prompts/-/restrict", prompts.PromptRestrictView.as_view(), name="prompts-restrict"),
     path("prompts/-/actions", prompts.PromptActionsView.as_view(), name="prompts-actions"),
     path("prompts/-/switch", prompts.PromptSwitchView.as_view(), name="prompts-switch"),
     path("editor/files", views.FileSuggestView.as_view(), name="files"),

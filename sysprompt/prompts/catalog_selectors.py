@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth.models import Group
 from django.db import connection
 from django.db.models import Max, Q, QuerySet, TextField
 from django.db.models.functions import Cast
@@ -162,6 +163,14 @@ def folder_groups(folder: str) -> list[str]:
     if restriction is None:
         return []
     return sorted(group.name for group in restriction.editor_groups.all())
+
+
+GROUP_CHOICES_LIMIT = 500
+
+
+def group_names(*, limit: int = GROUP_CHOICES_LIMIT) -> list[str]:
+    """The groups a folder may be restricted to, by name (the first ``limit``)."""
+    return list(Group.objects.order_by("name").values_list("name", flat=True)[:limit])
 
 
 @dataclass(frozen=True)
