@@ -329,8 +329,11 @@ def live_variants_listed() -> list[ExportedVariant]:
     ]
 
 
-def version_texts(versions: Sequence[tuple[int, int]]) -> Iterator[tuple[int, str]]:
-    """``(id, text)`` of each of ``versions`` (``(id, characters)`` pairs), in that
+def version_texts(
+    versions: Sequence[tuple[int, int]], *, model: type[models.Model] = FragmentVersion
+) -> Iterator[tuple[int, str]]:
+    """``(id, text)`` of each of ``versions`` (``(id, characters)`` pairs of ``model``
+    rows: fragment versions, or template versions for an export's prompts), in that
     order, read in batches of about :data:`TEXT_BATCH_CHARACTERS`: a generator, so
     only one batch is held in memory. Versions are never changed or deleted, so what
     was listed is what is read."""
@@ -338,16 +341,16 @@ def version_texts(versions: Sequence[tuple[int, int]]) -> Iterator[tuple[int, st
     size = 0
     for version_id, characters in versions:
         if batch and size + characters > TEXT_BATCH_CHARACTERS:
-            yield from _texts(batch)
+            yield from _texts(batch, model)
             batch, size = [], 0
         batch.append(version_id)
         size += characters
     if batch:
-        yield from _texts(batch)
+        yield from _texts(batch, model)
 
 
-def _texts(version_ids: list[int]) -> Iterator[tuple[int, str]]:
-    found = FragmentVersion.objects.filter(pk__in=version_ids).values_list("pk", "text")
+def _texts(version_ids: list[int], model: type[models.Model]) -> Iterator[tuple[int, str]]:
+    found = model._default_manager.filter(pk__in=version_ids).values_list("pk", "text")
     texts = dict(found.iterator(chunk_size=len(version_ids)))
     for version_id in version_ids:
         yield version_id, texts.pop(version_id)

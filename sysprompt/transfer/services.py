@@ -72,7 +72,7 @@ from sysprompt.transfer.prompts import (
     prompt_import_create,
     prompt_import_update,
     prompt_named,
-    prompts_other_than_default,
+    prompts_listed,
 )
 from sysprompt.transfer.readers import (
     PROMPTS_PATH,
@@ -190,26 +190,51 @@ class _Step:
 
 
 @dataclass(frozen=True)
+class TemplateText:
+    """A named prompt's working copy in an export: the id and length of its template
+    version, read when the file is written."""
+
+    version_id: int
+    characters: int
+
+
+Source = bytes | tuple[int, int] | TemplateText
+
+
+@dataclass(frozen=True)
 class ExportPlan:
     """The files an export writes, in path order: each with its bytes (the root
-    template, ``sysprompt.json``) or the id and length of the version whose text it
-    is."""
+    template, ``sysprompt.json``, ``prompts.json``), the id and length of the fragment
+    version whose text it is, or a prompt's :class:`TemplateText`."""
 
-    entries: tuple[tuple[str, bytes | tuple[int, int]], ...]
+    entries: tuple[tuple[str, Source], ...]
 
     @property
     def variants(self) -> int:
         return sum(1 for _, source in self.entries if isinstance(source, tuple))
 
     def files(self) -> Iterator[tuple[str, bytes]]:
-        """``(path, bytes)`` of each file, reading the variants' texts a batch at a time."""
+        """``(path, bytes)`` of each file, reading the texts of fragment and template
+        versions a batch at a time."""
         texts = version_texts([source for _, source in self.entries if isinstance(source, tuple)])
+        templates = version_texts(
+            [
+                (source.version_id, source.characters)
+                for _, source in self.entries
+                if isinstance(source, TemplateText)
+            ],
+            model=TemplateVersion,
+        )
         for path, source in self.entries:
             if isinstance(source, bytes):
                 yield path, source
                 continue
-            version_id, text = next(texts)
-            assert version_id == source[0]
+            if isinstance(source, TemplateText):
+                version_id, text = next(templates)
+                assert version_id == source.version_id
+            else:
+                version_id, text = next(texts)
+                assert version_id == source[0]
             yield path, text.encode("utf-8")
 
 
@@ -237,7 +262,7 @@ def export_plan() -> ExportPlan:
         raise ExportImpossible(
             f"The library cannot be exported as a file tree: {error} (rename the fragment)."
         ) from None
-    entries: dict[str, bytes | tuple[int, int]] = {
+    entries: dict[str, Source] = {
         root.path: current.text.encode("utf-8"),
         SETTINGS_PATH: settings,
         **_prompt_entries(records),
@@ -249,35 +274,39 @@ def export_plan() -> ExportPlan:
     return ExportPlan(tuple(sorted(entries.items())))
 
 
-def _prompt_entries(records: list[TreeRecord]) -> dict[str, bytes]:
-    """Every prompt but ``default``: ``prompts/<name>.md`` (its working copy) and
-    ``prompts.json`` (description, tags, compress, archived); nothing when there is none.
-    A name is checked with the rule before it becomes a path; a fragment whose path
-    would fall among them makes the export impossible."""
-    named = list(prompts_other_than_default())
-    if not named:
-        return {}
-    clash = next((r.path for r in records if r.path.startswith(PROMPTS_FOLDER)), None)
-    if clash is not None:
-        raise ExportImpossible(
-            f"The library cannot be exported beside the named prompts: the fragment file "
-            f"{clash} would be read back as a prompt (rename the fragment)."
-        )
-    entries: dict[str, bytes] = {}
+def _prompt_entries(records: list[TreeRecord]) -> dict[str, Source]:
+    """Every prompt but ``default``: ``prompts/<name>.md`` (its working copy, read when
+    written) and ``prompts.json`` (description, tags, compress, archived); nothing when
+    there is none. A name is checked with the rule before it becomes a path; a fragment
+    whose path would fall among them makes the export impossible."""
+    entries: dict[str, Source] = {}
     described: dict[str, dict[str, object]] = {}
-    for prompt in named:
+    for listed in prompts_listed():
+        if not described:
+            clash = next((r.path for r in records if r.path.startswith(PROMPTS_FOLDER)), None)
+            if clash is not None:
+                raise ExportImpossible(
+                    f"The library cannot be exported beside the named prompts: the fragment "
+                    f"file {clash} would be read back as a prompt (rename the fragment)."
+                )
+        prompt = listed.prompt
         try:
             name = prompt_name_check(prompt.name, "prompt")
         except InvalidPromptName as error:
             raise ExportImpossible(f"The prompt cannot be exported: {error.message}") from None
-        current = template_current(prompt=prompt)
-        entries[f"{PROMPTS_FOLDER}{name}{SUFFIX}"] = current.text.encode("utf-8")
+        path = f"{PROMPTS_FOLDER}{name}{SUFFIX}"
+        if listed.version_id is None:
+            entries[path] = app_settings().default_template.encode("utf-8")
+        else:
+            entries[path] = TemplateText(listed.version_id, listed.characters)
         described[name] = {
             "description": prompt.description,
             "tags": list(prompt.tags or []),
-            "compress": current.compress,
+            "compress": listed.compress,
             "archived": prompt.archived,
         }
+    if not described:
+        return {}
     document = {"prompts": dict(sorted(described.items()))}
     entries[PROMPTS_PATH] = (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode(
         "utf-8"

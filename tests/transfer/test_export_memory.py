@@ -3,9 +3,11 @@ export is streamed, so the worker's memory does not grow with the library.
 
 gunicorn runs from the checkout with its production configuration (``gunicorn.conf.py``:
 one gthread worker with eight threads here, DEBUG off) on a SQLite file holding 64
-variants of 256 KB (16 MiB of text). Before, each export held the library two or three
-times over (the states, the files, the zip): eight at once took the worker about 250 MB
-past where it started. The peak (``VmHWM`` from ``/proc``, reset through
+variants of 256 KB (16 MiB of text) and 32 named prompts whose working copies are 256 KB
+each (8 MiB more). Before, each export held the library two or three times over (the
+states, the files, the zip): eight at once took the worker about 250 MB past where it
+started; while the prompts' texts were still read before the first byte was sent, eight
+exports took it 111 MB past. The peak (``VmHWM`` from ``/proc``, reset through
 ``clear_refs``) must now stay under :data:`MAX_GROWTH_MB` above the worker's memory
 after one export. ``benchmarks/export_memory.py`` measures the 62.5 MiB case.
 """
@@ -14,12 +16,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import io
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +36,7 @@ GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
 EXPORTS = 8
 VARIANTS = 64
 VARIANT_CHARACTERS = 262_000
+PROMPTS = 32
 MAX_GROWTH_MB = 100.0
 
 FILL = """
@@ -40,6 +45,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from sysprompt.library.models import Fragment, FragmentVersion
+from sysprompt.prompts.models import Prompt, TemplateVersion
 now = timezone.now()
 count, size = int(os.environ["FILL_COUNT"]), int(os.environ["FILL_CHARACTERS"])
 for number in range(count):
@@ -47,6 +53,12 @@ for number in range(count):
     fragment = Fragment.objects.create(name=f"big/fragment-{number:03}", created_at=now)
     FragmentVersion.objects.create(fragment=fragment, provider="", model="", number=1,
                                    text=text, source="user", created_at=now)
+for number in range(int(os.environ["FILL_PROMPTS"])):
+    text = (f"Prompt {number}: answer the ticket, then close it. " * (size // 40))[:size]
+    prompt = Prompt.objects.create(name=f"big/prompt-{number:03}", created_at=now,
+                                   updated_at=now)
+    TemplateVersion.objects.create(prompt=prompt, number=1000 + number, text=text,
+                                   created_at=now)
 author = get_user_model().objects.create_superuser("exporter", "", None)
 print(Token.objects.create(user=author).key)
 """
@@ -110,7 +122,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         "LOG_LEVEL": "WARNING",
     }
     _manage(env, "migrate", "--noinput")
-    fill = {"FILL_COUNT": str(VARIANTS), "FILL_CHARACTERS": str(VARIANT_CHARACTERS)}
+    fill = {
+        "FILL_COUNT": str(VARIANTS),
+        "FILL_CHARACTERS": str(VARIANT_CHARACTERS),
+        "FILL_PROMPTS": str(PROMPTS),
+    }
     token = _manage({**env, **fill}, "shell", "--no-imports", "-c", FILL).split()[-1]
     with (folder / "gunicorn.log").open("ab") as log:
         process = subprocess.Popen(
@@ -164,3 +180,12 @@ def test_export_eight_at_once_keeps_the_worker_small(served: Served) -> None:
     assert {answer[0] for answer in answers} == {200}
     assert len({answer[2] for answer in answers}) == 1  # the same bytes, eight times
     assert peak - before < MAX_GROWTH_MB, (before, peak)
+    whole = httpx.get(
+        f"{served.url}/api/library/export", headers=_auth(served.token), timeout=300
+    ).content
+    sizes = {
+        info.filename: info.file_size for info in zipfile.ZipFile(io.BytesIO(whole)).infolist()
+    }
+    prompts = [path for path in sizes if path.startswith("prompts/big/")]
+    assert len(prompts) == PROMPTS
+    assert {sizes[path] for path in prompts} == {VARIANT_CHARACTERS}
