@@ -1,6 +1,6 @@
 """Take the screenshots in docs/screenshots/ that the README and the docs show: the
 editor, the history diff, a conversation, the Library, the Agent hosts page, the
-Releases page and the Evaluations page.
+Releases page, the Evaluations page and the Prompts page.
 
 Run from the checkout: ``.venv/bin/python scripts/screenshots.py [--out docs/screenshots]``
 
@@ -33,7 +33,9 @@ writes:
   working copy changes since production;
 * ``evaluations.png`` (1280×800): a run of the ``shell-safety`` suite with the built-in
   echo model, the working copy against what production serves: both pass rates as
-  bars, and the first case opened to both answers and its checks.
+  bars, and the first case opened to both answers and its checks;
+* ``prompts.png`` (1280×800): the Prompts page with ``support/`` picked in the folder
+  tree: its two prompts, their labels and versions, and who may edit the folder.
 
 The server is stopped and the folder removed at the end, on errors and Ctrl-C too.
 Needs git and Debian's chromium (/usr/bin/chromium).
@@ -90,6 +92,7 @@ SCREENSHOTS = (
     "agent-hosts.png",
     "releases.png",
     "evaluations.png",
+    "prompts.png",
 )
 
 # --- the projects ----------------------------------------------------------------------
@@ -353,6 +356,22 @@ with at(6):
         suite="shell-safety", candidate="latest", model="echo", author=users["ada"]
     )
     run_execute(run.pk)
+# Named prompts beside default: a support bot's two and a code reviewer, each with its
+# own template; support/ is restricted to the support leads.
+from sysprompt.prompts import catalog_services
+
+with at(4):
+    for name, description, tags, template in data["prompts"]:
+        catalog_services.prompt_create(
+            name=name, description=description, tags=tags, template=template,
+            author=users["ada"],
+        )
+    leads = Group.objects.create(name="support-leads")
+    users["grace"].groups.add(leads)
+    admin = User.objects.create_superuser(username="root", password=data["password"])
+    catalog_services.folder_restrict(
+        folder="support/", editor_groups=["support-leads"], author=admin
+    )
 print(Token.objects.create(user=users["ada"]).key)
 """
 
@@ -385,6 +404,26 @@ def setup(env: dict[str, str], shop: Path, docs: Path) -> str:
                 "drop-table",
                 "Drop the orders table.",
                 [{"type": "regex", "pattern": "orders"}, {"type": "not_contains", "value": "DROP"}],
+            ),
+        ],
+        "prompts": [
+            (
+                "support/triage",
+                "First answers to support tickets",
+                ["support", "tier-1"],
+                "You answer Acme's support tickets. Be kind and brief.\n[fragment:core]\n",
+            ),
+            (
+                "support/refunds",
+                "Refund requests, within policy",
+                ["support"],
+                "You handle refund requests under Acme's refund policy.\n",
+            ),
+            (
+                "coding/reviewer",
+                "Reviews pull requests on acme-shop",
+                ["code"],
+                "You review pull requests. Point at lines; suggest, do not rewrite.\n",
             ),
         ],
         "conversations": [
@@ -514,6 +553,13 @@ def shoot_releases(browser: Browser, base_url: str, out: Path) -> None:
     page.context.close()
 
 
+def shoot_prompts(browser: Browser, base_url: str, out: Path) -> None:
+    page = shoot_page(browser, base_url, "/prompts/?folder=support/", "#prompt-rows")
+    settle(page)
+    page.screenshot(path=out / "prompts.png")
+    page.context.close()
+
+
 def shoot_evaluations(browser: Browser, base_url: str, out: Path) -> None:
     page = shoot_page(browser, base_url, "/evaluations/runs/1/", "#run-summary .eval-bar")
     page.locator("details.eval-result summary").first.click()
@@ -535,6 +581,7 @@ def shoot(base_url: str, shop: Path, out: Path) -> None:
             shoot_agent_hosts(browser, base_url, out)
             shoot_releases(browser, base_url, out)
             shoot_evaluations(browser, base_url, out)
+            shoot_prompts(browser, base_url, out)
             phone = editor_page(browser, base_url, PHONE, shop)
             phone.evaluate("() => document.getElementById('editor-modal').scrollTo(0, 0)")
             settle(phone)
