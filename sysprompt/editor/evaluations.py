@@ -22,6 +22,15 @@ others get 403.
 Every read is a selector and every write a service of ``sysprompt.evaluations`` (the
 same the API calls); an ``InvalidInput`` shows under the field it names (400) and
 nothing is stored.
+
+Each page is one prompt's (sysprompt/editor/scoping.py): today's URLs are ``default``'s,
+the same under ``/editor/p/<name>/-/`` that prompt's. Its suites, cases and runs are
+read and written with ``prompt=self.scope``, and a run started there renders that
+prompt's working copy, releases and labels; every link, form and redirect stays under
+the prompt. A suite of another prompt is 404 (names are per prompt); a run of another
+prompt (ids are global) redirects to its own prompt's page, and cancelling it there is
+404. Where the prompt or a folder above it is restricted to groups, a non-member's
+change of a suite or case is refused with a message, and nothing is written.
 """
 
 from __future__ import annotations
@@ -30,16 +39,21 @@ import itertools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
 from django.db.models import Case as SqlCase
 from django.db.models import IntegerField, Value, When
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views import View
 from django_htmx.http import HttpResponseClientRefresh
@@ -48,15 +62,19 @@ from django_htmx.middleware import HtmxDetails
 from sysprompt import errors
 from sysprompt.conf import app_settings
 from sysprompt.editor import evaluation_forms as ef
-from sysprompt.editor.scoping import PromptScopedMixin
+from sysprompt.editor.scoping import PromptScopedMixin, scoped_url
 from sysprompt.evaluations import planning, selectors, services
 from sysprompt.evaluations.results import Usage, side_counts, side_usage
 from sysprompt.evaluations.validation import DESCRIPTION_MAX_CHARS, REPEAT_MAX
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases import selectors as releases
 from sysprompt_core.diff import Deadline, Diff, text_diff
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 from sysprompt_core.releases import LABEL_NAME_MAX_LENGTH
 from sysprompt_core.tokens import TokenCount
+
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import Prompt
 
 RUNS_SHOWN = 20
 RESULTS_SHOWN = 200
@@ -71,9 +89,41 @@ VERDICT_ORDER = {"regression": 0, "error": 1, "fix": 2, "same_fail": 3, "same_pa
 
 
 class EvaluationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin, PromptScopedMixin):
-    """403 for a user who is no prompt author (anonymous users go to the login page)."""
+    """403 for a user who is no prompt author (anonymous users go to the login page);
+    ``self.scope`` is the prompt the URL names (``default`` for today's URLs), whose
+    suites, cases and runs every view reads and writes."""
 
     permission_required = TEMPLATE_EDIT_PERMISSION
+
+    def denial(self, request: HttpRequest, action: str, back: str) -> HttpResponseRedirect | None:
+        """``None`` when the user may ``action`` (the words of the refusal: "change
+        suites of") the page's prompt; else the refusal — the prompt or a folder above it
+        is restricted to groups the user is in none of, audited as ``prompt.refused`` —
+        as a message on the page ``back`` goes to, before anything is read or written."""
+        try:
+            services.editors_check(request.user, self.scope, action=action)
+        except errors.PromptForbidden as refusal:
+            messages.error(request, str(refusal))
+            return HttpResponseRedirect(back)
+        return None
+
+
+def _page(
+    request: HttpRequest,
+    template: str,
+    context: dict[str, Any],
+    scope: Prompt,
+    *,
+    status: int = 200,
+) -> HttpResponse:
+    """``template`` with ``context`` and ``prompt_shown``: the prompt's name where the
+    headings show it (any prompt but ``default``, whose pages look as they always did)."""
+    shown = "" if scope.name == DEFAULT_PROMPT else scope.name
+    return render(request, template, {**context, "prompt_shown": shown}, status=status)
+
+
+def _suite_url(scope: Prompt, suite: Any, anchor: str = "") -> str:
+    return scoped_url("evaluations-suite", scope, suite.name) + anchor
 
 
 # --- forms ---------------------------------------------------------------------------
@@ -115,23 +165,26 @@ def _run_initial() -> dict[str, Any]:
 
 
 def _suites_page(
-    request: HttpRequest, form: SuiteForm | None = None, status: int = 200
+    request: HttpRequest, scope: Prompt, form: SuiteForm | None = None, status: int = 200
 ) -> HttpResponse:
     context = {
-        "suites": selectors.suites_list(),
-        "runs": list(selectors.runs_list()[:RUNS_SHOWN]),
+        "suites": selectors.suites_list(prompt=scope),
+        "runs": list(selectors.runs_list(prompt=scope)[:RUNS_SHOWN]),
         "form": form or SuiteForm(),
     }
-    return render(request, "editor/evaluations.html", context, status=status)
+    return _page(request, "editor/evaluations.html", context, scope, status=status)
 
 
 class EvaluationsPageView(EvaluationPagesMixin, View):
-    """The suites and the newest runs; POST creates a suite."""
+    """The prompt's suites and its newest runs; POST creates a suite of the prompt."""
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        return _suites_page(request)
+        return _suites_page(request, self.scope)
 
     def post(self, request: HttpRequest) -> HttpResponse:
+        denied = self.denial(request, "create suites of", scoped_url("evaluations", self.scope))
+        if denied is not None:
+            return denied
         form = SuiteForm(request.POST)
         if form.is_valid():
             try:
@@ -139,13 +192,14 @@ class EvaluationsPageView(EvaluationPagesMixin, View):
                     name=form.cleaned_data["name"],
                     description=form.cleaned_data["description"],
                     author=request.user,
+                    prompt=self.scope,
                 )
             except errors.InvalidInput as error:
                 _add(form, error)
             else:
                 messages.success(request, f"Suite {suite.name} created.")
-                return redirect("editor:evaluations-suite", name=suite.name)
-        return _suites_page(request, form, status=400)
+                return redirect(_suite_url(self.scope, suite))
+        return _suites_page(request, self.scope, form, status=400)
 
 
 def _add(form: forms.Form, error: errors.InvalidInput) -> None:
@@ -156,9 +210,10 @@ def _add(form: forms.Form, error: errors.InvalidInput) -> None:
         form.add_error(None, f"{error.field}: {error.message}")
 
 
-def _suite(name: str) -> Any:
+def _suite(name: str, scope: Prompt) -> Any:
+    """The prompt's suite ``name``: 404 for a name only another prompt has."""
     try:
-        return selectors.suite_get(name)
+        return selectors.suite_get(name, prompt=scope)
     except errors.SuiteNotFound as error:
         raise Http404(str(error)) from None
 
@@ -201,6 +256,7 @@ def _suite_page(
     plan: PlanView | None = None,
 ) -> HttpResponse:
     conf = app_settings()
+    scope = suite.prompt  # the page's prompt: the suite was looked up in it
     context = {
         "plan": plan,
         "suite": suite,
@@ -211,23 +267,26 @@ def _suite_page(
         "import_error": import_error,
         "run_form": run_form or RunForm(initial=_run_initial()),
         "models": list(conf.models),
-        "labels": [state.name for state in releases.labels_list()],
-        "releases": [release.number for release in releases.releases_list()[:50]],
-        "runs": list(selectors.runs_list(suite=suite.name)[:RUNS_SHOWN]),
+        "labels": [state.name for state in releases.labels_list(prompt=scope)],
+        "releases": [release.number for release in releases.releases_list(prompt=scope)[:50]],
+        "runs": list(selectors.runs_list(suite=suite.name, prompt=scope)[:RUNS_SHOWN]),
     }
-    return render(request, "editor/evaluations_suite.html", context, status=status)
+    return _page(request, "editor/evaluations_suite.html", context, scope, status=status)
 
 
 class SuiteView(EvaluationPagesMixin, View):
     def get(self, request: HttpRequest, name: str) -> HttpResponse:
-        return _suite_page(request, _suite(name))
+        return _suite_page(request, _suite(name, self.scope))
 
 
 class SuiteEditView(EvaluationPagesMixin, View):
     """The suite's description."""
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        suite = _suite(name)
+        suite = _suite(name, self.scope)
+        denied = self.denial(request, "change suites of", _suite_url(self.scope, suite))
+        if denied is not None:
+            return denied
         form = DescriptionForm(request.POST)
         if form.is_valid():
             try:
@@ -235,28 +294,35 @@ class SuiteEditView(EvaluationPagesMixin, View):
                     name=suite.name,
                     description=form.cleaned_data["description"],
                     author=request.user,
+                    prompt=self.scope,
                 )
             except errors.InvalidInput as error:
                 _add(form, error)
             else:
                 messages.success(request, "Description saved.")
-                return redirect("editor:evaluations-suite", name=suite.name)
+                return redirect(_suite_url(self.scope, suite))
         return _suite_page(request, suite, status=400, description_form=form)
 
 
 class SuiteDeleteView(EvaluationPagesMixin, View):
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        suite = _suite(name)
-        services.suite_delete(name=suite.name, author=request.user)
+        suite = _suite(name, self.scope)
+        denied = self.denial(request, "delete suites of", _suite_url(self.scope, suite))
+        if denied is not None:
+            return denied
+        services.suite_delete(name=suite.name, author=request.user, prompt=self.scope)
         messages.success(request, f"Suite {suite.name} deleted.")
-        return redirect("editor:evaluations")
+        return redirect(scoped_url("evaluations", self.scope))
 
 
 class SuiteImportView(EvaluationPagesMixin, View):
     """JSONL, one case a line (a file or pasted text): every line or none is stored."""
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        suite = _suite(name)
+        suite = _suite(name, self.scope)
+        denied = self.denial(request, "change suites of", _suite_url(self.scope, suite, "#import"))
+        if denied is not None:
+            return denied
         upload = request.FILES.get("file")
         if upload is not None:
             if upload.size is not None and upload.size > IMPORT_MAX_UPLOAD:
@@ -277,18 +343,20 @@ class SuiteImportView(EvaluationPagesMixin, View):
                 request, suite, status=400, import_error="Choose a .jsonl file or paste its lines."
             )
         try:
-            count = services.cases_import(suite=suite.name, text=text, author=request.user)
+            count = services.cases_import(
+                suite=suite.name, text=text, author=request.user, prompt=self.scope
+            )
         except services.ImportRefused as refused:
             return _suite_page(request, suite, status=400, import_errors=list(refused.errors))
         except errors.InvalidInput as error:
             return _suite_page(request, suite, status=400, import_error=error.message)
         messages.success(request, f"{count:,} case{'s' if count != 1 else ''} imported.")
-        return redirect("editor:evaluations-suite", name=suite.name)
+        return redirect(_suite_url(self.scope, suite))
 
 
 class SuiteExportView(EvaluationPagesMixin, View):
     def get(self, request: HttpRequest, name: str) -> StreamingHttpResponse:
-        suite = _suite(name)
+        suite = _suite(name, self.scope)
         lines = (_json_line(case) for case in selectors.cases_list(suite).iterator(chunk_size=500))
         response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{suite.name}.jsonl"'
@@ -323,36 +391,44 @@ def _case_page(
         "checks": checks,
         "existing": existing,
         "check_types": [(kind, ef.CHECK_LABELS[kind]) for kind in ef.CHECK_FIELDS],
-        "test_contexts": [row.name for row in releases.test_contexts_list()],
+        "test_contexts": [row.name for row in releases.test_contexts_list(prompt=suite.prompt)],
         "models": list(app_settings().models),
     }
-    return render(request, "editor/evaluations_case.html", context, status=status)
+    return _page(request, "editor/evaluations_case.html", context, suite.prompt, status=status)
 
 
-def _case_save(request: HttpRequest, suite: Any, *, existing: str | None) -> HttpResponse:
+def _case_save(
+    request: HttpRequest, suite: Any, *, existing: str | None, scope: Prompt
+) -> HttpResponse:
     form = ef.form_of_post(request.POST)
     if ef.edited(request.POST):
         return _case_page(request, suite, form, existing=existing)
     try:
         fields = ef.case_of_form(form)
         if existing is None:
-            services.case_create(suite=suite.name, fields=fields, author=request.user)
+            services.case_create(suite=suite.name, fields=fields, author=request.user, prompt=scope)
         else:
-            services.case_save(suite=suite.name, name=existing, fields=fields, author=request.user)
+            services.case_save(
+                suite=suite.name, name=existing, fields=fields, author=request.user, prompt=scope
+            )
     except errors.InvalidInput as error:
         ef.error_slot(form, error)
         return _case_page(request, suite, form, existing=existing, status=400)
     verb = "added" if existing is None else "saved"
     messages.success(request, f"Case {fields['name']} {verb}.")
-    return redirect(reverse("editor:evaluations-suite", args=[suite.name]) + "#cases")
+    return redirect(_suite_url(scope, suite, "#cases"))
 
 
 class CaseNewView(EvaluationPagesMixin, View):
     def get(self, request: HttpRequest, name: str) -> HttpResponse:
-        return _case_page(request, _suite(name), ef.CaseForm(), existing=None)
+        return _case_page(request, _suite(name, self.scope), ef.CaseForm(), existing=None)
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        return _case_save(request, _suite(name), existing=None)
+        suite = _suite(name, self.scope)
+        denied = self.denial(request, "change suites of", _suite_url(self.scope, suite, "#cases"))
+        if denied is not None:
+            return denied
+        return _case_save(request, suite, existing=None, scope=self.scope)
 
 
 def _case(suite: Any, name: str) -> Any:
@@ -364,24 +440,33 @@ def _case(suite: Any, name: str) -> Any:
 
 class CaseEditView(EvaluationPagesMixin, View):
     def get(self, request: HttpRequest, name: str, case: str) -> HttpResponse:
-        suite = _suite(name)
+        suite = _suite(name, self.scope)
         row = _case(suite, case)
         return _case_page(
             request, suite, ef.form_of_case(services.case_json(row)), existing=row.name
         )
 
     def post(self, request: HttpRequest, name: str, case: str) -> HttpResponse:
-        suite = _suite(name)
-        return _case_save(request, suite, existing=_case(suite, case).name)
+        suite = _suite(name, self.scope)
+        existing = _case(suite, case).name
+        denied = self.denial(request, "change suites of", _suite_url(self.scope, suite, "#cases"))
+        if denied is not None:
+            return denied
+        return _case_save(request, suite, existing=existing, scope=self.scope)
 
 
 class CaseDeleteView(EvaluationPagesMixin, View):
     def post(self, request: HttpRequest, name: str, case: str) -> HttpResponse:
-        suite = _suite(name)
+        suite = _suite(name, self.scope)
         row = _case(suite, case)
-        services.case_delete(suite=suite.name, name=row.name, author=request.user)
+        denied = self.denial(request, "change suites of", _suite_url(self.scope, suite, "#cases"))
+        if denied is not None:
+            return denied
+        services.case_delete(
+            suite=suite.name, name=row.name, author=request.user, prompt=self.scope
+        )
         messages.success(request, f"Case {row.name} deleted.")
-        return redirect(reverse("editor:evaluations-suite", args=[suite.name]) + "#cases")
+        return redirect(_suite_url(self.scope, suite, "#cases"))
 
 
 # --- runs ------------------------------------------------------------------------------
@@ -416,19 +501,19 @@ def _refused(form: RunForm, error: errors.InvalidInput | errors.RunRefused) -> N
 
 class RunStartView(EvaluationPagesMixin, View):
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        suite = _suite(name)
+        suite = _suite(name, self.scope)
         form = RunForm(request.POST)
         status = 400
         if form.is_valid():
             try:
                 run = services.run_create(
-                    suite=suite.name, **_run_fields(form), author=request.user
+                    suite=suite.name, **_run_fields(form), author=request.user, prompt=self.scope
                 )
             except (errors.InvalidInput, errors.RunRefused) as error:
                 _refused(form, error)
                 status = 429 if isinstance(error, errors.RunRefused) else 400
             else:
-                return redirect("editor:evaluations-run", run_id=run.pk)
+                return redirect(scoped_url("evaluations-run", self.scope, run.pk))
         return _suite_page(request, suite, status=status, run_form=form)
 
 
@@ -443,14 +528,16 @@ class PlanView:
     """A field's refusal (the run could not be planned), with the field named."""
 
 
-def _plan_view(suite: Any, form: RunForm, user: Any) -> PlanView:
+def _plan_view(suite: Any, form: RunForm, user: Any, scope: Prompt) -> PlanView:
     if not form.is_valid():
         said = "; ".join(
             f"{name}: {' '.join(str(m) for m in said)}" for name, said in form.errors.items()
         )
         return PlanView(None, None, invalid=said)
     try:
-        plan = planning.run_plan(planning.run_request_valid(suite=suite.name, **_run_fields(form)))
+        plan = planning.run_plan(
+            planning.run_request_valid(suite=suite.name, **_run_fields(form), prompt=scope)
+        )
     except errors.InvalidInput as error:
         return PlanView(None, None, invalid=f"{error.field}: {error.message}")
     limits = planning.limits_now(user)
@@ -466,19 +553,28 @@ class RunPlanView(EvaluationPagesMixin, View):
     suite page with it (the "Show the plan" button without scripts)."""
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        suite = _suite(name)
+        suite = _suite(name, self.scope)
         form = RunForm(request.POST)
-        plan = _plan_view(suite, form, request.user)
+        plan = _plan_view(suite, form, request.user, self.scope)
         if HtmxDetails(request):
             return render(request, "editor/_evaluation_plan.html", {"plan": plan})
         return _suite_page(request, suite, run_form=form, plan=plan)
 
 
 def _run(run_id: int) -> Any:
+    """The run ``run_id`` of any prompt (run ids are global): 404 when there is none."""
     try:
         return selectors.run_get(run_id)
     except errors.EvaluationNotFound as error:
         raise Http404(str(error)) from None
+
+
+def _run_in(run_id: int, scope: Prompt) -> Any:
+    """The run ``run_id`` when it is ``scope``'s: 404 for another prompt's run."""
+    run = _run(run_id)
+    if run.prompt_id != scope.pk:
+        raise Http404(f"Run {run_id} is not one of prompt {scope.name!r}'s.")
+    return run
 
 
 @dataclass(frozen=True)
@@ -667,11 +763,15 @@ class RunView(EvaluationPagesMixin, View):
 
     def get(self, request: HttpRequest, run_id: int) -> HttpResponse:
         run = _run(run_id)
+        if run.prompt_id != self.scope.pk:  # another prompt's: to its own prompt's page
+            return redirect(scoped_url("evaluations-run", run.prompt, run.pk))
         htmx = HtmxDetails(request)
         response: HttpResponse
         if htmx and not htmx.history_restore_request:
             if run.status in ACTIVE:
-                response = render(request, "editor/_evaluation_progress.html", _run_context(run))
+                response = _page(
+                    request, "editor/_evaluation_progress.html", _run_context(run), self.scope
+                )
             else:
                 response = HttpResponseClientRefresh()
         else:
@@ -679,14 +779,14 @@ class RunView(EvaluationPagesMixin, View):
             if run.status not in ACTIVE:
                 context["results"], context["results_total"] = _results(run)
                 context["results_more"] = context["results_total"] > RESULTS_SHOWN
-            response = render(request, "editor/evaluations_run.html", context)
+            response = _page(request, "editor/evaluations_run.html", context, self.scope)
         patch_vary_headers(response, ("HX-Request",))
         return response
 
 
 class RunCancelView(EvaluationPagesMixin, View):
     def post(self, request: HttpRequest, run_id: int) -> HttpResponse:
-        run = _run(run_id)
+        run = _run_in(run_id, self.scope)
         done = services.run_cancel(run_id=run.pk, author=request.user)
         if done.status == "cancelled":
             messages.success(request, f"Run {run.pk} cancelled.")
@@ -694,4 +794,4 @@ class RunCancelView(EvaluationPagesMixin, View):
             messages.success(request, f"Run {run.pk} is stopping: calls in flight finish first.")
         else:
             messages.success(request, f"Run {run.pk} had already ended ({done.status}).")
-        return redirect("editor:evaluations-run", run_id=run.pk)
+        return redirect(scoped_url("evaluations-run", self.scope, run.pk))
