@@ -476,6 +476,7 @@ class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin, Prompt
     (:func:`conversation_moved`)."""
 
     permission_required = CONVERSATION_VIEW_PERMISSION
+    request: HttpRequest
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
