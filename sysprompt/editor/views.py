@@ -21,7 +21,14 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseRedirect,
+    JsonResponse,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -34,9 +41,16 @@ from sysprompt import errors
 from sysprompt.conf import app_settings
 from sysprompt.editor import cwds, forms
 from sysprompt.editor.preview import fragment_rows, preview_context
-from sysprompt.editor.scoping import PromptScopedMixin, page_prompt, scoped_url
+from sysprompt.editor.scoping import (
+    SCOPED_PREFIX,
+    PromptScopedMixin,
+    page_name,
+    page_prompt,
+    scoped_url,
+)
 from sysprompt.library.selectors import library_source
 from sysprompt.prompts import files, rendering, selectors, services, validation
+from sysprompt.prompts.catalog_selectors import prompts_exist_beyond_default
 from sysprompt.prompts.catalog_services import editors_check
 from sysprompt.prompts.permissions import CONVERSATION_VIEW_PERMISSION, TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases.selectors import SaveReach, conversation_build, latest_weight, save_reach
@@ -45,11 +59,12 @@ from sysprompt_core.library import FragmentUse
 from sysprompt_core.paths import real_roots
 from sysprompt_core.prompt_names import DEFAULT_PROMPT
 from sysprompt_core.releases import SPLIT_TOTAL, Split, Target, describe_pointer, percent
+from sysprompt_core.tokens import TokenCount
 from sysprompt_core.variables import CatalogEntry, variable_catalog
 
 if TYPE_CHECKING:
     from sysprompt.prompts.builds import Build
-    from sysprompt.prompts.models import ConversationPrompt, TemplateVersion
+    from sysprompt.prompts.models import ConversationPrompt, Prompt, TemplateVersion
 
 PREVIEW_DEBOUNCE_MS = 250
 PARTIAL_HEADER = "X-Sysprompt-Partial"
@@ -101,15 +116,16 @@ class EditorPageView(LoginRequiredMixin, View):
             },
             # Only prompt authors see conversations here; others get no count at all.
             "conversation_count": (
-                selectors.conversation_count(user=request.user, cap=COUNT_CAP)
+                selectors.conversation_count(user=request.user, cap=COUNT_CAP, prompt=found)
                 if request.user.has_perm(CONVERSATION_VIEW_PERMISSION)
                 else None
             ),
             "conversation_count_cap": COUNT_CAP,
+            "conversations_url": prompt_conversations_url(found),
             "cwd": cwd,
             "recent_cwds": recent_cwds,
-            # What production serves is default's until releases are per prompt here.
-            "save_banner": None if scoped else save_banner(request),
+            # What saving this prompt's working copy does: its own production label.
+            "save_banner": save_banner(request, prompt=found),
             **preview,
         }
         return render(request, "editor/index.html", context)
@@ -130,12 +146,23 @@ class SaveBanner:
     releases_url: str | None
 
 
-def save_banner(request: HttpRequest) -> SaveBanner:
-    """The save banner of a page (one query: the labels)."""
+def save_banner(request: HttpRequest, *, prompt: Prompt | None = None) -> SaveBanner:
+    """The save banner of a page that saves ``prompt``'s working copy (``None``:
+    ``default``'s; the library's pages): one query, the prompt's labels."""
     may_open = request.user.has_perm(TEMPLATE_EDIT_PERMISSION)
     return save_banner_of(
-        save_reach(), releases_url=reverse("editor:releases") if may_open else None
+        save_reach(prompt=prompt),
+        releases_url=scoped_url("releases", prompt) if may_open else None,
     )
+
+
+def prompt_conversations_url(prompt: Prompt) -> str:
+    """The list of ``prompt``'s conversations alone: today's ``/conversations/`` while
+    ``default`` is the only prompt (it lists every prompt's conversations), else
+    ``/editor/p/<name>/-/conversations/`` (``default``'s too)."""
+    if prompt.name == DEFAULT_PROMPT and not prompts_exist_beyond_default():
+        return reverse("editor:conversations")
+    return reverse(f"editor:{SCOPED_PREFIX}conversations", args=[prompt.name])
 
 
 def save_banner_of(reach: SaveReach, *, releases_url: str | None) -> SaveBanner:
@@ -430,12 +457,26 @@ class CwdRememberView(LoginRequiredMixin, View):
         return JsonResponse({"recent": recent})
 
 
+class ConversationElsewhere(Exception):
+    """A conversation reached under a prompt that is not its own (``stored.prompt``)."""
+
+    def __init__(self, stored: ConversationPrompt) -> None:
+        super().__init__(stored.conversation_id)
+        self.stored = stored
+
+
 class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin, PromptScopedMixin):
     """The Conversations pages are for prompt authors: a user without the view
     permission is answered 403 (anonymous users go to the login page). What each
-    author may do with a conversation is decided by the selectors and services."""
+    author may do with a conversation is decided by the selectors and services.
+
+    Under ``/editor/p/<name>/-/`` they are that prompt's; today's URLs list every
+    prompt's conversations and open ``default``'s. A conversation reached under a
+    prompt that is not its own is answered by the same page of its own prompt
+    (:func:`conversation_moved`)."""
 
     permission_required = CONVERSATION_VIEW_PERMISSION
+    request: HttpRequest
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         try:
@@ -448,11 +489,59 @@ class ConversationPagesMixin(LoginRequiredMixin, PermissionRequiredMixin, Prompt
                 "open the one you mean.",
             )
             query = urlencode({"q": exc.conversation_id})
-            return redirect(f"{reverse('editor:conversations')}?{query}")
+            return redirect(f"{self.list_url()}?{query}")
+        except ConversationElsewhere as elsewhere:
+            return conversation_moved(request, elsewhere.stored)
+
+    def names_prompt(self) -> bool:
+        """Whether the URL names a prompt (``/editor/p/<name>/-/conversations/…``,
+        ``default``'s too); today's URLs name none."""
+        match = getattr(self.request, "resolver_match", None)
+        return bool(match and match.kwargs.get("prompt"))
+
+    def list_url(self) -> str:
+        """The list of the page's scope: today's ``/conversations/`` (every prompt's),
+        else the prompt's own."""
+        if self.names_prompt():
+            return reverse(f"editor:{SCOPED_PREFIX}conversations", args=[self.scope.name])
+        return reverse("editor:conversations")
+
+    def conversation(self, conversation_id: str) -> ConversationPrompt:
+        """The conversation the URL names, when it is the page's prompt's;
+        :class:`ConversationElsewhere` when it is another prompt's."""
+        stored = _conversation(conversation_id, self.request)
+        if stored.prompt_id != self.scope.pk:
+            raise ConversationElsewhere(stored)
+        return stored
+
+
+def conversation_moved(request: HttpRequest, stored: ConversationPrompt) -> HttpResponse:
+    """The same page (detail, compaction, construct, forget) under ``stored``'s own
+    prompt, naming its agent host: a redirect, 307 for a POST (made again there, on the
+    same conversation: a form of an older page, or today's URL of a named prompt's
+    conversation, keeps working)."""
+    url = _conversation_url(stored, page_name(request))
+    if request.method in ("GET", "HEAD"):
+        return redirect(url)
+    return HttpResponseRedirect(url, status=307)
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    """One row of the Conversations list: the stored prompt, its size in tokens for its
+    frozen provider and model, its page (under its own prompt) and the list of its
+    prompt's conversations."""
+
+    stored: ConversationPrompt
+    tokens: TokenCount
+    url: str
+    prompt_url: str
 
 
 class ConversationListView(ConversationPagesMixin, View):
-    """Stored prompts, searchable by id; htmx requests get the rows alone."""
+    """Stored prompts, searchable by id; htmx requests get the rows alone. Today's URL
+    lists every prompt's (with a Prompt column once a prompt other than ``default``
+    exists), ``/editor/p/<name>/-/conversations/`` that prompt's alone."""
 
     def get(self, request: HttpRequest) -> HttpResponse:
         form = forms.ConversationSearchForm(request.GET)
@@ -461,19 +550,39 @@ class ConversationListView(ConversationPagesMixin, View):
         if form.is_valid():
             query = form.cleaned_data["q"] or ""
             before = form.cleaned_data["before"]
+        scoped = self.names_prompt()
         prompts = selectors.conversation_prompts_search(
-            user=request.user, query=query, before=before or None
+            user=request.user,
+            query=query,
+            before=before or None,
+            prompt=self.scope if scoped else None,
         )
         page = list(prompts[: CONVERSATION_PAGE_SIZE + 1])
         more = len(page) > CONVERSATION_PAGE_SIZE
         page = page[:CONVERSATION_PAGE_SIZE]
+        prompt_column = not scoped and prompts_exist_beyond_default()
         context = {
             "prompts": page,
-            # Each prompt with its size in tokens for its frozen provider and model.
-            "rows": [(prompt, rendering.conversation_tokens(prompt)) for prompt in page],
+            "rows": [
+                ConversationRow(
+                    stored=stored,
+                    tokens=rendering.conversation_tokens(stored),
+                    url=_conversation_url(stored),
+                    prompt_url=(
+                        reverse(f"editor:{SCOPED_PREFIX}conversations", args=[stored.prompt.name])
+                        if prompt_column
+                        else ""
+                    ),
+                )
+                for stored in page
+            ],
             "query": query,
             "next_before": page[-1].id if more else None,
             "paged": before is not None,
+            "list_url": self.list_url(),
+            "scope": self.scope if scoped else None,
+            "prompt_column": prompt_column,
+            "columns": 11 if prompt_column else 10,
         }
         template = (
             "editor/_conversation_rows.html"
@@ -490,7 +599,7 @@ class ConversationDetailView(ConversationPagesMixin, View):
     rendered only when asked for (:class:`ConversationCompactionView`)."""
 
     def get(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
-        return _conversation_page(request, _conversation(conversation_id, request), preview=None)
+        return _conversation_page(request, self.conversation(conversation_id), preview=None)
 
 
 class ConversationCompactionView(ConversationPagesMixin, View):
@@ -498,12 +607,12 @@ class ConversationCompactionView(ConversationPagesMixin, View):
     cwd); htmx requests get the partial, others the page with it."""
 
     def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
-        stored = _conversation(conversation_id, request)
+        stored = self.conversation(conversation_id)
         with _conversation_rules():
             preview = rendering.conversation_compaction_preview(
                 stored.conversation_id,
                 user=request.user,
-                build=conversation_build(),
+                build=conversation_build(prompt=self.scope),
                 host_id=stored.owner_id,
             )
         if HtmxDetails(request):
@@ -517,7 +626,7 @@ class ConversationConstructView(ConversationPagesMixin, View):
     production) serves now."""
 
     def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
-        stored = _conversation(conversation_id, request)
+        stored = self.conversation(conversation_id)
         try:
             with _conversation_rules():
                 built = services.conversation_prompt_construct(
@@ -526,7 +635,7 @@ class ConversationConstructView(ConversationPagesMixin, View):
                     model=stored.model,
                     user=request.user,
                     host_id=stored.owner_id,
-                    build=conversation_build(),
+                    build=conversation_build(prompt=self.scope),
                 ).prompt
         except errors.InvalidInput as exc:
             messages.error(request, f"Not re-constructed: {exc.message}")
@@ -542,7 +651,7 @@ class ConversationForgetView(ConversationPagesMixin, View):
     """Forget a conversation's prompt (POST); its next turn constructs a new one."""
 
     def post(self, request: HttpRequest, conversation_id: str) -> HttpResponse:
-        stored = _conversation(conversation_id, request)
+        stored = self.conversation(conversation_id)
         with _conversation_rules():
             services.conversation_prompt_delete(
                 conversation_id=stored.conversation_id,
@@ -550,7 +659,7 @@ class ConversationForgetView(ConversationPagesMixin, View):
                 host_id=stored.owner_id,
             )
         messages.success(request, f"Forgot the prompt of {stored.conversation_id}.")
-        return redirect("editor:conversations")
+        return redirect(self.list_url())
 
 
 @dataclass(frozen=True)
@@ -655,9 +764,10 @@ def _conversation_rules() -> Iterator[None]:
         raise PermissionDenied(str(exc)) from None
 
 
-def _conversation_url(stored: ConversationPrompt) -> str:
-    """The conversation's page, naming its agent host (ids are scoped to the host)."""
-    url = reverse("editor:conversation", kwargs={"conversation_id": stored.conversation_id})
+def _conversation_url(stored: ConversationPrompt, page: str = "conversation") -> str:
+    """The conversation's ``page`` (its page, ``conversation-forget``…) under its own
+    prompt, naming its agent host (ids are scoped to the host)."""
+    url = scoped_url(page, stored.prompt, stored.conversation_id)
     if stored.owner is None:
         return url
     return f"{url}?{urlencode({'host': stored.owner.get_username()})}"
@@ -693,6 +803,8 @@ def _conversation_page(
 ) -> HttpResponse:
     context = {
         "stored": stored,
+        # A named prompt's conversation says whose it is; default's page looks as before.
+        "prompt_name": None if stored.prompt.name == DEFAULT_PROMPT else stored.prompt.name,
         "tokens": rendering.conversation_tokens(stored),
         "built_from": built_from(stored.release, stored.arm),
         # What a fresh render (compaction, Re-construct) would be built from now.

@@ -297,18 +297,20 @@ def conversation_prompts(
 
 
 def conversation_prompts_search(
-    *, user: Actor, query: str = "", before: int | None = None
+    *, user: Actor, query: str = "", before: int | None = None, prompt: Prompt | None = None
 ) -> QuerySet[ConversationPrompt]:
     """The conversation prompts ``user`` may see whose id contains ``query`` (any case),
-    newest first, with their owners; only rows older than the row id ``before`` if given
-    (keyset paging, no count)."""
-    prompts = conversation_prompts(user=user).select_related("owner")
+    newest first, with their owners and prompts; only ``prompt``'s when given (else every
+    prompt's); only rows older than the row id ``before`` if given (keyset paging, no
+    count)."""
+    prompts = conversation_prompts(user=user, prompt=prompt).select_related("owner")
     query = query.strip()
     if query:
         prompts = prompts.filter(conversation_id__icontains=query)
     return prompts if before is None else prompts.filter(id__lt=before)
 
 
-def conversation_count(*, user: Actor, cap: int) -> int:
-    """How many conversations ``user`` may see, counting at most ``cap + 1`` rows."""
-    return conversation_prompts(user=user)[: cap + 1].count()
+def conversation_count(*, user: Actor, cap: int, prompt: Prompt | None = None) -> int:
+    """How many conversations ``user`` may see (only ``prompt``'s when given), counting
+    at most ``cap + 1`` rows."""
+    return conversation_prompts(user=user, prompt=prompt)[: cap + 1].count()
