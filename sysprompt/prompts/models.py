@@ -261,6 +261,8 @@ class ConversationPrompt(models.Model):
         indexes = [
             models.Index(fields=["owner", "id"], name="sysprompt_conv_owner_id_idx"),
             models.Index(fields=["conversation_id"], name="sysprompt_conv_id_idx"),
+            # One prompt's Conversations page: newest first, in keyset pages.
+            models.Index(fields=["prompt", "-id"], name="sysprompt_conv_prompt_id_idx"),
             # The impact report: a label's conversations constructed in a recent window.
             models.Index(
                 fields=["prompt", "label", "constructed_at"], name="sysprompt_conv_label_idx"
