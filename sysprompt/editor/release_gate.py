@@ -17,22 +17,26 @@ the label page's gate form, and the words of a refusal.
 The runs are read through ``sysprompt.evaluations.gate`` and the reasons through
 ``sysprompt.releases.gates.move_reasons``: what the panel says is what the move will
 answer.
+
+Each takes the prompt whose label it is (the page's ``self.scope``): its runs, its
+suites, its labels; the URLs it gives stay under that prompt's pages.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.urls import reverse
 
 from sysprompt import errors
 from sysprompt.conf import app_settings
 from sysprompt.editor import release_forms as rf
+from sysprompt.editor.scoping import scoped_url
 from sysprompt.evaluations import services as evaluations
 from sysprompt.evaluations.gate import gate_run, gate_runs
 from sysprompt.evaluations.selectors import Run, suites_list
@@ -42,8 +46,14 @@ from sysprompt.releases.permissions import PUBLISH_PERMISSION
 from sysprompt.releases.validation import label_name_valid
 from sysprompt_core.releases import LATEST, Pointer, Single, Target
 
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import Prompt
+
 FORCE_BOX = "the “Force past the gate” box ticked"
 """How the editor's refusals name the way a publisher forces a move."""
+
+FORBIDDEN = "forbidden"
+"""The code of a gate form's error that is a refusal of who may (the 403)."""
 
 
 def refusal_text(error: errors.GateNotPassed) -> str:
@@ -90,7 +100,7 @@ def _rate(side: object) -> str:
     return "—" if not isinstance(rate, int | float) else f"{rate:.0%}"
 
 
-def _line(run: Run) -> RunLine:
+def _line(run: Run, prompt: Prompt) -> RunLine:
     summary = run.summary or {}
     regressions = summary.get("regressions")
     return RunLine(
@@ -99,20 +109,24 @@ def _line(run: Run) -> RunLine:
         regressions=regressions if isinstance(regressions, int) else None,
         baseline_rate=_rate(summary.get("baseline")),
         candidate_rate=_rate(summary.get("candidate")),
-        url=reverse("editor:evaluations-run", kwargs={"run_id": run.pk}),
+        url=scoped_url("evaluations-run", prompt, run.pk),
     )
 
 
-def _model_reasons(gate: Gate, label: str, current: Target, release: int, model: str) -> list[str]:
+def _model_reasons(
+    gate: Gate, label: str, current: Target, release: int, model: str, prompt: Prompt
+) -> list[str]:
     """What the move misses as far as ``model`` goes (the gate's check, one model)."""
     alone = replace(gate, models=(model,))
-    return move_reasons(gate=alone, label=label, current=current, new=Single(release))
+    return move_reasons(
+        gate=alone, label=label, current=current, new=Single(release), prompt=prompt
+    )
 
 
 def gate_panel(
-    request: HttpRequest, label: selectors.LabelState, candidate: Pointer
+    request: HttpRequest, label: selectors.LabelState, candidate: Pointer, prompt: Prompt
 ) -> GatePanel | None:
-    """What the Publish dialog shows of ``label``'s gate for ``candidate``."""
+    """What the Publish dialog shows of ``prompt``'s ``label``'s gate for ``candidate``."""
     gate = label.gate
     if gate is None:
         return None
@@ -131,27 +145,31 @@ def gate_panel(
             label=label.name,
             baseline=label.target,
             model=model,
+            prompt=prompt,
         )
         if run is None:
-            newest = gate_runs(suite=gate.suite, release=candidate, model=model)
+            newest = gate_runs(suite=gate.suite, release=candidate, model=model, prompt=prompt)
             run = newest[0] if newest else None
-        passed = not _model_reasons(gate, label.name, label.target, candidate, model)
-        lines.append(ModelLine(model, None if run is None else _line(run), passed))
-    reasons = move_reasons(gate=gate, label=label.name, current=label.target, new=Single(candidate))
+        passed = not _model_reasons(gate, label.name, label.target, candidate, model, prompt)
+        lines.append(ModelLine(model, None if run is None else _line(run, prompt), passed))
+    reasons = move_reasons(
+        gate=gate, label=label.name, current=label.target, new=Single(candidate), prompt=prompt
+    )
     return GatePanel(gate, candidate, lines, reasons, may_force, rate)
 
 
-def gate_run_start(request: HttpRequest) -> HttpResponse:
-    """Start the runs a gated label's move needs, then back to the Publish dialog."""
+def gate_run_start(request: HttpRequest, prompt: Prompt) -> HttpResponse:
+    """Start the runs ``prompt``'s gated label's move needs, then back to the Publish
+    dialog."""
     form = rf.PublishForm(request.POST)
-    back = reverse("editor:releases-publish")
+    back = scoped_url("releases-publish", prompt)
     if not form.is_valid():
         messages.error(request, "Choose a label and a candidate release first.")
         return redirect(back)
     data = form.cleaned_data
     query = urlencode({"label": data["label"], "candidate": data["candidate"]})
     try:
-        label = selectors.label_get(label_name_valid(data["label"], "label"))
+        label = selectors.label_get(label_name_valid(data["label"], "label"), prompt=prompt)
         candidate = rf.pointer_of_text(data["candidate"])
         if label.gate is None or not isinstance(candidate, int):
             raise errors.InvalidInput(
@@ -167,7 +185,7 @@ def gate_run_start(request: HttpRequest) -> HttpResponse:
         needed = [
             model
             for model in models
-            if _model_reasons(label.gate, label.name, label.target, candidate, model)
+            if _model_reasons(label.gate, label.name, label.target, candidate, model, prompt)
         ] or list(models)
         runs = [
             evaluations.run_create(
@@ -175,13 +193,19 @@ def gate_run_start(request: HttpRequest) -> HttpResponse:
                 candidate={"release": candidate},
                 baseline={"label": label.name},
                 model=model,
+                prompt=prompt,
                 author=request.user,
             )
             for model in needed
         ]
     except errors.InvalidInput as error:
         messages.error(request, error.message)
-    except (errors.LabelNotFound, errors.SuiteNotFound, errors.RunRefused) as error:
+    except (
+        errors.LabelNotFound,
+        errors.SuiteNotFound,
+        errors.RunRefused,
+        errors.PromptForbidden,
+    ) as error:
         messages.error(request, str(error))
     else:
         started = ", ".join(f"run {run.pk} on {run.candidate_model}" for run in runs)
@@ -197,9 +221,12 @@ def model_names() -> list[str]:
     return list(app_settings().models)
 
 
-def gate_form_context(label: selectors.LabelState, form: rf.GateForm | None) -> dict[str, Any]:
+def gate_form_context(
+    label: selectors.LabelState, form: rf.GateForm | None, prompt: Prompt
+) -> dict[str, Any]:
     """What the label page's gate section needs: the form (with the label's gate, or
-    the default model ticked for a new gate) and the suites and models it offers."""
+    the default model ticked for a new gate) and the suites (``prompt``'s) and models
+    it offers."""
     gate = label.gate
     if form is None:
         initial: dict[str, Any] = {
@@ -217,26 +244,32 @@ def gate_form_context(label: selectors.LabelState, form: rf.GateForm | None) -> 
         form = rf.GateForm(initial=initial)
     return {
         "gate_form": form,
-        "gate_suites": [suite.name for suite in suites_list()],
+        "gate_suites": [suite.name for suite in suites_list(prompt=prompt)],
         "gate_models": model_names(),
         "gate_required": [] if gate is None else list(gate.required_models()),
         "gate_rate": "" if gate is None else f"{gate.min_pass_rate:.0%}",
     }
 
 
-def gate_save(request: HttpRequest, label: selectors.LabelState) -> rf.GateForm | None:
-    """Set, change or (``remove``) remove ``label``'s gate from the label page's form:
-    ``None`` when it was saved (a message says what), else the form with the refusal
-    under the field it names. The caller checked the author may change the label."""
+def gate_save(
+    request: HttpRequest, label: selectors.LabelState, prompt: Prompt
+) -> rf.GateForm | None:
+    """Set, change or (``remove``) remove ``prompt``'s ``label``'s gate from the label
+    page's form: ``None`` when it was saved (a message says what), else the form with
+    the refusal under the field it names (a refusal of who may: the form's error, coded
+    :data:`FORBIDDEN`). The caller checked the author may change the label."""
     form = rf.GateForm(request.POST)
     if not form.is_valid():
         return form
     data = form.cleaned_data
     try:
         gate = None if data["remove"] else rf.gate_of_form(data)
-        done = services.label_set(name=label.name, gate=gate, author=request.user)
+        done = services.label_set(name=label.name, gate=gate, author=request.user, prompt=prompt)
     except errors.InvalidInput as error:
         rf.refusal_add(form, error)
+        return form
+    except (errors.LabelProtected, errors.PromptForbidden) as error:
+        form.add_error(None, ValidationError(str(error), code=FORBIDDEN))
         return form
     state = done.label
     if state.gate is None:

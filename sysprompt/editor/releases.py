@@ -19,24 +19,33 @@ the API's ``IsReleaseAuthor``); agent hosts get 403.
   refuse it, the dialog says so and offers a publisher the forced rollback).
 * ``/releases/test-contexts/`` — a new test context; ``…/<name>/`` edits one.
 
+Every page is also one prompt's, under ``/editor/p/<name>/-/releases/…``
+(``sysprompt.editor.scoping``; today's URLs are ``default``'s): its releases (numbered
+per prompt), its labels (a label name's protection is deployment-wide), its test
+contexts; every read and write passes that prompt (``self.scope``) and every link,
+form and redirect stays under it.
+
 Every read is a selector and every write a service of ``sysprompt.releases`` (the same
 the API calls): they check names, targets and who may move a protected label, so a
-refusal here is the API's. Who may comes first: a protected label's forms answer 403
-before their fields are read. An ``InvalidInput`` shows under the field it names (400);
-``LabelProtected`` says what it takes (403); ``GateNotPassed`` says what the gate misses
-and names the "Force past the gate" checkbox (409); nothing is changed by any.
+refusal here is the API's. Who may comes first, before a form's fields are read: a
+write to a prompt restricted to groups the user is in none of is refused (403, the
+words on the page, audited as the API's ``prompt.refused``), and so is a change of a
+protected label. An ``InvalidInput`` shows under the field it names (400);
+``LabelProtected`` and ``PromptForbidden`` say what it takes (403); ``GateNotPassed``
+says what the gate misses and names the "Force past the gate" checkbox (409); nothing
+is changed by any.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views import View
 from django_htmx.middleware import HtmxDetails
@@ -45,19 +54,21 @@ from sysprompt import errors
 from sysprompt.editor import release_forms as rf
 from sysprompt.editor.preview import assignments_parse, assignments_text
 from sysprompt.editor.release_gate import (
+    FORBIDDEN,
     gate_form_context,
     gate_panel,
     gate_run_start,
     gate_save,
     refusal_text,
 )
-from sysprompt.editor.scoping import PromptScopedMixin
+from sysprompt.editor.scoping import PromptScopedMixin, scoped_url
 from sysprompt.prompts.permissions import TEMPLATE_EDIT_PERMISSION
 from sysprompt.releases import selectors, services
 from sysprompt.releases.gates import move_reasons
 from sysprompt.releases.impact import impact_report
 from sysprompt.releases.permissions import PUBLISH_PERMISSION
 from sysprompt.releases.validation import label_name_valid, pointer_valid
+from sysprompt_core.prompt_names import DEFAULT_PROMPT
 from sysprompt_core.releases import (
     LATEST,
     PRODUCTION,
@@ -68,6 +79,9 @@ from sysprompt_core.releases import (
     percent,
 )
 
+if TYPE_CHECKING:
+    from sysprompt.prompts.models import Prompt
+
 RELEASES_PAGE_SIZE = 20
 HISTORY_PAGE_SIZE = 100
 CANDIDATE_RELEASES = 50
@@ -75,9 +89,27 @@ CANDIDATE_RELEASES = 50
 
 
 class ReleasePagesMixin(LoginRequiredMixin, PermissionRequiredMixin, PromptScopedMixin):
-    """403 for a user who is no prompt author (anonymous users go to the login page)."""
+    """403 for a user who is no prompt author (anonymous users go to the login page);
+    ``self.scope`` is the prompt the URL names (404 for an unknown one)."""
 
     permission_required = TEMPLATE_EDIT_PERMISSION
+
+    def write_refusal(self, request: HttpRequest, action: str) -> str | None:
+        """What refuses ``request``'s user ``action`` on the page's prompt (it, or a
+        folder above it, is restricted to groups they are in none of; audited as
+        ``prompt.refused``), in the words the page shows; ``None`` when they may. The
+        same check as the write's service and the API's, made before the body is read."""
+        try:
+            services.prompt_write_check(user=request.user, prompt=self.scope, action=action)
+        except errors.PromptForbidden as error:
+            return str(error)
+        return None
+
+
+def scope_context(prompt: Prompt) -> dict[str, Any]:
+    """What every Releases template gets: ``scope_name``, the prompt's name for the
+    headings (``None`` for ``default``: its pages read as they always did)."""
+    return {"scope_name": None if prompt.name == DEFAULT_PROMPT else prompt.name}
 
 
 # --- what the templates show -------------------------------------------------------------
@@ -130,15 +162,15 @@ def _may_change(request: HttpRequest, state: selectors.LabelState) -> bool:
     return not state.protected or request.user.has_perm(PUBLISH_PERMISSION)
 
 
-def _label_rows(request: HttpRequest) -> list[LabelRow]:
+def _label_rows(request: HttpRequest, prompt: Prompt) -> list[LabelRow]:
     return [
         LabelRow(state, segments(state.target), _may_change(request, state))
-        for state in selectors.labels_list()
+        for state in selectors.labels_list(prompt)
     ]
 
 
-def _releases(before: int | None) -> dict[str, Any]:
-    rows = list(selectors.releases_list(before=before)[: RELEASES_PAGE_SIZE + 1])
+def _releases(before: int | None, prompt: Prompt) -> dict[str, Any]:
+    rows = list(selectors.releases_list(before=before, prompt=prompt)[: RELEASES_PAGE_SIZE + 1])
     more = len(rows) > RELEASES_PAGE_SIZE
     rows = rows[:RELEASES_PAGE_SIZE]
     return {
@@ -148,17 +180,18 @@ def _releases(before: int | None) -> dict[str, Any]:
     }
 
 
-def _page(request: HttpRequest, status: int = 200, **forms: Any) -> HttpResponse:
-    labels = _label_rows(request)
+def _page(request: HttpRequest, prompt: Prompt, status: int = 200, **forms: Any) -> HttpResponse:
+    labels = _label_rows(request, prompt)
     production = next(row for row in labels if row.state.name == PRODUCTION)
-    releases = _releases(None)
+    releases = _releases(None, prompt)
     context = {
+        **scope_context(prompt),
         "labels": labels,
         "production": production,
-        "changes": selectors.working_copy_changes(PRODUCTION),
+        "changes": selectors.working_copy_changes(PRODUCTION, prompt=prompt),
         "may_publish": request.user.has_perm(PUBLISH_PERMISSION),
         "candidates": releases["releases"][:CANDIDATE_RELEASES],
-        "test_contexts": selectors.test_contexts_list(),
+        "test_contexts": selectors.test_contexts_list(prompt),
         "create_form": forms.get("create_form") or rf.ReleaseCreateForm(),
         "label_form": forms.get("label_form") or rf.LabelSetForm(initial={"kind": "release"}),
         **releases,
@@ -180,27 +213,38 @@ class ReleasesPageView(ReleasePagesMixin, View):
             else None
         )
         if HtmxDetails(request):
-            response = render(request, "editor/_release_rows.html", _releases(before))
+            response = render(request, "editor/_release_rows.html", _releases(before, self.scope))
+        elif before is None:
+            response = _page(request, self.scope)
         else:
-            response = _page(request) if before is None else _older_page(request, before)
+            response = _older_page(request, self.scope, before)
         patch_vary_headers(response, ("HX-Request",))
         return response
 
 
-def _older_page(request: HttpRequest, before: int) -> HttpResponse:
-    return render(request, "editor/releases_older.html", _releases(before))
+def _older_page(request: HttpRequest, prompt: Prompt, before: int) -> HttpResponse:
+    context = {**scope_context(prompt), **_releases(before, prompt)}
+    return render(request, "editor/releases_older.html", context)
 
 
 class ReleaseCreateView(ReleasePagesMixin, View):
     def post(self, request: HttpRequest) -> HttpResponse:
         form = rf.ReleaseCreateForm(request.POST)
+        refused = self.write_refusal(request, "release")
+        if refused is not None:
+            form.is_valid()  # cleans once, so that the refusal can be added
+            form.add_error(None, refused)
+            return _page(request, self.scope, status=403, create_form=form)
         if form.is_valid():
             try:
                 made = services.release_create(
-                    message=form.cleaned_data["message"], author=request.user
+                    message=form.cleaned_data["message"], author=request.user, prompt=self.scope
                 )
             except errors.InvalidInput as error:
                 rf.refusal_add(form, error)
+            except errors.PromptForbidden as error:
+                form.add_error(None, str(error))
+                return _page(request, self.scope, status=403, create_form=form)
             else:
                 number = made.release.number
                 if made.created:
@@ -210,8 +254,8 @@ class ReleaseCreateView(ReleasePagesMixin, View):
                         request,
                         f"Nothing changed since release {number}: no new release was made.",
                     )
-                return redirect("editor:releases")
-        return _page(request, status=400, create_form=form)
+                return redirect(scoped_url("releases", self.scope))
+        return _page(request, self.scope, status=400, create_form=form)
 
 
 class ReleaseCompareView(ReleasePagesMixin, View):
@@ -219,7 +263,7 @@ class ReleaseCompareView(ReleasePagesMixin, View):
 
     def get(self, request: HttpRequest) -> HttpResponse:
         form = rf.CompareForm(request.GET)
-        context: dict[str, Any] = {"form": form, "comparison": None}
+        context: dict[str, Any] = {**scope_context(self.scope), "form": form, "comparison": None}
         status = 200
         if form.is_valid():
             other_text = form.cleaned_data["with"] or LATEST
@@ -230,7 +274,7 @@ class ReleaseCompareView(ReleasePagesMixin, View):
                         "release", "Pick a release here; the working copy goes on the right."
                     )
                 other = pointer_valid(rf.pointer_of_text(other_text), "with")
-                context["comparison"] = selectors.release_compare(number, other)
+                context["comparison"] = selectors.release_compare(number, other, prompt=self.scope)
             except errors.InvalidInput as error:
                 rf.refusal_add(form, error)
                 status = 400
@@ -252,7 +296,7 @@ class PublishView(ReleasePagesMixin, View):
     def get(self, request: HttpRequest) -> HttpResponse:
         asked = "label" in request.GET or "candidate" in request.GET
         form = rf.PublishForm(request.GET if asked else None, initial=_publish_initial())
-        context = _impact_context(request, form)
+        context = _impact_context(request, self.scope, form)
         status = 200
         if asked and context["report"] is None:
             status = 404 if context["errors"] else 400
@@ -268,11 +312,15 @@ class PublishView(ReleasePagesMixin, View):
     def post(self, request: HttpRequest) -> HttpResponse:
         form = rf.PublishConfirmForm(request.POST)
         try:
-            _may_change_named(request, request.POST.get("label"))
+            refused = self.write_refusal(request, "publish")
+            if refused is None:
+                _may_change_named(request, request.POST.get("label"))
         except errors.LabelProtected as error:
+            refused = str(error)
+        if refused is not None:
             form.is_valid()  # cleans once, so that the refusal can be added
-            form.add_error(None, str(error))
-            context = _impact_context(request, form)
+            form.add_error(None, refused)
+            context = _impact_context(request, self.scope, form)
             return render(request, "editor/releases_publish.html", context, status=403)
         if form.is_valid():
             data = form.cleaned_data
@@ -285,16 +333,17 @@ class PublishView(ReleasePagesMixin, View):
                     weight=share if isinstance(share, int) else None,
                     force=data["force"],
                     author=request.user,
+                    prompt=self.scope,
                 )
             except errors.InvalidInput as error:
                 rf.refusal_add(form, error)
             except errors.GateNotPassed as error:
                 form.add_error(None, refusal_text(error))
-                context = _impact_context(request, form)
+                context = _impact_context(request, self.scope, form)
                 return render(request, "editor/releases_publish.html", context, status=409)
-            except errors.LabelProtected as error:
+            except (errors.LabelProtected, errors.PromptForbidden) as error:
                 form.add_error(None, str(error))
-                context = _impact_context(request, form)
+                context = _impact_context(request, self.scope, form)
                 return render(request, "editor/releases_publish.html", context, status=403)
             except (errors.ReleaseNotFound, errors.LabelNotFound) as error:
                 form.add_error(None, str(error))
@@ -306,8 +355,8 @@ class PublishView(ReleasePagesMixin, View):
                 if isinstance(share, int):
                     to = f"{data['label']} is now {done.label.label.target.describe()}"
                 messages.success(request, f"Release {number} {made}published: {to}.")
-                return redirect("editor:releases-label", name=data["label"])
-        context = _impact_context(request, form)
+                return redirect(scoped_url("releases-label", self.scope, data["label"]))
+        context = _impact_context(request, self.scope, form)
         return render(request, "editor/releases_publish.html", context, status=400)
 
 
@@ -326,22 +375,26 @@ def _publish_initial() -> dict[str, str]:
     return {"label": PRODUCTION, "candidate": LATEST}
 
 
-def _impact_context(request: HttpRequest, form: rf.PublishForm) -> dict[str, Any]:
-    """The report (``None`` when the input is refused: the errors say why)."""
+def _impact_context(request: HttpRequest, prompt: Prompt, form: rf.PublishForm) -> dict[str, Any]:
+    """The report of moving ``prompt``'s label (``None`` when the input is refused: the
+    errors say why)."""
     context: dict[str, Any] = {
+        **scope_context(prompt),
         "form": form,
         "report": None,
         "errors": [],
-        "labels": selectors.labels_list(),
-        "candidates": list(selectors.releases_list()[:CANDIDATE_RELEASES]),
+        "labels": selectors.labels_list(prompt),
+        "candidates": list(selectors.releases_list(prompt=prompt)[:CANDIDATE_RELEASES]),
     }
     form.is_valid()  # cleans once; a refusal added later keeps the fields that were valid
     data = getattr(form, "cleaned_data", {})
     if not form.is_bound or "label" not in data or "candidate" not in data:
         return context
     try:
-        label = selectors.label_get(label_name_valid(data["label"], "label"))
-        report = impact_report(label=label.name, candidate=rf.pointer_of_text(data["candidate"]))
+        label = selectors.label_get(label_name_valid(data["label"], "label"), prompt=prompt)
+        report = impact_report(
+            label=label.name, candidate=rf.pointer_of_text(data["candidate"]), prompt=prompt
+        )
     except errors.InvalidInput as error:
         rf.refusal_add(form, error)
         return context
@@ -358,7 +411,7 @@ def _impact_context(request: HttpRequest, form: rf.PublishForm) -> dict[str, Any
         may_change=_may_change(request, label),
         candidate_name=describe_pointer(report.candidate),
         share=f"{report.summary.share_changed * 100:.1f}%",
-        gate=gate_panel(request, label, report.candidate),
+        gate=gate_panel(request, label, report.candidate, prompt),
     )
     return context
 
@@ -367,7 +420,7 @@ class GateRunView(ReleasePagesMixin, View):
     """The Publish dialog's "Start a run" for a gated label (``release_gate``)."""
 
     def post(self, request: HttpRequest) -> HttpResponse:
-        return gate_run_start(request)
+        return gate_run_start(request, self.scope)
 
 
 # --- labels ---------------------------------------------------------------------------
@@ -379,11 +432,15 @@ class LabelSetView(ReleasePagesMixin, View):
     def post(self, request: HttpRequest) -> HttpResponse:
         form = rf.LabelSetForm(request.POST)
         try:
-            _may_change_named(request, request.POST.get("name"))
+            refused = self.write_refusal(request, "move label")
+            if refused is None:
+                _may_change_named(request, request.POST.get("name"))
         except errors.LabelProtected as error:
+            refused = str(error)
+        if refused is not None:
             form.is_valid()  # cleans once, so that the refusal can be added
-            form.add_error(None, str(error))
-            return _page(request, status=403, label_form=form)
+            form.add_error(None, refused)
+            return _page(request, self.scope, status=403, label_form=form)
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -394,6 +451,7 @@ class LabelSetView(ReleasePagesMixin, View):
                     protected=True if data["protected"] else None,
                     force=data["force"],
                     author=request.user,
+                    prompt=self.scope,
                 )
             except errors.InvalidInput as error:
                 rf.refusal_add(form, error)
@@ -401,27 +459,28 @@ class LabelSetView(ReleasePagesMixin, View):
                 form.add_error("release" if data["kind"] == "release" else "arms", str(error))
             except errors.GateNotPassed as error:
                 form.add_error(None, refusal_text(error))
-                return _page(request, status=409, label_form=form)
-            except errors.LabelProtected as error:
+                return _page(request, self.scope, status=409, label_form=form)
+            except (errors.LabelProtected, errors.PromptForbidden) as error:
                 form.add_error(None, str(error))
-                return _page(request, status=403, label_form=form)
+                return _page(request, self.scope, status=403, label_form=form)
             else:
                 state = done.label
                 verb = "created" if done.created else "moved" if done.moved else "unchanged"
                 messages.success(request, f"Label {state.name} {verb}: {state.target.describe()}.")
-                return redirect("editor:releases-label", name=state.name)
-        return _page(request, status=400, label_form=form)
+                return redirect(scoped_url("releases-label", self.scope, state.name))
+        return _page(request, self.scope, status=400, label_form=form)
 
 
-def _label(name: str) -> selectors.LabelState:
+def _label(name: str, prompt: Prompt) -> selectors.LabelState:
     try:
-        return selectors.label_get(label_name_valid(name))
+        return selectors.label_get(label_name_valid(name), prompt=prompt)
     except (errors.InvalidInput, errors.LabelNotFound) as error:
         raise Http404(str(error)) from None
 
 
 def _label_page(
     request: HttpRequest,
+    prompt: Prompt,
     label: selectors.LabelState,
     *,
     form: rf.RollbackForm | None = None,
@@ -429,11 +488,12 @@ def _label_page(
     status: int = 200,
     gate_refused: bool = False,
 ) -> HttpResponse:
-    moves = list(selectors.label_history(label.name)[: HISTORY_PAGE_SIZE + 1])
-    back_to = selectors.rollback_target(label.name)
-    refused = _rollback_refusal(label, back_to)
+    moves = list(selectors.label_history(label.name, prompt=prompt)[: HISTORY_PAGE_SIZE + 1])
+    back_to = selectors.rollback_target(label.name, prompt=prompt)
+    refused = _rollback_refusal(label, back_to, prompt)
     may_publish = request.user.has_perm(PUBLISH_PERMISSION)
     context = {
+        **scope_context(prompt),
         "label": label,
         "label_segments": segments(label.target),
         "may_change": _may_change(request, label),
@@ -449,41 +509,58 @@ def _label_page(
         and LATEST not in back_to.pointers,
         "open_rollback": gate_refused,
         "may_publish": may_publish,
-        **gate_form_context(label, gate_form),
+        **gate_form_context(label, gate_form, prompt),
     }
     return render(request, "editor/releases_label.html", context, status=status)
 
 
-def _rollback_refusal(label: selectors.LabelState, back_to: Target | None) -> list[str]:
+def _rollback_refusal(
+    label: selectors.LabelState, back_to: Target | None, prompt: Prompt
+) -> list[str]:
     """What the label's gate would answer to a rollback now (empty: it lets it)."""
     if label.gate is None or back_to is None:
         return []
-    return move_reasons(gate=label.gate, label=label.name, current=label.target, new=back_to)
+    return move_reasons(
+        gate=label.gate, label=label.name, current=label.target, new=back_to, prompt=prompt
+    )
 
 
-def _label_protected(
-    request: HttpRequest, label: selectors.LabelState, error: errors.LabelProtected
+def _label_refused(
+    request: HttpRequest, prompt: Prompt, label: selectors.LabelState, refusal: str
 ) -> HttpResponse:
     form = rf.RollbackForm({})  # bound and empty: nothing the user sent is read
     form.is_valid()
-    form.add_error(None, str(error))
-    return _label_page(request, label, form=form, status=403)
+    form.add_error(None, refusal)
+    return _label_page(request, prompt, label, form=form, status=403)
+
+
+def _label_write_refusal(
+    view: ReleasePagesMixin, request: HttpRequest, label: selectors.LabelState, action: str
+) -> str | None:
+    """Who may change ``label`` on the view's prompt, before what they ask: the prompt's
+    restriction, then the label's protection; ``None`` when they may."""
+    refused = view.write_refusal(request, action)
+    if refused is None:
+        try:
+            services.label_change_check(name=label.name, author=request.user)
+        except errors.LabelProtected as error:
+            refused = str(error)
+    return refused
 
 
 class LabelView(ReleasePagesMixin, View):
     """One label: its target, its gate, its history (newest first) and Rollback."""
 
     def get(self, request: HttpRequest, name: str) -> HttpResponse:
-        return _label_page(request, _label(name))
+        return _label_page(request, self.scope, _label(name, self.scope))
 
 
 class LabelRollbackView(ReleasePagesMixin, View):
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        label = _label(name)
-        try:
-            services.label_change_check(name=label.name, author=request.user)
-        except errors.LabelProtected as error:  # who may, before what they ask
-            return _label_protected(request, label, error)
+        label = _label(name, self.scope)
+        refused = _label_write_refusal(self, request, label, "roll back label")
+        if refused is not None:  # who may, before what they ask
+            return _label_refused(request, self.scope, label, refused)
         form = rf.RollbackForm(request.POST)
         if form.is_valid():
             try:
@@ -492,36 +569,39 @@ class LabelRollbackView(ReleasePagesMixin, View):
                     message=form.cleaned_data["message"],
                     force=form.cleaned_data["force"],
                     author=request.user,
+                    prompt=self.scope,
                 )
             except errors.InvalidInput as error:
                 form.add_error(None, error.message)
             except errors.GateNotPassed as error:
                 form.add_error(None, refusal_text(error))
-                return _label_page(request, label, form=form, status=409, gate_refused=True)
-            except errors.LabelProtected as error:
+                return _label_page(
+                    request, self.scope, label, form=form, status=409, gate_refused=True
+                )
+            except (errors.LabelProtected, errors.PromptForbidden) as error:
                 form.add_error(None, str(error))
-                return _label_page(request, label, form=form, status=403)
+                return _label_page(request, self.scope, label, form=form, status=403)
             else:
                 messages.success(
                     request, f"Rolled back: {done.label.name} → {done.label.target.describe()}."
                 )
-                return redirect("editor:releases-label", name=label.name)
-        return _label_page(request, label, form=form, status=400)
+                return redirect(scoped_url("releases-label", self.scope, label.name))
+        return _label_page(request, self.scope, label, form=form, status=400)
 
 
 class LabelGateView(ReleasePagesMixin, View):
     """Set, change or remove the label's gate (its target kept)."""
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        label = _label(name)
-        try:
-            services.label_change_check(name=label.name, author=request.user)
-        except errors.LabelProtected as error:  # who may, before what they ask
-            return _label_protected(request, label, error)
-        refused = gate_save(request, label)
+        label = _label(name, self.scope)
+        refusal = _label_write_refusal(self, request, label, "move label")
+        if refusal is not None:  # who may, before what they ask
+            return _label_refused(request, self.scope, label, refusal)
+        refused = gate_save(request, label, self.scope)
         if refused is None:
-            return redirect(reverse("editor:releases-label", args=[label.name]) + "#gate")
-        return _label_page(request, label, gate_form=refused, status=400)
+            return redirect(scoped_url("releases-label", self.scope, label.name) + "#gate")
+        status = 403 if refused.has_error(NON_FIELD_ERRORS, FORBIDDEN) else 400
+        return _label_page(request, self.scope, label, gate_form=refused, status=status)
 
 
 # --- test contexts --------------------------------------------------------------------
@@ -541,48 +621,70 @@ def _test_context_fields(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _test_context_page(
-    request: HttpRequest, form: rf.TestContextForm, *, name: str | None, status: int = 200
+    request: HttpRequest,
+    prompt: Prompt,
+    form: rf.TestContextForm,
+    *,
+    name: str | None,
+    status: int = 200,
 ) -> HttpResponse:
-    context = {"form": form, "name": name}
+    context = {**scope_context(prompt), "form": form, "name": name}
     return render(request, "editor/releases_test_context.html", context, status=status)
 
 
+def _test_contexts_url(prompt: Prompt) -> str:
+    return scoped_url("releases", prompt) + "#test-contexts"
+
+
 def _test_context_save(
-    request: HttpRequest, form: rf.TestContextForm, *, existing: str | None
+    view: ReleasePagesMixin,
+    request: HttpRequest,
+    form: rf.TestContextForm,
+    *,
+    existing: str | None,
 ) -> HttpResponse:
+    prompt = view.scope
+    refused = view.write_refusal(request, "save a test context")
+    if refused is not None:  # who may, before what they ask
+        form.is_valid()  # cleans once, so that the refusal can be added
+        form.add_error(None, refused)
+        return _test_context_page(request, prompt, form, name=existing, status=403)
     if form.is_valid():
         data = form.cleaned_data
         try:
             name = existing or label_name_valid(data["name"])
-            if existing is None and selectors.test_contexts_list().filter(name=name).exists():
+            if existing is None and selectors.test_contexts_list(prompt).filter(name=name).exists():
                 raise errors.InvalidInput(
                     "name", f"A test context named {name!r} exists; open it to change it."
                 )
             saved = services.test_context_save(
-                name=name, fields=_test_context_fields(data), author=request.user
+                name=name, fields=_test_context_fields(data), author=request.user, prompt=prompt
             )
         except errors.InvalidInput as error:
             rf.refusal_add(form, error)
+        except errors.PromptForbidden as error:
+            form.add_error(None, str(error))
+            return _test_context_page(request, prompt, form, name=existing, status=403)
         else:
             verb = "created" if saved.created else "saved"
             messages.success(request, f"Test context {name} {verb}.")
-            return redirect(reverse("editor:releases") + "#test-contexts")
-    return _test_context_page(request, form, name=existing, status=400)
+            return redirect(_test_contexts_url(prompt))
+    return _test_context_page(request, prompt, form, name=existing, status=400)
 
 
 class TestContextNewView(ReleasePagesMixin, View):
     __test__ = False
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        return _test_context_page(request, rf.TestContextForm(), name=None)
+        return _test_context_page(request, self.scope, rf.TestContextForm(), name=None)
 
     def post(self, request: HttpRequest) -> HttpResponse:
-        return _test_context_save(request, rf.TestContextForm(request.POST), existing=None)
+        return _test_context_save(self, request, rf.TestContextForm(request.POST), existing=None)
 
 
-def _test_context(name: str) -> Any:
+def _test_context(name: str, prompt: Prompt) -> Any:
     try:
-        return selectors.test_context_get(label_name_valid(name))
+        return selectors.test_context_get(label_name_valid(name), prompt=prompt)
     except (errors.InvalidInput, errors.TestContextNotFound) as error:
         raise Http404(str(error)) from None
 
@@ -591,7 +693,7 @@ class TestContextEditView(ReleasePagesMixin, View):
     __test__ = False
 
     def get(self, request: HttpRequest, name: str) -> HttpResponse:
-        row = _test_context(name)
+        row = _test_context(name, self.scope)
         form = rf.TestContextForm(
             initial={
                 "name": row.name,
@@ -604,20 +706,24 @@ class TestContextEditView(ReleasePagesMixin, View):
                 "override": rf.override_text(row.override),
             }
         )
-        return _test_context_page(request, form, name=row.name)
+        return _test_context_page(request, self.scope, form, name=row.name)
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        row = _test_context(name)
+        row = _test_context(name, self.scope)
         data = request.POST.copy()
         data["name"] = row.name  # the name is the URL's: a test context is not renamed
-        return _test_context_save(request, rf.TestContextForm(data), existing=row.name)
+        return _test_context_save(self, request, rf.TestContextForm(data), existing=row.name)
 
 
 class TestContextDeleteView(ReleasePagesMixin, View):
     __test__ = False
 
     def post(self, request: HttpRequest, name: str) -> HttpResponse:
-        row = _test_context(name)
-        services.test_context_delete(name=row.name, author=request.user)
-        messages.success(request, f"Test context {row.name} deleted.")
-        return redirect(reverse("editor:releases") + "#test-contexts")
+        row = _test_context(name, self.scope)
+        try:
+            services.test_context_delete(name=row.name, author=request.user, prompt=self.scope)
+        except errors.PromptForbidden as error:  # nothing else to read: the service's check
+            messages.error(request, str(error))
+        else:
+            messages.success(request, f"Test context {row.name} deleted.")
+        return redirect(_test_contexts_url(self.scope))

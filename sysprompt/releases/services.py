@@ -280,7 +280,9 @@ def label_set(
     if name == PRODUCTION and protected is False:
         raise InvalidInput("protected", "production is always protected.")
     forced = _force_valid(force, name=name, message=text, author=author)
-    new_gate: Gate | None | _Unchanged = UNCHANGED if gate is UNCHANGED else gate_valid(gate)
+    new_gate: Gate | None | _Unchanged = (
+        UNCHANGED if gate is UNCHANGED else gate_valid(gate, prompt=prompt)
+    )
     return _label_write(
         name=name,
         target=checked,
@@ -418,7 +420,7 @@ def _label_write(
     _check_may_change(label, author)
     old = parse_target(label.target)
     moved = old != target
-    refused = _gate_refusal(label, old, target) if moved else []
+    refused = _gate_refusal(label, old, target, prompt) if moved else []
     if refused and (not force or LATEST in target.pointers):
         guard = Gate.from_json(label.gate)
         assert guard is not None  # only a gate refuses
@@ -476,12 +478,13 @@ def _kept_target(name: str, label: Label | None) -> Target:
     )
 
 
-def _gate_refusal(label: Label, old: Target, new: Target) -> list[str]:
-    """Why the label's gate (if any) refuses the move from ``old`` to ``new``."""
+def _gate_refusal(label: Label, old: Target, new: Target, prompt: Prompt) -> list[str]:
+    """Why the label's gate (if any) refuses the move from ``old`` to ``new``: only
+    runs of the label's ``prompt`` count."""
     gate = Gate.from_json(label.gate)
     if gate is None:
         return []
-    return move_reasons(gate=gate, label=label.name, current=old, new=new)
+    return move_reasons(gate=gate, label=label.name, current=old, new=new, prompt=prompt)
 
 
 def _locked(name: str, prompt: Prompt) -> Label | None:
