@@ -1,7 +1,8 @@
 """Browser tests: the Prompts page (New, search, Rename, Duplicate, Archive; the folder
-tree with counts), the header's switcher (absent while only ``default`` exists), and a
-prompt's own editor under ``/editor/p/<name>/-/`` saving to that prompt; no console
-error and no CSP violation."""
+tree with counts), the header's switcher (absent while only ``default`` exists, keeping
+the section when it is used), a prompt's own editor under ``/editor/p/<name>/-/`` saving
+to that prompt, and its Releases, Evaluations and Conversations pages writing to it; no
+console error and no CSP violation."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import re
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from django.urls import get_resolver
 from playwright.sync_api import expect
 
 from sysprompt.prompts.catalog_services import prompt_create
+from sysprompt.evaluations.models import Suite
 from sysprompt.prompts.models import Prompt, PromptAlias, TemplateVersion
+from sysprompt.releases.models import Release
 from tests.browser.test_csp import Watched, watched  # noqa: F401  (the fixture)
 
 
@@ -107,4 +110,46 @@ def test_scoped_editor_saves_to_its_prompt(
     assert not TemplateVersion.objects.filter(prompt__name="default").exists()
     page.locator("#tab-history").click()
     expect(page.locator("#side-history")).to_contain_text("v")
+    watch.assert_clean(page)
+
+
+def test_scoped_pages_follow_the_switcher_and_write_to_their_prompt(
+    watched: Watched,  # noqa: F811
+    author: User,
+    project: Path,
+) -> None:
+    prompt_create(name="coding/reviewer", template="Review the diff.", author=author)
+    author.user_permissions.add(Permission.objects.get(codename="view_conversationprompt"))
+    page, watch = watched(author)
+    page.goto("/releases/")
+    expect(page.locator("#releases-prompt")).to_have_count(0)  # default's, as before
+
+    page.locator("#prompt-switch").select_option("coding/reviewer")
+    page.locator("#prompt-switch-go").click()
+    expect(page).to_have_url(re.compile(r"/editor/p/coding/reviewer/-/releases/$"))
+    expect(page.locator("#releases-prompt")).to_have_text("coding/reviewer")
+    page.locator("#create-release").get_by_label("Message").fill("First review rules")
+    page.locator("#create-release").get_by_role("button", name="Create release").click()
+    expect(page).to_have_url(re.compile(r"/editor/p/coding/reviewer/-/releases/"))
+    expect(page.locator('#release-rows tr[data-release="1"]')).to_contain_text("First review rules")
+    assert list(Release.objects.values_list("prompt__name", "number")) == [("coding/reviewer", 1)]
+
+    nav = page.get_by_role("navigation", name="Main")
+    nav.get_by_role("link", name="Evaluations").click()
+    expect(page).to_have_url(re.compile(r"/editor/p/coding/reviewer/-/evaluations/$"))
+    page.locator("#suite-name").fill("diff-review")
+    page.locator("#suite-create").get_by_role("button", name="Create suite").click()
+    expect(page).to_have_url(re.compile(r"/editor/p/coding/reviewer/-/evaluations/suites/"))
+    assert list(Suite.objects.values_list("prompt__name", "name")) == [
+        ("coding/reviewer", "diff-review")
+    ]
+
+    nav.get_by_role("link", name="Conversations").click()
+    expect(page).to_have_url(re.compile(r"/editor/p/coding/reviewer/-/conversations/$"))
+    expect(page.locator("#prompt-name")).to_have_text("coding/reviewer")
+    nav.get_by_role("link", name="Template").click()
+    expect(page).to_have_url(re.compile(r"/editor/p/coding/reviewer/-/$"))
+    page.locator("#prompt-switch").select_option("default")
+    page.locator("#prompt-switch-go").click()
+    expect(page).to_have_url(re.compile(r"/$"))
     watch.assert_clean(page)
