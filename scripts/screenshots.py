@@ -246,6 +246,7 @@ from sysprompt.accounts import services as accounts
 from sysprompt.library import selectors as library_selectors
 from sysprompt.library import services as library
 from sysprompt.prompts import services
+from sysprompt.prompts.catalog import default_prompt
 from sysprompt.releases import services as releases
 from sysprompt_core.library import TreeRecord
 
@@ -297,6 +298,7 @@ with at(30):
 with at(45):
     library.host_override_set(
         username=host.get_username(),
+        prompt_id=default_prompt().pk,
         override={"content": "Answer in British English.", "strategy": "append"},
         author=users["grace"],
     )
