@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from sysprompt.errors import InvalidInput, PromptArchived, PromptNotFound
+from sysprompt.events import records
 from sysprompt.library.selectors import agent_host_id
 from sysprompt.prompts.catalog import default_prompt, prompt_get, prompt_or_default
 from sysprompt.prompts.models import HostPrompts, Prompt, PromptAlias
@@ -176,8 +177,8 @@ def host_prompts_set(
     """Set the agent host ``username``'s default prompt (``None``: ``default``) and the
     prompts it may use (``None``: every one). Unknown names are refused naming the field
     (``default`` or ``allowed``), as is a default outside ``allowed``; nothing is
-    written then. Conversations already stored keep their prompt.
-    :class:`AgentHostNotFound` first."""
+    written then. Conversations already stored keep their prompt. Audited
+    (``host.prompts_set``). :class:`AgentHostNotFound` first."""
     user_id = agent_host_id(username)
     prompt = _default_valid(default)
     checked = _allowed_valid(allowed)
@@ -197,4 +198,6 @@ def host_prompts_set(
         },
     )
     row = HostPrompts.objects.select_related("default", "updated_by").get(pk=row.pk)
-    return _state(username, row)
+    state = _state(username, row)
+    records.host_prompts(actor=author, host=username, default=state.default, allowed=state.allowed)
+    return state
