@@ -177,8 +177,9 @@ def host_prompts_set(
     """Set the agent host ``username``'s default prompt (``None``: ``default``) and the
     prompts it may use (``None``: every one). Unknown names are refused naming the field
     (``default`` or ``allowed``), as is a default outside ``allowed``; nothing is
-    written then. Conversations already stored keep their prompt. Audited
-    (``host.prompts_set``). :class:`AgentHostNotFound` first."""
+    written then. Conversations already stored keep their prompt. A change is audited
+    (``host.prompts_set``; the same values again record nothing).
+    :class:`AgentHostNotFound` first."""
     user_id = agent_host_id(username)
     prompt = _default_valid(default)
     checked = _allowed_valid(allowed)
@@ -188,6 +189,8 @@ def host_prompts_set(
             "default", f"The default prompt {shown.name!r} is not in allowed: add it there."
         )
     author_id = author.pk if isinstance(author, AbstractBaseUser) else None
+    before = host_prompts(user_id)
+    was = (None, None) if before is None else (before.default_id, before.allowed)
     row, _ = HostPrompts.objects.update_or_create(
         user_id=user_id,
         defaults={
@@ -199,5 +202,8 @@ def host_prompts_set(
     )
     row = HostPrompts.objects.select_related("default", "updated_by").get(pk=row.pk)
     state = _state(username, row)
-    records.host_prompts(actor=author, host=username, default=state.default, allowed=state.allowed)
+    if (row.default_id, row.allowed) != was:  # what writes nothing records nothing
+        records.host_prompts(
+            actor=author, host=username, default=state.default, allowed=state.allowed
+        )
     return state

@@ -18,6 +18,7 @@ from django.contrib.auth.models import Group, Permission, User
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.test import Client
+from rest_framework.test import APIClient
 
 from sysprompt.accounts import services as accounts
 from sysprompt.accounts.selectors import agent_hosts
@@ -179,29 +180,34 @@ def test_agent_hosts_scoped_header_link_and_switcher_keep_the_prompt(
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("get", "editor/p/support/nobody/-/agent-hosts/"),
-        ("post", f"editor/p/support/nobody/-/agent-hosts/{HOST}/label"),
-        ("post", f"editor/p/support/nobody/-/agent-hosts/{HOST}/override"),
-        ("post", f"editor/p/support/nobody/-/agent-hosts/{HOST}/prompts"),
-        ("post", f"editor/p/support/triage/-/agent-hosts/{HOST}/rotate"),  # today's only
+        ("get", "agent-hosts/"),
+        ("post", f"agent-hosts/{HOST}/label"),
+        ("post", f"agent-hosts/{HOST}/override"),
+        ("post", f"agent-hosts/{HOST}/prompts"),
     ],
 )
-def test_agent_hosts_scoped_unknown_prompt_or_route_is_404(
+def test_agent_hosts_scoped_unknown_prompt_is_404(
     publisher_web: Client, two: Two, method: str, path: str
 ) -> None:
     before = rows()
 
-    response = getattr(publisher_web, method)(f"/{path}", {"label": "staging"})
+    unknown = getattr(publisher_web, method)(f"/editor/p/support/nobody/-/{path}", {})
 
-    assert response.status_code == 404
+    assert unknown.status_code == 404
     assert rows() == before
+    known = getattr(publisher_web, method)(f"{TRIAGE}{path}", {})
+    assert known.status_code in (200, 302, 400)  # the page, the form saved or refused
 
 
-def test_agent_hosts_scoped_page_creates_no_host(publisher_web: Client, two: Two) -> None:
-    response = publisher_web.post(f"{TRIAGE}agent-hosts/", {"name": "build-02"})
+def test_agent_hosts_scoped_page_creates_no_host_nor_token(publisher_web: Client, two: Two) -> None:
+    records = AuditRecord.objects.count()
 
-    assert response.status_code == 405
+    create = publisher_web.post(f"{TRIAGE}agent-hosts/", {"name": "build-02"})
+    rotate = publisher_web.post(f"{TRIAGE}agent-hosts/{HOST}/rotate")
+
+    assert (create.status_code, rotate.status_code) == (405, 404)
     assert [host.username for host in agent_hosts()] == [HOST]
+    assert AuditRecord.objects.count() == records
 
 
 # --- writes land on the page's prompt ---------------------------------------------------
@@ -229,11 +235,14 @@ def test_agent_hosts_scoped_label_of_another_prompt_is_refused_under_the_form(
 ) -> None:
     before = rows()
 
-    response = publisher_web.post(f"/agent-hosts/{HOST}/label", {"label": "triage-only"})
+    refused = publisher_web.post(f"/agent-hosts/{HOST}/label", {"label": "triage-only"})
+    allowed = publisher_web.post(f"{TRIAGE}agent-hosts/{HOST}/label", {"label": "triage-only"})
 
-    assert response.status_code == 400
-    assert "There is no label 'triage-only'" in page_of(response)
-    assert rows() == before
+    assert refused.status_code == 400
+    assert "There is no label 'triage-only'" in page_of(refused)
+    assert allowed.status_code == 302
+    assert labels() == {"default": None, "triage": "triage-only"}
+    assert before[0] == []
 
 
 def test_agent_hosts_scoped_override_set_lands_on_the_prompt_only(
@@ -348,11 +357,17 @@ def test_agent_hosts_prompts_form_sets_default_and_allowed(publisher_web: Client
     assert (row.typed_default, row.typed_allowed) == ("support/triage", "support/triage, default")
     record = AuditRecord.objects.filter(action="host.prompts_set").get()
     assert record.actor == "author" and record.object == f"agent host {HOST}"
+    publisher_web.post(  # the same again: nothing written, nothing recorded
+        f"{TRIAGE}agent-hosts/{HOST}/prompts",
+        {"default": "support/triage", "allowed": "support/triage, default"},
+    )
+    assert AuditRecord.objects.filter(action="host.prompts_set").count() == 1
 
     publisher_web.post(f"/agent-hosts/{HOST}/prompts", {"default": "", "allowed": ""})
 
     state = prompt_hosts.host_prompts_state(HOST)
     assert (state.default, state.allowed) == (None, None)
+    assert AuditRecord.objects.filter(action="host.prompts_set").count() == 2
 
 
 @pytest.mark.parametrize(
@@ -414,13 +429,35 @@ def test_agent_hosts_prompts_need_the_author_permission(db: None, two: Two) -> N
     assert rows() == before
 
 
-def test_agent_hosts_with_only_default_show_no_prompts(author: User) -> None:
+def test_agent_hosts_show_prompts_only_once_a_named_prompt_exists(author: User) -> None:
     accounts.agent_host_ensure(name=HOST)
     client = manager(author, "publish_release")
 
-    response = client.get("/agent-hosts/")
+    page = page_of(client.get("/agent-hosts/"))
 
-    page = page_of(response)
     assert "<h1>Agent hosts</h1>" in page
     assert 'id="host-prompts"' not in page and "/prompts" not in without_header(page)
     assert '<a href="/agent-hosts/" aria-current="page">Agent hosts</a>' in page
+
+    prompt_create(name="support/triage", template="Triage.", author=author)
+    page = page_of(client.get("/agent-hosts/"))
+
+    assert "<h1>Agent hosts</h1>" in page  # default's page keeps its heading
+    assert 'id="host-prompts"' in page
+    assert f'action="/agent-hosts/{HOST}/prompts"' in page
+
+
+def test_agent_hosts_prompts_api_write_is_audited_alike(author: User, two: Two) -> None:
+    client = APIClient()
+    client.force_authenticate(User.objects.create_superuser("admin"))
+
+    answer = client.put(
+        f"/api/agent-hosts/{HOST}/prompts", {"default": "support/triage"}, format="json"
+    )
+
+    assert answer.status_code == 200
+    record = AuditRecord.objects.filter(action="host.prompts_set").get()
+    assert record.actor == "admin"
+    assert record.summary == (
+        f"set the prompts of agent host {HOST}: default support/triage, allowed every prompt"
+    )
