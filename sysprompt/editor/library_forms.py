@@ -81,6 +81,22 @@ class ImportApplyForm(forms.Form):
     digest = forms.CharField(min_length=64, max_length=64)
 
 
+class HostPromptsForm(forms.Form):
+    """An agent host's prompts: its default prompt (empty: ``default``) and the prompts
+    it may use, names and folders separated by commas (empty: every prompt); checked by
+    ``sysprompt.prompts.hosts.host_prompts_set``."""
+
+    default = forms.CharField(required=False, strip=True)
+    allowed = forms.CharField(required=False, strip=True)
+
+    def values(self) -> tuple[str | None, list[str] | None]:
+        """The default prompt and the allowed list as the service takes them."""
+        default = self.cleaned_data["default"] or None
+        entries = [entry.strip() for entry in self.cleaned_data["allowed"].split(",")]
+        allowed = [entry for entry in entries if entry]
+        return default, allowed or None
+
+
 class HostLabelForm(forms.Form):
     """An agent host's label: a label's name (checked by
     ``sysprompt.releases.services.host_label_set``); empty, or ``clear``, for none

@@ -58,6 +58,7 @@ SECTIONS = (
     ("releases", "releases"),
     ("evaluations", "evaluations"),
     ("conversation", "conversations"),
+    ("agent-host", "agent-hosts"),
 )
 """A page's name starting with the first word belongs to the scoped list page named by the
 second; the switcher takes a user to that page of the prompt picked."""
@@ -65,7 +66,7 @@ second; the switcher takes a user to that page of the prompt picked."""
 
 def section_url(page: str, prompt: str) -> str:
     """The page the switcher goes to from ``page`` for ``prompt``: the same section's
-    list (Releases, Evaluations, Conversations), else the prompt's template page."""
+    list (Releases, Evaluations, Conversations, Agent hosts), else the prompt's template page."""
     for start, section in SECTIONS:
         if page.startswith(start):
             return scoped_url(section, prompt)

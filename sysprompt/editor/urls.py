@@ -69,7 +69,7 @@ def _history_routes(
 
 def _scoped_pages(prefix: str, name_prefix: str) -> list[URLPattern]:
     """The pages scoped to one prompt (sysprompt/editor/scoping.py): Releases (with test
-    contexts), Evaluations and Conversations, under ``prefix`` (today's ``""``, or
+    contexts), Evaluations, Agent hosts and Conversations, under ``prefix`` (today's ``""``, or
     ``editor/p/<name>/-/``) and named ``name_prefix`` + their name."""
     return [
         # --- the Releases page (sysprompt/editor/releases.py) ---
@@ -199,6 +199,30 @@ def _scoped_pages(prefix: str, name_prefix: str) -> list[URLPattern]:
             name=f"{name_prefix}evaluations-run-cancel",
         ),
         # --- end of the Evaluations page ---
+        # --- the Agent hosts page (sysprompt/editor/hosts.py): each host's label and
+        # instance override for the prompt; "New agent host" (a POST to the page) and
+        # a token's rotation are today's URLs only ---
+        path(
+            f"{prefix}agent-hosts/",
+            (hosts.AgentHostPageView if name_prefix else hosts.AgentHostListView).as_view(),
+            name=f"{name_prefix}agent-hosts",
+        ),
+        path(
+            f"{prefix}agent-hosts/<str:name>/override",
+            hosts.AgentHostOverrideView.as_view(),
+            name=f"{name_prefix}agent-host-override",
+        ),
+        path(
+            f"{prefix}agent-hosts/<str:name>/label",
+            hosts.AgentHostLabelView.as_view(),
+            name=f"{name_prefix}agent-host-label",
+        ),
+        path(
+            f"{prefix}agent-hosts/<str:name>/prompts",
+            hosts.AgentHostPromptsView.as_view(),
+            name=f"{name_prefix}agent-host-prompts",
+        ),
+        # --- end of the Agent hosts page ---
         path(
             f"{prefix}conversations/",
             views.ConversationListView.as_view(),
@@ -305,17 +329,7 @@ urlpatterns = [
         name="library-keep-mine",
     ),
     path("library/<path:name>", library.VariantPageView.as_view(), name="library-variant"),
-    path("agent-hosts/", hosts.AgentHostListView.as_view(), name="agent-hosts"),
-    path(
-        "agent-hosts/<str:name>/override",
-        hosts.AgentHostOverrideView.as_view(),
-        name="agent-host-override",
-    ),
-    path(
-        "agent-hosts/<str:name>/label",
-        hosts.AgentHostLabelView.as_view(),
-        name="agent-host-label",
-    ),
+    # Creating a host and rotating its token are deployment-wide: today's URLs only.
     path(
         "agent-hosts/<str:name>/rotate",
         hosts.AgentHostRotateView.as_view(),

@@ -129,6 +129,22 @@ def host_override(*, actor: Actor, prompt: str = "", host: str, override: object
     )
 
 
+def host_prompts(
+    *, actor: Actor, host: str, default: str | None, allowed: Sequence[str] | None
+) -> None:
+    """An agent host's prompts set: its default prompt (``None``: ``default``) and the
+    ones it may use (``None``: every one). Audited, not sent: the specification lists no
+    such change of ``host.changed``."""
+    shown = "every prompt" if allowed is None else ", ".join(allowed) or "none"
+    event_record(
+        actor=actor,
+        action="host.prompts_set",
+        object=f"agent host {host}",
+        summary=f"set the prompts of agent host {host}: default {default or 'default'}, "
+        f"allowed {shown}",
+    )
+
+
 def library_imported(*, actor: Actor, prompt: str = "", items: Sequence[Mapping[str, Any]]) -> None:
     """An import that wrote: ``items`` are its written files (``path``, ``action``:
     ``created`` or ``changed``). Its fragment versions, written in bulk, have no record

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from sysprompt.errors import InvalidInput, PromptArchived, PromptNotFound
+from sysprompt.events import records
 from sysprompt.library.selectors import agent_host_id
 from sysprompt.prompts.catalog import default_prompt, prompt_get, prompt_or_default
 from sysprompt.prompts.models import HostPrompts, Prompt, PromptAlias
@@ -176,7 +177,8 @@ def host_prompts_set(
     """Set the agent host ``username``'s default prompt (``None``: ``default``) and the
     prompts it may use (``None``: every one). Unknown names are refused naming the field
     (``default`` or ``allowed``), as is a default outside ``allowed``; nothing is
-    written then. Conversations already stored keep their prompt.
+    written then. Conversations already stored keep their prompt. A change is audited
+    (``host.prompts_set``; the same values again record nothing).
     :class:`AgentHostNotFound` first."""
     user_id = agent_host_id(username)
     prompt = _default_valid(default)
@@ -187,6 +189,8 @@ def host_prompts_set(
             "default", f"The default prompt {shown.name!r} is not in allowed: add it there."
         )
     author_id = author.pk if isinstance(author, AbstractBaseUser) else None
+    before = host_prompts(user_id)
+    was = (None, None) if before is None else (before.default_id, before.allowed)
     row, _ = HostPrompts.objects.update_or_create(
         user_id=user_id,
         defaults={
@@ -197,4 +201,9 @@ def host_prompts_set(
         },
     )
     row = HostPrompts.objects.select_related("default", "updated_by").get(pk=row.pk)
-    return _state(username, row)
+    state = _state(username, row)
+    if (row.default_id, row.allowed) != was:  # what writes nothing records nothing
+        records.host_prompts(
+            actor=author, host=username, default=state.default, allowed=state.allowed
+        )
+    return state
