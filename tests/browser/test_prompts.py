@@ -14,8 +14,8 @@ from django.contrib.auth.models import Permission, User
 from django.urls import get_resolver
 from playwright.sync_api import expect
 
-from sysprompt.prompts.catalog_services import prompt_create
 from sysprompt.evaluations.models import Suite
+from sysprompt.prompts.catalog_services import prompt_create
 from sysprompt.prompts.models import Prompt, PromptAlias, TemplateVersion
 from sysprompt.releases.models import Release
 from tests.browser.test_csp import Watched, watched  # noqa: F401  (the fixture)
