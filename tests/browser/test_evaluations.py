@@ -76,7 +76,9 @@ def test_run_progress_reaches_finished_and_regression_opens(
     page.goto("/evaluations/suites/style/")
     page.get_by_label("Model", exact=True).select_option("echo")
     page.get_by_role("button", name="Start the run").click()
-    expect(page.locator("#run-status")).to_have_text("queued")
+    # The POST plans the run before it answers: on a loaded 2-core machine that took
+    # longer than expect's 5 s (CI, 2026-12-07); the wait is for the run's page.
+    expect(page.locator("#run-status")).to_have_text("queued", timeout=60_000)
     run_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
 
     assert run_execute(run_id) == "finished"  # the worker's work, in this process
